@@ -1,0 +1,87 @@
+//! `raya`: run, check and disassemble Raya programs.
+
+use clap::{Parser, Subcommand};
+use raya_engine::compiler::{compile_file, CompileError};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "raya", version, about = "The Raya language: TypeScript syntax, green threads on every core.")]
+#[command(disable_help_subcommand = false)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a program: `raya run FILE [ARGS...]` (or just `raya FILE`).
+    Run {
+        /// Worker threads (default: number of cores; also RAYA_WORKERS).
+        #[arg(long, env = "RAYA_WORKERS")]
+        workers: Option<usize>,
+        /// Print scheduler statistics on stderr at exit (also RAYA_STATS=1).
+        #[arg(long)]
+        stats: bool,
+        /// The program.
+        file: PathBuf,
+        /// Arguments passed to the program as `args`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Compile only and report every error (exit code 0 or 2).
+    Check { file: PathBuf },
+    /// Print the bytecode of every function, with source lines.
+    Disasm { file: PathBuf },
+}
+
+const SUBCOMMANDS: &[&str] = &["run", "check", "disasm", "help"];
+
+fn main() -> ExitCode {
+    let mut argv: Vec<String> = std::env::args().collect();
+    // `raya FILE ...` is `raya run FILE ...`.
+    if let Some(first) = argv.get(1) {
+        if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
+            argv.insert(1, "run".into());
+        }
+    }
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match cli.command {
+        Command::Run { workers, stats, file, args } => {
+            if workers == Some(0) {
+                eprintln!("error: --workers must be at least 1");
+                return ExitCode::from(2);
+            }
+            let _ = stats;
+            let program = match compile_file(&file) {
+                Ok(p) => p,
+                Err(e) => return compile_failed(&e),
+            };
+            let code = raya_engine::driver::run_program(&program, args);
+            ExitCode::from(code.clamp(0, 255) as u8)
+        }
+        Command::Check { file } => match compile_file(&file) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => compile_failed(&e),
+        },
+        Command::Disasm { file } => match compile_file(&file) {
+            Ok(p) => {
+                print!("{}", raya_engine::bytecode::disasm::disassemble(&p));
+                ExitCode::SUCCESS
+            }
+            Err(e) => compile_failed(&e),
+        },
+    }
+}
+
+fn compile_failed(e: &CompileError) -> ExitCode {
+    eprint!("{}", e.render());
+    ExitCode::from(2)
+}

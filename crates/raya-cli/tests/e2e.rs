@@ -1,0 +1,613 @@
+//! End-to-end tests: every Raya program under `tests/e2e/<area>/<name>.raya`
+//! and every `examples/<name>.raya` is run with the `raya` binary, and its
+//! exit code, stdout and stderr are compared with the insta snapshot
+//! `<dir>/snapshots/<name>.snap`.
+//!
+//! Conventions (see tests/e2e/README.md):
+//! - Only files directly inside an area folder are tests; helper modules live
+//!   in sub-folders (e.g. `tests/e2e/modules/lib/`).
+//! - The leading `//` comment lines of a program may hold directives:
+//!   `// @oracle` (first line: the snapshot is generated from the JS oracle,
+//!   see tests/e2e/oracle-snapshots.py), `// @args a b c` (arguments after the
+//!   file name), `// @env NAME=VALUE`, `// @expect-exit N`,
+//!   `// @expect-stdout TEXT` and `// @expect-stderr TEXT` (stdout/stderr must
+//!   contain TEXT, leading/trailing blanks ignored; `{file}` stands for the
+//!   program's path), `// @expect-no-stdout`. The `@expect-*` checks hold
+//!   even before a snapshot is reviewed.
+//!
+//! Environment knobs: `RAYA_E2E_BIN` (binary to test instead of the built
+//! `raya`), `RAYA_E2E_FILTER` (only programs whose path contains this
+//! substring), `RAYA_E2E_JOBS` (parallel runs; default: number of cores).
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A program still running after this long is killed and the test fails.
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The source file named in the `source:` line of every snapshot.
+const SNAPSHOT_SOURCE: &str = "crates/raya-cli/tests/e2e.rs";
+
+// ---------------------------------------------------------------------------
+// Paths and test discovery
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("workspace root")
+}
+
+fn raya_bin() -> PathBuf {
+    match std::env::var_os("RAYA_E2E_BIN") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(env!("CARGO_BIN_EXE_raya")),
+    }
+}
+
+fn jobs() -> usize {
+    std::env::var("RAYA_E2E_JOBS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+        .max(1)
+}
+
+/// Relative paths (with `/`) of the programs in `dir` (relative to the root):
+/// `dir/*/*.raya` when `nested`, `dir/*.raya` otherwise. Sorted.
+fn discover(root: &Path, dir: &str, nested: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let base = root.join(dir);
+    let Ok(entries) = std::fs::read_dir(&base) else { return out };
+    for entry in entries {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if nested {
+            if path.is_dir() && name != "snapshots" {
+                for sub in std::fs::read_dir(&path).unwrap() {
+                    let sub = sub.unwrap();
+                    let sub_name = sub.file_name().to_string_lossy().into_owned();
+                    if sub_name.ends_with(".raya") && sub.path().is_file() {
+                        out.push(format!("{dir}/{name}/{sub_name}"));
+                    }
+                }
+            }
+        } else if name.ends_with(".raya") && path.is_file() {
+            out.push(format!("{dir}/{name}"));
+        }
+    }
+    if let Ok(filter) = std::env::var("RAYA_E2E_FILTER") {
+        out.retain(|p| p.contains(&filter));
+    }
+    out.sort();
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Directives
+
+#[derive(Debug, Default, Clone)]
+struct Directives {
+    oracle: bool,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+    expect_exit: Option<i32>,
+    expect_stdout: Vec<String>,
+    expect_stderr: Vec<String>,
+    expect_no_stdout: bool,
+}
+
+fn parse_directives(src: &str) -> Directives {
+    let mut d = Directives::default();
+    for (i, line) in src.lines().enumerate() {
+        let line = line.trim();
+        let Some(comment) = line.strip_prefix("//") else { break };
+        let comment = comment.trim();
+        let (key, rest) = match comment.split_once(char::is_whitespace) {
+            Some((k, r)) => (k, r.trim()),
+            None => (comment, ""),
+        };
+        match key {
+            "@oracle" if i == 0 => d.oracle = true,
+            "@args" => d.args.extend(rest.split_whitespace().map(String::from)),
+            "@env" => {
+                let (k, v) = rest.split_once('=').expect("@env NAME=VALUE");
+                d.env.push((k.to_string(), v.to_string()));
+            }
+            "@expect-exit" => d.expect_exit = Some(rest.parse().expect("@expect-exit N")),
+            "@expect-stdout" => d.expect_stdout.push(rest.to_string()),
+            "@expect-stderr" => d.expect_stderr.push(rest.to_string()),
+            "@expect-no-stdout" => d.expect_no_stdout = true,
+            _ => {}
+        }
+    }
+    d
+}
+
+// ---------------------------------------------------------------------------
+// Running a process with a timeout
+
+#[derive(Debug, Clone)]
+struct Outcome {
+    /// `exit: …` value: the exit code, or `signal N`.
+    exit: String,
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    timed_out: bool,
+}
+
+fn run(mut cmd: Command) -> Outcome {
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = out.read_to_end(&mut buf);
+        buf
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = err.read_to_end(&mut buf);
+        buf
+    });
+    let start = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > TIMEOUT {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    // A grandchild could keep the pipes open; do not wait for it forever.
+    let stdout = join_reader(out_reader, timed_out);
+    let stderr = join_reader(err_reader, timed_out);
+    let code = status.code();
+    let exit = match code {
+        Some(c) => c.to_string(),
+        None => {
+            #[cfg(unix)]
+            {
+                use std::os::unix::process::ExitStatusExt;
+                format!("signal {}", status.signal().unwrap_or(0))
+            }
+            #[cfg(not(unix))]
+            {
+                "unknown".to_string()
+            }
+        }
+    };
+    Outcome { exit, code, stdout, stderr, timed_out }
+}
+
+fn join_reader(h: std::thread::JoinHandle<Vec<u8>>, timed_out: bool) -> String {
+    if timed_out {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !h.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !h.is_finished() {
+            return String::from("<output not collected: pipe still open>");
+        }
+    }
+    String::from_utf8_lossy(&h.join().unwrap()).into_owned()
+}
+
+fn raya_command(root: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(raya_bin());
+    cmd.args(args).current_dir(root);
+    cmd
+}
+
+/// `raya run <rel> <args…>` from the workspace root.
+fn run_program(root: &Path, rel: &str) -> Outcome {
+    let src = std::fs::read_to_string(root.join(rel)).unwrap_or_default();
+    let d = parse_directives(&src);
+    let mut cmd = raya_command(root, &["run", rel]);
+    cmd.args(&d.args);
+    for (k, v) in &d.env {
+        cmd.env(k, v);
+    }
+    run(cmd)
+}
+
+/// Runs `f` on every item on a small thread pool; results in input order.
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new((0..items.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..jobs().min(items.len().max(1)) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= items.len() {
+                    break;
+                }
+                let r = f(&items[i]);
+                results.lock().unwrap()[i] = Some(r);
+            });
+        }
+    });
+    results.into_inner().unwrap().into_iter().map(|r| r.unwrap()).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Snapshot format (tests/e2e/oracle-snapshots.py writes the same)
+
+fn snapshot_stdout(stdout: &str) -> String {
+    let mut s = stdout.to_string();
+    if !s.is_empty() && !s.ends_with('\n') {
+        s.push_str("\n\\ no newline at end of stdout\n");
+    }
+    s
+}
+
+fn snapshot_content(o: &Outcome) -> String {
+    format!(
+        "exit: {}\n--- stdout\n{}--- stderr\n{}",
+        o.exit,
+        snapshot_stdout(&o.stdout),
+        o.stderr
+    )
+}
+
+/// Splits the text of a `.snap` file into (exit, stdout) as written by
+/// `snapshot_content` (stdout with the no-newline marker, if any).
+fn parse_snapshot(text: &str) -> Option<(String, String)> {
+    let text = text.replace("\r\n", "\n");
+    let body = text.strip_prefix("---\n")?;
+    let end = body.find("\n---\n")?;
+    let body = &body[end + 5..];
+    let (exit_line, rest) = body.split_once('\n')?;
+    let exit = exit_line.strip_prefix("exit: ")?.to_string();
+    let rest = rest.strip_prefix("--- stdout\n")?;
+    let stdout_len = if rest.starts_with("--- stderr") {
+        0
+    } else {
+        rest.find("\n--- stderr")? + 1
+    };
+    Some((exit, rest[..stdout_len].to_string()))
+}
+
+fn assert_snapshot_at(dir: &Path, name: &str, content: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir.join("snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.remove_snapshot_suffix();
+    settings.bind(|| insta::assert_snapshot!(name, content));
+}
+
+// ---------------------------------------------------------------------------
+// The program tests
+
+/// Checks of the `@expect-*` directives and the timeout; returns problems.
+fn directive_failures(rel: &str, src: &str, o: &Outcome) -> Vec<String> {
+    let d = parse_directives(src);
+    let mut fails = Vec::new();
+    if o.timed_out {
+        fails.push(format!("{rel}: killed after {TIMEOUT:?} (timeout)"));
+    }
+    if let Some(want) = d.expect_exit {
+        if o.code != Some(want) {
+            fails.push(format!("{rel}: exit {} but @expect-exit {want}", o.exit));
+        }
+    }
+    if d.expect_no_stdout && !o.stdout.is_empty() {
+        fails.push(format!("{rel}: @expect-no-stdout but stdout is {:?}", o.stdout));
+    }
+    for want in &d.expect_stdout {
+        let want = want.replace("{file}", rel);
+        if !o.stdout.contains(&want) {
+            fails.push(format!("{rel}: stdout lacks @expect-stdout {want:?}"));
+        }
+    }
+    for want in &d.expect_stderr {
+        let want = want.replace("{file}", rel);
+        if !o.stderr.contains(&want) {
+            fails.push(format!("{rel}: stderr lacks @expect-stderr {want:?}"));
+        }
+    }
+    fails
+}
+
+/// Runs every program of `programs` in parallel, then checks each against its
+/// snapshot with insta's `glob!` (which reports all mismatches at the end).
+fn check_programs(
+    root: &Path,
+    programs: Vec<String>,
+    glob: impl FnOnce(&mut dyn FnMut(&Path)),
+) {
+    let started = Instant::now();
+    let outcomes: HashMap<String, Outcome> = programs
+        .iter()
+        .cloned()
+        .zip(par_map(&programs, |rel| run_program(root, rel)))
+        .collect();
+    eprintln!(
+        "ran {} programs in {:.1}s with {} jobs",
+        programs.len(),
+        started.elapsed().as_secs_f64(),
+        jobs()
+    );
+
+    let mut failures: Vec<String> = Vec::new();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_allow_empty_glob(true);
+    let glob_result = catch_unwind(AssertUnwindSafe(|| {
+        settings.bind(|| {
+            glob(&mut |path: &Path| {
+                let rel = rel_path(root, path);
+                let Some(o) = outcomes.get(&rel) else { return }; // filtered out
+                let src = std::fs::read_to_string(path).unwrap_or_default();
+                let problems = directive_failures(&rel, &src, o);
+                for p in &problems {
+                    eprintln!("FAIL {p}");
+                }
+                failures.extend(problems);
+                if o.timed_out {
+                    return;
+                }
+                let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+                assert_snapshot_at(path.parent().unwrap(), &name, &snapshot_content(o));
+            })
+        })
+    }));
+    let snapshot_failure = glob_result.err().map(|e| {
+        e.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "snapshot assertion failed".into())
+    });
+    if snapshot_failure.is_some() || !failures.is_empty() {
+        let mut msg = String::new();
+        if let Some(f) = snapshot_failure {
+            msg.push_str(&f);
+            msg.push('\n');
+        }
+        for f in &failures {
+            msg.push_str(f);
+            msg.push('\n');
+        }
+        panic!("{msg}");
+    }
+}
+
+fn rel_path(root: &Path, path: &Path) -> String {
+    let canon = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    canon
+        .strip_prefix(root)
+        .unwrap_or(&canon)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+#[test]
+fn e2e_programs() {
+    let root = workspace_root();
+    let programs = discover(&root, "tests/e2e", true);
+    for p in &programs {
+        let name = Path::new(p).file_name().unwrap().to_string_lossy();
+        assert!(
+            name.trim_end_matches(".raya").chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "{p}: test names are lower_snake_case"
+        );
+    }
+    check_programs(&root, programs, |f| insta::glob!("../../../tests/e2e", "*/*.raya", f));
+}
+
+#[test]
+fn examples() {
+    let root = workspace_root();
+    let programs = discover(&root, "examples", false);
+    check_programs(&root, programs, |f| insta::glob!("../../../examples", "*.raya", f));
+}
+
+// ---------------------------------------------------------------------------
+// The oracle cross-check: Node (through js-oracle) must agree with every
+// `@oracle` snapshot on stdout and exit code.
+
+fn node_on_path() -> bool {
+    Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+#[test]
+fn oracle_agrees_with_snapshots() {
+    let root = workspace_root();
+    let oracle = root.join("../shared/tools/js-oracle");
+    if !oracle.is_file() {
+        println!("note: {} not found; oracle cross-check skipped", oracle.display());
+        return;
+    }
+    if !node_on_path() {
+        println!("note: node is not on PATH; oracle cross-check skipped");
+        return;
+    }
+    // A first run installs esbuild if needed; if the oracle cannot work at all
+    // here, skip rather than fail.
+    let probe_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-oracle-probe");
+    std::fs::create_dir_all(&probe_dir).unwrap();
+    let probe = probe_dir.join("probe.raya");
+    std::fs::write(&probe, "console.log(1 + 1);\n").unwrap();
+    let mut cmd = Command::new(&oracle);
+    cmd.arg(&probe);
+    let o = run(cmd);
+    if o.code != Some(0) || o.stdout != "2\n" {
+        println!("note: js-oracle does not work here ({}); oracle cross-check skipped", o.stderr.trim());
+        return;
+    }
+
+    let mut programs = discover(&root, "tests/e2e", true);
+    programs.extend(discover(&root, "examples", false));
+    let programs: Vec<String> = programs
+        .into_iter()
+        .filter(|p| parse_directives(&std::fs::read_to_string(root.join(p)).unwrap_or_default()).oracle)
+        .collect();
+    let results = par_map(&programs, |rel| {
+        let d = parse_directives(&std::fs::read_to_string(root.join(rel)).unwrap());
+        let mut cmd = Command::new(&oracle);
+        cmd.arg(rel).args(&d.args).current_dir(&root);
+        for (k, v) in &d.env {
+            cmd.env(k, v);
+        }
+        run(cmd)
+    });
+    let mut failures = Vec::new();
+    for (rel, o) in programs.iter().zip(results) {
+        let p = Path::new(rel);
+        let snap = root
+            .join(p.parent().unwrap())
+            .join("snapshots")
+            .join(format!("{}.snap", p.file_stem().unwrap().to_string_lossy()));
+        let Ok(text) = std::fs::read_to_string(&snap) else {
+            failures.push(format!("{rel}: @oracle test without snapshot (run tests/e2e/oracle-snapshots.py)"));
+            continue;
+        };
+        let Some((exit, stdout)) = parse_snapshot(&text) else {
+            failures.push(format!("{rel}: cannot parse {}", snap.display()));
+            continue;
+        };
+        let got_stdout = snapshot_stdout(&o.stdout);
+        if exit != o.exit || stdout != got_stdout {
+            failures.push(format!(
+                "{rel}: node disagrees with the snapshot\n  snapshot: exit {exit}, stdout {stdout:?}\n  node:     exit {}, stdout {got_stdout:?}\n  node stderr: {}",
+                o.exit,
+                o.stderr.trim_end()
+            ));
+        }
+    }
+    println!("oracle cross-check: {} @oracle programs", programs.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// ---------------------------------------------------------------------------
+// The command line
+
+fn cli_snapshot(name: &str, o: &Outcome) {
+    let root = workspace_root();
+    assert_snapshot_at(&root.join("tests/e2e/cli"), name, &snapshot_content(o));
+}
+
+/// Usage and file errors: exit code 2, nothing on stdout, one line on stderr.
+fn assert_one_line_error(what: &str, o: &Outcome) {
+    assert_eq!(o.code, Some(2), "{what}: exit code (stderr: {:?})", o.stderr);
+    assert_eq!(o.stdout, "", "{what}: stdout");
+    assert_eq!(o.stderr.lines().count(), 1, "{what}: one line on stderr, got {:?}", o.stderr);
+    assert!(o.stderr.ends_with('\n'), "{what}: stderr ends with a newline");
+}
+
+#[test]
+fn cli_missing_file() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["run", "tests/e2e/cli/no_such_file.raya"]));
+    assert_one_line_error("missing file", &o);
+    assert!(o.stderr.contains("tests/e2e/cli/no_such_file.raya"), "names the file: {:?}", o.stderr);
+    cli_snapshot("missing_file", &o);
+}
+
+#[test]
+fn cli_directory() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["run", "tests/e2e/cli"]));
+    assert_one_line_error("directory", &o);
+    assert!(o.stderr.contains("tests/e2e/cli"), "names the path: {:?}", o.stderr);
+    cli_snapshot("directory", &o);
+}
+
+#[test]
+fn cli_non_utf8_file() {
+    let root = workspace_root();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("latin1.raya");
+    // "café" in Latin-1: 0xE9 is not valid UTF-8.
+    std::fs::write(&file, b"console.log(\"caf\xe9\");\n").unwrap();
+    let mut o = run(raya_command(&root, &["run", file.to_str().unwrap()]));
+    assert_one_line_error("non-UTF-8 file", &o);
+    assert!(o.stderr.contains("latin1.raya"), "names the file: {:?}", o.stderr);
+    o.stderr = o.stderr.replace(dir.to_str().unwrap(), "[TMP]");
+    cli_snapshot("non_utf8", &o);
+}
+
+#[test]
+fn cli_usage_errors_exit_2() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["run"]));
+    assert_eq!(o.code, Some(2), "`raya run` without a file: {o:?}");
+    let o = run(raya_command(&root, &["--no-such-option"]));
+    assert_eq!(o.code, Some(2), "`raya --no-such-option`: {o:?}");
+}
+
+#[test]
+fn cli_version_and_help() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["--version"]));
+    assert_eq!(o.code, Some(0), "raya --version: {o:?}");
+    assert!(!o.stdout.trim().is_empty(), "raya --version prints a version");
+    let o = run(raya_command(&root, &["help"]));
+    assert_eq!(o.code, Some(0), "raya help: {o:?}");
+    assert!(!o.stdout.trim().is_empty(), "raya help prints something");
+}
+
+#[test]
+fn cli_file_without_run_is_run() {
+    let root = workspace_root();
+    let a = run(raya_command(&root, &["examples/hello.raya"]));
+    let b = run(raya_command(&root, &["run", "examples/hello.raya"]));
+    assert_eq!(a.code, Some(0), "raya examples/hello.raya: {a:?}");
+    assert_eq!(a.stdout, b.stdout);
+    assert_eq!(a.stdout, "Hello, Raya!\n");
+}
+
+#[test]
+fn cli_check() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["check", "examples/hello.raya"]));
+    assert_eq!(o.code, Some(0), "raya check on a valid program: {o:?}");
+    assert!(!o.stdout.contains("Hello, Raya!"), "raya check must not run the program");
+    let bad = discover(&root, "tests/e2e/compile_errors", false);
+    let outcomes = par_map(&bad, |rel| run(raya_command(&root, &["check", rel])));
+    let mut failures = Vec::new();
+    for (rel, o) in bad.iter().zip(outcomes) {
+        if o.code != Some(2) {
+            failures.push(format!("raya check {rel}: exit {} (want 2)", o.exit));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn snapshot_format_round_trips() {
+    let o = Outcome {
+        exit: "0".into(),
+        code: Some(0),
+        stdout: "a\nb\n".into(),
+        stderr: "warn\n".into(),
+        timed_out: false,
+    };
+    let text = format!("---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n", snapshot_content(&o).trim_end());
+    let (exit, stdout) = parse_snapshot(&text).unwrap();
+    assert_eq!(exit, "0");
+    assert_eq!(stdout, "a\nb\n");
+    let empty = Outcome { stdout: String::new(), ..o };
+    let text = format!("---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n", snapshot_content(&empty).trim_end());
+    assert_eq!(parse_snapshot(&text).unwrap().1, "");
+}

@@ -1,0 +1,130 @@
+//! Built-ins: the built-in classes (Object, Function, Array, String,
+//! Number, Boolean, Map, Set, Error and its subclasses) and the hook that
+//! installs the Raya-written prelude.
+
+use super::{global_slot, GLOBAL_NAMES};
+use crate::vm::atom::{names, Atom};
+use crate::vm::native::{arg, NativeCtx};
+use crate::vm::object::BuiltinKind;
+use crate::vm::ops;
+use crate::vm::realm::{Builder, Classes, Methods, Realm};
+use crate::vm::value::Value;
+
+pub fn install_classes(b: &mut Builder) -> Realm {
+    let u = Value::UNDEFINED;
+    let object = b.class("Object", u, BuiltinKind::Ordinary, None, None);
+    let function = b.class("Function", u, BuiltinKind::Function, None, None);
+    let array = b.class("Array", u, BuiltinKind::Array, None, None);
+    let string = b.class("String", u, BuiltinKind::String, None, None);
+    let number = b.class("Number", u, BuiltinKind::Number, None, None);
+    let boolean = b.class("Boolean", u, BuiltinKind::Boolean, None, None);
+    let map = b.class("Map", u, BuiltinKind::Map, None, None);
+    let set = b.class("Set", u, BuiltinKind::Set, None, None);
+    let error = error_class(b, "Error", u);
+    let sub = |b: &mut Builder, name: &str| error_class(b, name, error);
+    let classes = Classes {
+        object,
+        function,
+        array,
+        string,
+        number,
+        boolean,
+        map,
+        set,
+        error,
+        type_error: sub(b, "TypeError"),
+        range_error: sub(b, "RangeError"),
+        syntax_error: sub(b, "SyntaxError"),
+        reference_error: sub(b, "ReferenceError"),
+        task_cancelled_error: sub(b, "TaskCancelledError"),
+        channel_closed_error: sub(b, "ChannelClosedError"),
+        deadlock_error: sub(b, "DeadlockError"),
+    };
+    let mut realm = Realm { globals: vec![Value::UNDEFINED; GLOBAL_NAMES.len()], classes, methods: Methods::default() };
+    let c = realm.classes;
+    for (name, v) in [
+        ("Object", c.object),
+        ("Array", c.array),
+        ("String", c.string),
+        ("Number", c.number),
+        ("Boolean", c.boolean),
+        ("Map", c.map),
+        ("Set", c.set),
+        ("Error", c.error),
+        ("TypeError", c.type_error),
+        ("RangeError", c.range_error),
+        ("SyntaxError", c.syntax_error),
+        ("ReferenceError", c.reference_error),
+        ("TaskCancelledError", c.task_cancelled_error),
+        ("ChannelClosedError", c.channel_closed_error),
+        ("DeadlockError", c.deadlock_error),
+    ] {
+        realm.globals[global_slot(name)] = v;
+    }
+    realm.globals[global_slot("NaN")] = Value::number(f64::NAN);
+    realm.globals[global_slot("Infinity")] = Value::number(f64::INFINITY);
+    realm.globals[global_slot("__installPrelude")] = b.native("__installPrelude", install_prelude);
+    realm
+}
+
+fn error_class(b: &mut Builder, name: &str, parent: Value) -> Value {
+    let class = b.class(name, parent, BuiltinKind::Ordinary, Some(error_ctor), Some(error_call));
+    let name_v = b.heap.alloc_str(name);
+    let cd = Builder::class_data(class);
+    cd.proto_props.set(names::NAME, name_v);
+    let to_string = b.native("toString", error_to_string);
+    cd.proto_props.set(names::TO_STRING, to_string);
+    class
+}
+
+/// `new Error(message?, { cause }?)`: `this` is the fresh instance.
+fn error_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let m = arg(args, 0);
+    if let Some(d) = ops::object_data(this) {
+        if !m.is_undefined() {
+            let s = ctx.str(ops::to_display(m));
+            d.props.set(names::MESSAGE, s);
+        } else {
+            let s = ctx.str("");
+            d.props.set(names::MESSAGE, s);
+        }
+        if let Some(opts) = ops::object_data(arg(args, 1)) {
+            if let Some(cause) = opts.props.get(names::CAUSE) {
+                d.props.set(names::CAUSE, cause);
+            }
+        }
+    }
+    let task = ctx.task;
+    ctx.rt.attach_stack(task, this);
+    Ok(this)
+}
+
+/// `Error(message)` without `new` behaves like `new Error(message)`.
+/// (Calling a class without `new` passes the class as `this`.)
+fn error_call(ctx: &mut NativeCtx, class: Value, args: &[Value]) -> Result<Value, Value> {
+    let task = ctx.task;
+    let err = ctx.rt.make_error(task, class, "");
+    error_ctor(ctx, err, args)
+}
+
+fn error_to_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    Ok(ctx.str(ops::to_display(this)))
+}
+
+/// `__installPrelude({ name: fn, ... })`: installs Raya-written methods of
+/// built-in types. Keys `name` go to arrays; `string:name` to strings.
+fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let Some(d) = ops::object_data(arg(args, 0)) else {
+        return Err(ctx.type_error("__installPrelude expects an object"));
+    };
+    let entries: Vec<(Atom, Value)> = d.props.keys.iter().copied().zip(d.props.vals.iter().copied()).collect();
+    for (k, v) in entries {
+        let name = k.as_str();
+        if let Some(rest) = name.strip_prefix("string:") {
+            ctx.rt.realm.methods.string.set(Atom::intern(rest), v);
+        } else {
+            ctx.rt.realm.methods.array.set(k, v);
+        }
+    }
+    Ok(Value::UNDEFINED)
+}

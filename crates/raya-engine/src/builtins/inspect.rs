@@ -1,0 +1,1 @@
+//! `console.log` formatting of values (LANGUAGE.md §5).

@@ -1,0 +1,88 @@
+//! Built-in globals, methods of built-in types, and the Raya-source
+//! standard library (`stdlib/`), installed into every realm.
+
+pub mod array;
+pub mod collections;
+pub mod console;
+pub mod core;
+pub mod inspect;
+pub mod json;
+pub mod math;
+pub mod number;
+pub mod numconv;
+pub mod object;
+pub mod process;
+pub mod string;
+
+use crate::vm::heap::Heap;
+use crate::vm::realm::{Builder, Realm};
+
+/// Creates the realm: built-in classes first (`core`), then every other
+/// module adds its globals, statics and methods.
+pub fn install(heap: &mut Heap) -> Realm {
+    let mut b = Builder { heap };
+    let mut realm = core::install_classes(&mut b);
+    console::install(&mut b, &mut realm);
+    json::install(&mut b, &mut realm);
+    math::install(&mut b, &mut realm);
+    number::install(&mut b, &mut realm);
+    process::install(&mut b, &mut realm);
+    string::install(&mut b, &mut realm);
+    array::install(&mut b, &mut realm);
+    object::install(&mut b, &mut realm);
+    collections::install(&mut b, &mut realm);
+    realm
+}
+
+/// Slot of built-in global `name` in `GLOBAL_NAMES`.
+pub fn global_slot(name: &str) -> usize {
+    GLOBAL_NAMES.iter().position(|&n| n == name).unwrap_or_else(|| panic!("unknown global {name}"))
+}
+
+/// The built-in global bindings, in global-slot order. The compiler resolves
+/// a free identifier against this list; user and module top-level bindings
+/// get the slots after these. Order matters: `Realm` fills the slots in
+/// exactly this order.
+pub const GLOBAL_NAMES: &[&str] = &[
+    "console",
+    "Math",
+    "Number",
+    "String",
+    "Boolean",
+    "Object",
+    "Array",
+    "JSON",
+    "Map",
+    "Set",
+    "Error",
+    "TypeError",
+    "RangeError",
+    "SyntaxError",
+    "ReferenceError",
+    "TaskCancelledError",
+    "ChannelClosedError",
+    "DeadlockError",
+    "parseInt",
+    "parseFloat",
+    "isNaN",
+    "isFinite",
+    "NaN",
+    "Infinity",
+    "Date",
+    "performance",
+    "args",
+    "exit",
+    "env",
+    "Task",
+    "Promise",
+    "Channel",
+    "Mutex",
+    "WaitGroup",
+    "Semaphore",
+    "sleep",
+    "after",
+    "every",
+    // Hook used by stdlib/prelude.raya to hand its Raya-written methods
+    // (Array.prototype.map, sort, ...) to the runtime.
+    "__installPrelude",
+];

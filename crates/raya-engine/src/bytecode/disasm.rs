@@ -1,0 +1,1 @@
+//! Human-readable listing of bytecode (`raya disasm`).

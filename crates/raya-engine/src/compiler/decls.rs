@@ -1,0 +1,180 @@
+//! Syntactic helpers shared by the resolver and the code generator: which
+//! names a block declares (hoisting), which identifiers a pattern binds,
+//! and small questions about expressions.
+
+use crate::syntax::ast::*;
+
+/// One declaration hoisted to the start of its block.
+#[derive(Clone, Copy)]
+pub(crate) enum DeclItem<'a> {
+    /// A name bound by `let`/`const` (one per identifier of the pattern).
+    Var(VarKind, &'a Ident),
+    Function(&'a Function, &'a Ident),
+    Class(&'a Class, &'a Ident),
+}
+
+impl<'a> DeclItem<'a> {
+    pub(crate) fn ident(&self) -> &'a Ident {
+        match *self {
+            DeclItem::Var(_, i) | DeclItem::Function(_, i) | DeclItem::Class(_, i) => i,
+        }
+    }
+}
+
+/// The declarations that belong to the scope of `stmts` (a block, a
+/// function body, a module, or all the cases of a `switch` together).
+pub(crate) fn block_decls<'a>(stmts: &'a [Stmt], out: &mut Vec<DeclItem<'a>>) {
+    for s in stmts {
+        stmt_decls(s, out);
+    }
+}
+
+fn stmt_decls<'a>(s: &'a Stmt, out: &mut Vec<DeclItem<'a>>) {
+    match &s.kind {
+        StmtKind::Var(d) => {
+            for decl in &d.decls {
+                let mut ids = Vec::new();
+                pattern_idents(&decl.target, &mut ids);
+                out.extend(ids.into_iter().map(|i| DeclItem::Var(d.kind, i)));
+            }
+        }
+        StmtKind::Function(f) => {
+            if let Some(n) = &f.name {
+                out.push(DeclItem::Function(f, n));
+            }
+        }
+        StmtKind::Class(c) => {
+            if let Some(n) = &c.name {
+                out.push(DeclItem::Class(c, n));
+            }
+        }
+        StmtKind::Export(inner) => stmt_decls(inner, out),
+        _ => {}
+    }
+}
+
+/// The identifiers a binding pattern declares, in source order.
+pub(crate) fn pattern_idents<'a>(p: &'a Pattern, out: &mut Vec<&'a Ident>) {
+    match &p.kind {
+        PatternKind::Ident(i) => out.push(i),
+        PatternKind::Array { elems, rest } => {
+            for e in elems.iter().flatten() {
+                pattern_idents(&e.pattern, out);
+            }
+            if let Some(r) = rest {
+                pattern_idents(r, out);
+            }
+        }
+        PatternKind::Object { props, rest } => {
+            for pr in props {
+                pattern_idents(&pr.value, out);
+            }
+            if let Some(r) = rest {
+                pattern_idents(r, out);
+            }
+        }
+        PatternKind::Expr(_) => {}
+    }
+}
+
+/// Strips the erased wrappers `x as T` and `x!`.
+pub(crate) fn unwrap_erased(mut e: &Expr) -> &Expr {
+    loop {
+        match &e.kind {
+            ExprKind::As(inner, _) | ExprKind::NonNull(inner) => e = inner,
+            _ => return e,
+        }
+    }
+}
+
+/// A numeric literal (possibly negated), e.g. `1`, `-2.5`.
+pub(crate) fn number_literal(e: &Expr) -> Option<f64> {
+    match &unwrap_erased(e).kind {
+        ExprKind::Number(n) => Some(*n),
+        ExprKind::Unary(UnaryOp::Neg, inner) => match &unwrap_erased(inner).kind {
+            ExprKind::Number(n) => Some(-*n),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether evaluating `e` may assign a variable (an assignment or update
+/// expression anywhere in it, outside nested functions). Used to decide
+/// when an operand already in a variable's register must be copied
+/// before a later operand is evaluated (`x + (x = 1)`).
+pub(crate) fn has_assign(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Assign { .. } | ExprKind::Update { .. } => true,
+        ExprKind::Number(_)
+        | ExprKind::String(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Null
+        | ExprKind::Undefined
+        | ExprKind::Ident(_)
+        | ExprKind::This
+        | ExprKind::Super
+        | ExprKind::Function(_)
+        | ExprKind::Error => false,
+        ExprKind::Template(parts) => parts.iter().any(|p| match p {
+            TemplatePart::Expr(e) => has_assign(e),
+            TemplatePart::Str(_) => false,
+        }),
+        ExprKind::Array(elems) => elems.iter().any(|el| match el {
+            ArrayElem::Expr(e) | ArrayElem::Spread(e) => has_assign(e),
+            ArrayElem::Hole => false,
+        }),
+        ExprKind::Object(props) => props.iter().any(|p| match p {
+            ObjectProp::KeyValue(k, v) => key_has_assign(k) || has_assign(v),
+            ObjectProp::Spread(e) => has_assign(e),
+            ObjectProp::Method(k, _) | ObjectProp::Getter(k, _) | ObjectProp::Setter(k, _) => key_has_assign(k),
+        }),
+        // A class body can hold static initialisers; be conservative.
+        ExprKind::Class(_) => true,
+        ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::Spawn(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => {
+            has_assign(a)
+        }
+        ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => has_assign(a) || has_assign(b),
+        ExprKind::Conditional { cond, then, otherwise } => has_assign(cond) || has_assign(then) || has_assign(otherwise),
+        ExprKind::Call { callee, args, .. } | ExprKind::New { callee, args } => {
+            has_assign(callee)
+                || args.iter().any(|a| match a {
+                    Argument::Expr(e) | Argument::Spread(e) => has_assign(e),
+                })
+        }
+        ExprKind::Member { object, .. } => has_assign(object),
+        ExprKind::Index { object, index, .. } => has_assign(object) || has_assign(index),
+        ExprKind::Sequence(es) => es.iter().any(has_assign),
+    }
+}
+
+fn key_has_assign(k: &PropKey) -> bool {
+    match k {
+        PropKey::Computed(e) => has_assign(e),
+        _ => false,
+    }
+}
+
+/// The display name of a property key (for function names); computed keys
+/// have none.
+pub(crate) fn key_name(k: &PropKey) -> Option<String> {
+    match k {
+        PropKey::Named(s, _) => Some(s.clone()),
+        PropKey::Number(n, _) => Some(number_key(*n)),
+        PropKey::Computed(_) => None,
+    }
+}
+
+/// The canonical property-key string of a number (JS `String(n)`).
+pub(crate) fn number_key(n: f64) -> String {
+    crate::builtins::numconv::number_to_string(n)
+}
+
+/// Whether a statement is a loop (the target of `continue` and of a label
+/// that `continue` may name).
+pub(crate) fn is_loop(s: &Stmt) -> bool {
+    matches!(
+        s.kind,
+        StmtKind::While { .. } | StmtKind::DoWhile { .. } | StmtKind::For { .. } | StmtKind::ForOf { .. } | StmtKind::ForIn { .. }
+    )
+}

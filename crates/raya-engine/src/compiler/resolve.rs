@@ -1,0 +1,1089 @@
+//! The resolver: scopes, hoisting, and the static checks of LANGUAGE.md §4.
+//!
+//! It walks one module's AST once and produces a [`Resolution`]:
+//!
+//! - every binding (variable, parameter, function, class, import, and the
+//!   pseudo-binding `this` of each non-arrow function), with whether some
+//!   closure captures it (captured locals live in cells);
+//! - for every identifier *use*, keyed by the byte offset where it starts,
+//!   what it refers to (a local binding, a global slot, or a constant);
+//! - for every identifier *declaration*, keyed the same way, its binding.
+//!
+//! Module top-level bindings get global slots here; everything else is left
+//! to the code generator, which allocates registers and cells.
+//!
+//! Errors (undeclared names, assignments to constants, duplicate
+//! declarations, misplaced `break`/`continue`/`return`, bad imports) are
+//! reported as diagnostics; the walk always goes on, so one run reports all
+//! of them.
+
+use super::decls::{block_decls, is_loop, pattern_idents, DeclItem};
+use super::Linker;
+use crate::builtins::GLOBAL_NAMES;
+use crate::syntax::ast::*;
+use crate::syntax::diagnostic::{Diagnostic, FileId};
+use crate::syntax::span::Span;
+use std::collections::HashMap;
+
+pub(crate) type BindingId = u32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BindKind {
+    Let,
+    Const,
+    Function,
+    Class,
+    Param,
+    Import,
+    /// `this` of a non-arrow function (register 0).
+    This,
+    /// The name of a class expression inside its own body.
+    ClassInner,
+    /// The name of a named function expression inside its own body.
+    FnName,
+    CatchParam,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Binding {
+    pub name: String,
+    pub kind: BindKind,
+    /// Some closure refers to it from another function: it lives in a cell.
+    pub captured: bool,
+    /// Module top-level bindings (and imports) are global slots.
+    pub global: Option<u32>,
+    pub span: Span,
+}
+
+/// What an identifier use refers to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Ref {
+    Local(BindingId),
+    Global(u32),
+    Undefined,
+    NaN,
+    Infinity,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Resolution {
+    pub bindings: Vec<Binding>,
+    /// Identifier (and `this`) uses by start offset.
+    pub refs: HashMap<u32, Ref>,
+    /// Declaring identifiers by start offset.
+    pub decls: HashMap<u32, BindingId>,
+    /// The `this` binding of each non-arrow function, by the function's
+    /// start offset.
+    pub this_of: HashMap<u32, BindingId>,
+    /// The `this` binding of each class's instance-field initialiser, by
+    /// the class's start offset.
+    pub field_this_of: HashMap<u32, BindingId>,
+}
+
+impl Resolution {
+    pub(crate) fn binding_of_decl(&self, ident: &Ident) -> Option<BindingId> {
+        self.decls.get(&ident.span.start).copied()
+    }
+}
+
+struct Scope {
+    names: HashMap<String, BindingId>,
+    func: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum JumpKind {
+    Loop,
+    Switch,
+    Select,
+    Block,
+}
+
+struct JumpCtx {
+    labels: Vec<String>,
+    kind: JumpKind,
+}
+
+struct FuncCtx {
+    is_module: bool,
+    jumps: Vec<JumpCtx>,
+}
+
+pub(crate) struct Resolver<'l> {
+    file: FileId,
+    module: usize,
+    linker: &'l mut Linker,
+    /// Import statement (by the start of its source string) -> module index
+    /// (`None`: the module could not be loaded; already reported).
+    imports: &'l HashMap<u32, Option<usize>>,
+    diags: Vec<Diagnostic>,
+    scopes: Vec<Scope>,
+    funcs: Vec<FuncCtx>,
+    pending_labels: Vec<String>,
+    out: Resolution,
+}
+
+pub(crate) fn resolve_module(
+    file: FileId,
+    module: usize,
+    prog: &Program,
+    linker: &mut Linker,
+    imports: &HashMap<u32, Option<usize>>,
+) -> (Resolution, Vec<Diagnostic>) {
+    let mut r = Resolver {
+        file,
+        module,
+        linker,
+        imports,
+        diags: Vec::new(),
+        scopes: Vec::new(),
+        funcs: Vec::new(),
+        pending_labels: Vec::new(),
+        out: Resolution::default(),
+    };
+    r.module_body(&prog.body);
+    (r.out, r.diags)
+}
+
+impl<'l> Resolver<'l> {
+    // ---- diagnostics -------------------------------------------------------
+
+    fn error(&mut self, span: Span, msg: impl Into<String>, label: impl Into<String>, hint: Option<String>) {
+        let mut d = Diagnostic::new(self.file, span, msg).with_label(label);
+        if let Some(h) = hint {
+            d = d.with_hint(h);
+        }
+        self.diags.push(d);
+    }
+
+    // ---- scopes --------------------------------------------------------------
+
+    fn cur_func(&self) -> usize {
+        self.funcs.len() - 1
+    }
+
+    fn push_scope(&mut self) {
+        let func = self.cur_func();
+        self.scopes.push(Scope { names: HashMap::new(), func });
+    }
+
+    fn pop_scope(&mut self) {
+        self.scopes.pop();
+    }
+
+    fn is_module_scope(&self) -> bool {
+        self.scopes.len() == 1
+    }
+
+    fn new_binding(&mut self, name: &str, kind: BindKind, span: Span, global: Option<u32>) -> BindingId {
+        let id = self.out.bindings.len() as BindingId;
+        self.out.bindings.push(Binding { name: name.to_string(), kind, captured: false, global, span });
+        id
+    }
+
+    /// Declares `ident` in the innermost scope (module scope: a new global
+    /// slot), reporting a duplicate.
+    fn declare(&mut self, ident: &Ident, kind: BindKind) -> BindingId {
+        if let Some(&prev) = self.scopes.last().and_then(|s| s.names.get(&ident.name)) {
+            let p = &self.out.bindings[prev];
+            let what = match p.kind {
+                BindKind::Param => "a parameter",
+                BindKind::Import => "an import",
+                BindKind::Function => "a function",
+                BindKind::Class => "a class",
+                _ => "a variable",
+            };
+            let prev_span = p.span;
+            let (line, _) = self.line_of(prev_span.start);
+            self.error(
+                ident.span,
+                format!("the name `{}` is defined multiple times", ident.name),
+                format!("`{}` redeclared here", ident.name),
+                Some(format!("`{}` is already declared as {} on line {}; rename one of them", ident.name, what, line)),
+            );
+            // Keep the first binding; later uses resolve to it.
+            self.out.decls.insert(ident.span.start, prev);
+            return prev;
+        }
+        let global = if self.is_module_scope() && kind != BindKind::Import {
+            Some(self.linker.add_global(&ident.name))
+        } else {
+            None
+        };
+        let id = self.new_binding(&ident.name, kind, ident.span, global);
+        self.scopes.last_mut().expect("scope").names.insert(ident.name.clone(), id);
+        self.out.decls.insert(ident.span.start, id);
+        id
+    }
+
+    fn line_of(&self, offset: u32) -> (u32, u32) {
+        self.linker.line_col(self.file, offset)
+    }
+
+    fn lookup(&mut self, name: &str) -> Option<BindingId> {
+        let cur = self.cur_func();
+        for s in self.scopes.iter().rev() {
+            if let Some(&id) = s.names.get(name) {
+                let b = &mut self.out.bindings[id as usize];
+                if b.global.is_none() && s.func != cur {
+                    b.captured = true;
+                }
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    /// Resolves a use of `ident`, recording it; reports undeclared names.
+    fn use_ident(&mut self, ident: &Ident) -> Option<BindingId> {
+        if let Some(id) = self.lookup(&ident.name) {
+            let b = &self.out.bindings[id as usize];
+            let r = match b.global {
+                Some(g) => Ref::Global(g),
+                None => Ref::Local(id),
+            };
+            self.out.refs.insert(ident.span.start, r);
+            return Some(id);
+        }
+        let r = match ident.name.as_str() {
+            "undefined" => Ref::Undefined,
+            "NaN" => Ref::NaN,
+            "Infinity" => Ref::Infinity,
+            n => match GLOBAL_NAMES.iter().position(|g| *g == n) {
+                Some(i) => Ref::Global(i as u32),
+                None => {
+                    let hint = if n == "var" {
+                        None
+                    } else {
+                        self.similar_name(n).map(|s| format!("a name with a similar spelling exists: `{s}`"))
+                    };
+                    self.error(
+                        ident.span,
+                        format!("cannot find name `{}`", ident.name),
+                        "not found in this scope",
+                        hint,
+                    );
+                    return None;
+                }
+            },
+        };
+        self.out.refs.insert(ident.span.start, r);
+        None
+    }
+
+    /// A visible name close to `n` (edit distance 1–2), for hints.
+    fn similar_name(&self, n: &str) -> Option<String> {
+        let mut best: Option<(usize, String)> = None;
+        let mut consider = |cand: &str| {
+            if cand == "this" {
+                return;
+            }
+            let d = edit_distance(n, cand);
+            let limit = if n.len() <= 3 { 1 } else { 2 };
+            if d <= limit && best.as_ref().is_none_or(|(bd, _)| d < *bd) {
+                best = Some((d, cand.to_string()));
+            }
+        };
+        for s in &self.scopes {
+            for k in s.names.keys() {
+                consider(k);
+            }
+        }
+        for g in GLOBAL_NAMES {
+            if !g.starts_with("__") {
+                consider(g);
+            }
+        }
+        best.map(|(_, s)| s)
+    }
+
+    /// Resolves an assignment to `ident`, checking that it is assignable.
+    fn assign_ident(&mut self, ident: &Ident) {
+        match self.use_ident(ident) {
+            Some(id) => {
+                let b = &self.out.bindings[id as usize];
+                let (kind, decl_span) = (b.kind, b.span);
+                let msg = format!("cannot assign to `{}` because it is a constant", ident.name);
+                match kind {
+                    BindKind::Const => {
+                        let (line, _) = self.line_of(decl_span.start);
+                        self.error(
+                            ident.span,
+                            msg,
+                            "assignment to a constant",
+                            Some(format!(
+                                "`{}` is declared with `const` on line {}; declare it with `let` to make it mutable",
+                                ident.name, line
+                            )),
+                        )
+                    }
+                    BindKind::Import => self.error(
+                        ident.span,
+                        format!("cannot assign to `{}` because it is an import", ident.name),
+                        "assignment to an import",
+                        Some("imported bindings are read-only; the exporting module can change them".into()),
+                    ),
+                    BindKind::ClassInner | BindKind::FnName => {
+                        self.error(ident.span, msg, "assignment to a constant", None)
+                    }
+                    _ => {}
+                }
+            }
+            None => {
+                if matches!(self.out.refs.get(&ident.span.start), Some(Ref::Undefined | Ref::NaN | Ref::Infinity)) {
+                    self.error(ident.span, format!("cannot assign to `{}`", ident.name), "not assignable", None);
+                }
+            }
+        }
+    }
+
+    // ---- module --------------------------------------------------------------
+
+    fn module_body(&mut self, body: &[Stmt]) {
+        self.funcs.push(FuncCtx { is_module: true, jumps: Vec::new() });
+        self.push_scope();
+        // Imports first: they are visible in the whole module.
+        for s in body {
+            if let StmtKind::Import(imp) = &s.kind {
+                self.import(imp);
+            }
+        }
+        self.hoist(body);
+        self.stmts(body);
+        // Exports.
+        let mut exports: Vec<(String, u32, Span)> = Vec::new();
+        for s in body {
+            match &s.kind {
+                StmtKind::Export(inner) => {
+                    let mut items = Vec::new();
+                    block_decls(std::slice::from_ref(&**inner), &mut items);
+                    for it in items {
+                        let id = it.ident();
+                        if let Some(g) =
+                            self.out.binding_of_decl(id).and_then(|b| self.out.bindings[b as usize].global)
+                        {
+                            exports.push((id.name.clone(), g, id.span));
+                        }
+                    }
+                }
+                StmtKind::ExportList(specs) => {
+                    for sp in specs {
+                        let found = self.scopes[0].names.get(&sp.local.name).copied();
+                        match found.and_then(|b| self.out.bindings[b as usize].global) {
+                            Some(g) => exports.push((sp.exported.name.clone(), g, sp.exported.span)),
+                            None => self.error(
+                                sp.local.span,
+                                format!("cannot export `{}`: no such top-level binding", sp.local.name),
+                                "not declared at the top level of this module",
+                                None,
+                            ),
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (name, slot, span) in exports {
+            let m = &mut self.linker.modules[self.module];
+            if m.exports.contains_key(&name) {
+                self.error(span, format!("duplicate export `{name}`"), "exported twice", None);
+            } else {
+                m.exports.insert(name, slot);
+            }
+        }
+        self.pop_scope();
+        self.funcs.pop();
+    }
+
+    fn import(&mut self, imp: &ImportDecl) {
+        let target = self.imports.get(&imp.source_span.start).copied().flatten();
+        match &imp.kind {
+            ImportKind::Named(list) => {
+                for (imported, local) in list {
+                    let slot = match target {
+                        Some(m) => match self.linker.modules[m].exports.get(&imported.name) {
+                            Some(&g) => Some(g),
+                            None => {
+                                if !self.linker.modules[m].broken {
+                                    let mname = self.linker.modules[m].name.clone();
+                                    let mut names: Vec<&String> = self.linker.modules[m].exports.keys().collect();
+                                    names.sort();
+                                    let hint = if names.is_empty() {
+                                        format!("`{mname}` exports nothing")
+                                    } else {
+                                        format!(
+                                            "`{}` exports: {}",
+                                            mname,
+                                            names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                                        )
+                                    };
+                                    self.error(
+                                        imported.span,
+                                        format!("module `{}` has no export named `{}`", imp.source, imported.name),
+                                        "not exported",
+                                        Some(hint),
+                                    );
+                                }
+                                None
+                            }
+                        },
+                        None => None,
+                    };
+                    self.declare_import(local, slot);
+                }
+            }
+            ImportKind::Namespace(local) => {
+                let slot = target.map(|m| self.linker.namespace_slot(m));
+                self.declare_import(local, slot);
+            }
+        }
+    }
+
+    fn declare_import(&mut self, local: &Ident, slot: Option<u32>) {
+        let id = self.declare(local, BindKind::Import);
+        let b = &mut self.out.bindings[id as usize];
+        if b.kind == BindKind::Import && b.global.is_none() {
+            // Unresolvable imports still get a (never written) slot so that
+            // uses resolve without cascading errors.
+            b.global = Some(match slot {
+                Some(s) => s,
+                None => self.linker.add_global(&local.name),
+            });
+        }
+    }
+
+    // ---- statements ------------------------------------------------------------
+
+    fn hoist(&mut self, stmts: &[Stmt]) {
+        let mut items = Vec::new();
+        block_decls(stmts, &mut items);
+        for it in items {
+            let kind = match it {
+                DeclItem::Var(VarKind::Let, _) => BindKind::Let,
+                DeclItem::Var(VarKind::Const, _) => BindKind::Const,
+                DeclItem::Function(..) => BindKind::Function,
+                DeclItem::Class(..) => BindKind::Class,
+            };
+            self.declare(it.ident(), kind);
+        }
+    }
+
+    fn stmts(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) {
+        self.push_scope();
+        self.hoist(stmts);
+        self.stmts(stmts);
+        self.pop_scope();
+    }
+
+    fn jumps(&mut self) -> &mut Vec<JumpCtx> {
+        &mut self.funcs.last_mut().expect("function").jumps
+    }
+
+    fn with_jump(&mut self, kind: JumpKind, labels: Vec<String>, f: impl FnOnce(&mut Self)) {
+        self.jumps().push(JumpCtx { labels, kind });
+        f(self);
+        self.jumps().pop();
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        // Labels written before a loop belong to that loop.
+        let labels = if is_loop(s) { std::mem::take(&mut self.pending_labels) } else { Vec::new() };
+        if !matches!(s.kind, StmtKind::Labeled { .. }) {
+            self.pending_labels.clear();
+        }
+        match &s.kind {
+            StmtKind::Expr(e) => self.expr(e),
+            StmtKind::Var(d) => self.var_decl(d),
+            StmtKind::Function(f) => self.function(f),
+            StmtKind::Class(c) => self.class(c, true),
+            StmtKind::TypeAlias { .. } | StmtKind::Interface { .. } | StmtKind::Empty | StmtKind::Import(_) => {}
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::If { cond, then, otherwise } => {
+                self.expr(cond);
+                self.sub_stmt(then);
+                if let Some(o) = otherwise {
+                    self.sub_stmt(o);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                self.expr(cond);
+                self.with_jump(JumpKind::Loop, labels, |r| r.sub_stmt(body));
+            }
+            StmtKind::DoWhile { body, cond } => {
+                self.with_jump(JumpKind::Loop, labels, |r| r.sub_stmt(body));
+                self.expr(cond);
+            }
+            StmtKind::For { init, cond, update, body } => {
+                self.push_scope();
+                match init {
+                    Some(ForInit::Var(d)) => {
+                        for decl in &d.decls {
+                            let mut ids = Vec::new();
+                            pattern_idents(&decl.target, &mut ids);
+                            for i in ids {
+                                self.declare(i, if d.kind == VarKind::Const { BindKind::Const } else { BindKind::Let });
+                            }
+                        }
+                        self.var_decl(d);
+                    }
+                    Some(ForInit::Expr(e)) => self.expr(e),
+                    None => {}
+                }
+                if let Some(c) = cond {
+                    self.expr(c);
+                }
+                if let Some(u) = update {
+                    self.expr(u);
+                }
+                self.with_jump(JumpKind::Loop, labels, |r| r.sub_stmt(body));
+                self.pop_scope();
+            }
+            StmtKind::ForOf { decl, target, iterable: object, body } | StmtKind::ForIn { decl, target, object, body } => {
+                self.expr(object);
+                self.push_scope();
+                match decl {
+                    Some(kind) => {
+                        let mut ids = Vec::new();
+                        pattern_idents(target, &mut ids);
+                        for i in ids {
+                            self.declare(i, if *kind == VarKind::Const { BindKind::Const } else { BindKind::Let });
+                        }
+                        self.pattern_inner(target);
+                    }
+                    None => self.assign_pattern(target),
+                }
+                self.with_jump(JumpKind::Loop, labels, |r| r.sub_stmt(body));
+                self.pop_scope();
+            }
+            StmtKind::Break(label) => self.break_stmt(s.span, label.as_ref()),
+            StmtKind::Continue(label) => self.continue_stmt(s.span, label.as_ref()),
+            StmtKind::Return(e) => {
+                if self.funcs.last().is_some_and(|f| f.is_module) {
+                    self.error(
+                        span_of_keyword(s.span, "return"),
+                        "`return` outside of a function",
+                        "cannot return from top-level code",
+                        Some("to end the program early, call `exit(code)`".into()),
+                    );
+                }
+                if let Some(e) = e {
+                    self.expr(e);
+                }
+            }
+            StmtKind::Throw(e) => self.expr(e),
+            StmtKind::Try { block, handler, finalizer } => {
+                self.block(block);
+                if let Some(h) = handler {
+                    self.push_scope();
+                    if let Some(p) = &h.param {
+                        let mut ids = Vec::new();
+                        pattern_idents(p, &mut ids);
+                        for i in ids {
+                            self.declare(i, BindKind::CatchParam);
+                        }
+                        self.pattern_inner(p);
+                    }
+                    self.hoist(&h.body);
+                    self.stmts(&h.body);
+                    self.pop_scope();
+                }
+                if let Some(f) = finalizer {
+                    self.block(f);
+                }
+            }
+            StmtKind::Switch { discriminant, cases } => {
+                self.expr(discriminant);
+                self.push_scope();
+                for c in cases {
+                    self.hoist(&c.body);
+                }
+                self.with_jump(JumpKind::Switch, labels, |r| {
+                    for c in cases {
+                        if let Some(t) = &c.test {
+                            r.expr(t);
+                        }
+                    }
+                    for c in cases {
+                        r.stmts(&c.body);
+                    }
+                });
+                self.pop_scope();
+            }
+            StmtKind::Labeled { label, body } => {
+                let mut labels = std::mem::take(&mut self.pending_labels);
+                if labels.contains(&label.name) || self.jumps().iter().any(|j| j.labels.contains(&label.name)) {
+                    self.error(
+                        label.span,
+                        format!("label `{}` is already in use", label.name),
+                        "duplicate label",
+                        None,
+                    );
+                }
+                labels.push(label.name.clone());
+                if matches!(body.kind, StmtKind::Labeled { .. }) || is_loop(body) {
+                    self.pending_labels = labels;
+                    self.stmt(body);
+                } else {
+                    self.jumps().push(JumpCtx { labels, kind: JumpKind::Block });
+                    self.stmt(body);
+                    self.jumps().pop();
+                }
+            }
+            StmtKind::Select(cases) => {
+                for c in cases {
+                    match &c.kind {
+                        SelectCaseKind::Receive { channel, .. } => self.expr(channel),
+                        SelectCaseKind::Send { channel, value } => {
+                            self.expr(channel);
+                            self.expr(value);
+                        }
+                        SelectCaseKind::Timeout(ms) => self.expr(ms),
+                        SelectCaseKind::Default => {}
+                    }
+                }
+                let defaults: Vec<&SelectCase> =
+                    cases.iter().filter(|c| matches!(c.kind, SelectCaseKind::Default)).collect();
+                if defaults.len() > 1 {
+                    self.error(defaults[1].span, "a `select` has more than one `default` case", "second `default`", None);
+                }
+                self.with_jump(JumpKind::Select, labels, |r| {
+                    for c in cases {
+                        r.push_scope();
+                        if let SelectCaseKind::Receive { binding: Some((kind, p)), .. } = &c.kind {
+                            let mut ids = Vec::new();
+                            pattern_idents(p, &mut ids);
+                            for i in ids {
+                                r.declare(i, if *kind == VarKind::Const { BindKind::Const } else { BindKind::Let });
+                            }
+                            r.pattern_inner(p);
+                        }
+                        r.hoist(&c.body);
+                        r.stmts(&c.body);
+                        r.pop_scope();
+                    }
+                });
+            }
+            StmtKind::Export(inner) => {
+                if !self.is_module_scope() {
+                    self.error(s.span, "`export` is only allowed at the top level of a module", "not at top level", None);
+                }
+                self.stmt(inner)
+            }
+            StmtKind::ExportList(_) => {
+                if !self.is_module_scope() {
+                    self.error(s.span, "`export` is only allowed at the top level of a module", "not at top level", None);
+                }
+            }
+        }
+    }
+
+    /// A statement in a position where it is not a block (`if (c) let x`):
+    /// declarations still get their own scope.
+    fn sub_stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Var(_) | StmtKind::Function(_) | StmtKind::Class(_) => self.block(std::slice::from_ref(s)),
+            _ => self.stmt(s),
+        }
+    }
+
+    fn break_stmt(&mut self, span: Span, label: Option<&Ident>) {
+        let jumps = &self.funcs.last().expect("function").jumps;
+        match label {
+            None => {
+                if !jumps.iter().any(|j| j.kind != JumpKind::Block) {
+                    self.error(
+                        span_of_keyword(span, "break"),
+                        "`break` outside of a loop or switch",
+                        "cannot `break` here",
+                        Some("`break` is only valid inside a loop, a `switch` or a `select`".into()),
+                    );
+                }
+            }
+            Some(l) => {
+                if !jumps.iter().any(|j| j.labels.contains(&l.name)) {
+                    self.error(
+                        l.span,
+                        format!("use of undeclared label `{}`", l.name),
+                        "undeclared label",
+                        None,
+                    );
+                }
+            }
+        }
+    }
+
+    fn continue_stmt(&mut self, span: Span, label: Option<&Ident>) {
+        let jumps = &self.funcs.last().expect("function").jumps;
+        match label {
+            None => {
+                if !jumps.iter().any(|j| j.kind == JumpKind::Loop) {
+                    self.error(
+                        span_of_keyword(span, "continue"),
+                        "`continue` outside of a loop",
+                        "cannot `continue` here",
+                        Some("`continue` is only valid inside a loop".into()),
+                    );
+                }
+            }
+            Some(l) => match jumps.iter().rev().find(|j| j.labels.contains(&l.name)) {
+                None => {
+                    self.error(l.span, format!("use of undeclared label `{}`", l.name), "undeclared label", None)
+                }
+                Some(j) if j.kind != JumpKind::Loop => self.error(
+                    l.span,
+                    format!("`continue` target `{}` is not a loop", l.name),
+                    "not a loop label",
+                    Some("`continue` can only name the label of an enclosing loop; use `break` to leave a labelled block".into()),
+                ),
+                Some(_) => {}
+            },
+        }
+    }
+
+    fn var_decl(&mut self, d: &VarDecl) {
+        for decl in &d.decls {
+            if let Some(init) = &decl.init {
+                self.expr(init);
+            }
+            self.pattern_inner(&decl.target);
+            // Names not hoisted (e.g. a declaration in an unusual position)
+            // are declared here.
+            let mut ids = Vec::new();
+            pattern_idents(&decl.target, &mut ids);
+            for i in ids {
+                if !self.out.decls.contains_key(&i.span.start) {
+                    self.declare(i, if d.kind == VarKind::Const { BindKind::Const } else { BindKind::Let });
+                }
+            }
+        }
+    }
+
+    /// Walks the expressions inside a declaration pattern (defaults,
+    /// computed keys); its names are declared by the caller.
+    fn pattern_inner(&mut self, p: &Pattern) {
+        match &p.kind {
+            PatternKind::Ident(_) => {}
+            PatternKind::Array { elems, rest } => {
+                for e in elems.iter().flatten() {
+                    self.pattern_inner(&e.pattern);
+                    if let Some(d) = &e.default {
+                        self.expr(d);
+                    }
+                }
+                if let Some(r) = rest {
+                    self.pattern_inner(r);
+                }
+            }
+            PatternKind::Object { props, rest } => {
+                for pr in props {
+                    if let PropKey::Computed(k) = &pr.key {
+                        self.expr(k);
+                    }
+                    self.pattern_inner(&pr.value);
+                    if let Some(d) = &pr.default {
+                        self.expr(d);
+                    }
+                }
+                if let Some(r) = rest {
+                    self.pattern_inner(r);
+                }
+            }
+            PatternKind::Expr(e) => self.expr(e),
+        }
+    }
+
+    /// An assignment target (`x = `, `[a, b] = `, `for (x of …)`).
+    fn assign_pattern(&mut self, p: &Pattern) {
+        match &p.kind {
+            PatternKind::Ident(i) => self.assign_ident(i),
+            PatternKind::Array { elems, rest } => {
+                for e in elems.iter().flatten() {
+                    self.assign_pattern(&e.pattern);
+                    if let Some(d) = &e.default {
+                        self.expr(d);
+                    }
+                }
+                if let Some(r) = rest {
+                    self.assign_pattern(r);
+                }
+            }
+            PatternKind::Object { props, rest } => {
+                for pr in props {
+                    if let PropKey::Computed(k) = &pr.key {
+                        self.expr(k);
+                    }
+                    self.assign_pattern(&pr.value);
+                    if let Some(d) = &pr.default {
+                        self.expr(d);
+                    }
+                }
+                if let Some(r) = rest {
+                    self.assign_pattern(r);
+                }
+            }
+            PatternKind::Expr(e) => self.assign_target_expr(e),
+        }
+    }
+
+    fn assign_target_expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Ident(i) => self.assign_ident(i),
+            ExprKind::Member { .. } | ExprKind::Index { .. } => self.expr(e),
+            ExprKind::As(inner, _) | ExprKind::NonNull(inner) => self.assign_target_expr(inner),
+            ExprKind::Error => {}
+            _ => {
+                self.expr(e);
+                self.error(e.span, "invalid assignment target", "cannot be assigned to", None);
+            }
+        }
+    }
+
+    // ---- functions and classes ---------------------------------------------------
+
+    /// A function, arrow, method, getter, setter or constructor.
+    fn function(&mut self, f: &Function) {
+        self.funcs.push(FuncCtx { is_module: false, jumps: Vec::new() });
+        self.push_scope();
+        if !f.is_arrow {
+            let id = self.new_binding("this", BindKind::This, f.span, None);
+            self.scopes.last_mut().expect("scope").names.insert("this".into(), id);
+            self.out.this_of.insert(f.span.start, id);
+        }
+        for p in &f.params {
+            let mut ids = Vec::new();
+            pattern_idents(&p.pattern, &mut ids);
+            for i in ids {
+                self.declare(i, BindKind::Param);
+            }
+        }
+        for p in &f.params {
+            self.pattern_inner(&p.pattern);
+            if let Some(d) = &p.default {
+                self.expr(d);
+            }
+        }
+        match &f.body {
+            FunctionBody::Block(stmts) => {
+                self.hoist(stmts);
+                self.stmts(stmts);
+            }
+            FunctionBody::Expr(e) => self.expr(e),
+        }
+        self.pop_scope();
+        self.funcs.pop();
+    }
+
+    fn function_expr(&mut self, f: &Function) {
+        match &f.name {
+            Some(n) if !f.is_arrow => {
+                self.push_scope();
+                self.declare(n, BindKind::FnName);
+                self.function(f);
+                self.pop_scope();
+            }
+            _ => self.function(f),
+        }
+    }
+
+    fn class(&mut self, c: &Class, is_decl: bool) {
+        if let Some(ext) = &c.extends {
+            self.expr(ext);
+        }
+        let inner = !is_decl && c.name.is_some();
+        if inner {
+            self.push_scope();
+            self.declare(c.name.as_ref().expect("name"), BindKind::ClassInner);
+        }
+        let mut ctors = 0;
+        for m in &c.members {
+            match &m.kind {
+                ClassMemberKind::Constructor(f) => {
+                    ctors += 1;
+                    if ctors > 1 {
+                        self.error(m.span, "a class may only have one constructor", "second constructor", None);
+                    }
+                    self.function(f);
+                }
+                ClassMemberKind::Method { key, func }
+                | ClassMemberKind::Getter { key, func }
+                | ClassMemberKind::Setter { key, func } => {
+                    self.prop_key(key);
+                    self.function(func);
+                }
+                ClassMemberKind::Field { key, init, .. } => {
+                    self.prop_key(key);
+                    if m.is_static {
+                        if let Some(i) = init {
+                            self.expr(i);
+                        }
+                    }
+                }
+            }
+        }
+        // Instance field initialisers run as one method-like function.
+        let has_fields =
+            c.members.iter().any(|m| !m.is_static && matches!(m.kind, ClassMemberKind::Field { .. }));
+        if has_fields {
+            self.funcs.push(FuncCtx { is_module: false, jumps: Vec::new() });
+            self.push_scope();
+            let id = self.new_binding("this", BindKind::This, c.span, None);
+            self.scopes.last_mut().expect("scope").names.insert("this".into(), id);
+            self.out.field_this_of.insert(c.span.start, id);
+            for m in &c.members {
+                if let (false, ClassMemberKind::Field { init: Some(i), .. }) = (m.is_static, &m.kind) {
+                    self.expr(i);
+                }
+            }
+            self.pop_scope();
+            self.funcs.pop();
+        }
+        if inner {
+            self.pop_scope();
+        }
+    }
+
+    fn prop_key(&mut self, k: &PropKey) {
+        if let PropKey::Computed(e) = k {
+            self.expr(e);
+        }
+    }
+
+    // ---- expressions ---------------------------------------------------------------
+
+    fn expr(&mut self, e: &Expr) {
+        match &e.kind {
+            ExprKind::Number(_)
+            | ExprKind::String(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Null
+            | ExprKind::Undefined
+            | ExprKind::Super
+            | ExprKind::Error => {}
+            ExprKind::Template(parts) => {
+                for p in parts {
+                    if let TemplatePart::Expr(x) = p {
+                        self.expr(x);
+                    }
+                }
+            }
+            ExprKind::Ident(i) => {
+                self.use_ident(i);
+            }
+            ExprKind::This => {
+                let r = match self.lookup("this") {
+                    Some(id) => Ref::Local(id),
+                    None => Ref::Undefined,
+                };
+                self.out.refs.insert(e.span.start, r);
+            }
+            ExprKind::Array(elems) => {
+                for el in elems {
+                    match el {
+                        ArrayElem::Expr(x) | ArrayElem::Spread(x) => self.expr(x),
+                        ArrayElem::Hole => {}
+                    }
+                }
+            }
+            ExprKind::Object(props) => {
+                for p in props {
+                    match p {
+                        ObjectProp::KeyValue(k, v) => {
+                            self.prop_key(k);
+                            self.expr(v);
+                        }
+                        ObjectProp::Spread(x) => self.expr(x),
+                        ObjectProp::Method(k, f) | ObjectProp::Getter(k, f) | ObjectProp::Setter(k, f) => {
+                            self.prop_key(k);
+                            self.function(f);
+                        }
+                    }
+                }
+            }
+            ExprKind::Function(f) => self.function_expr(f),
+            ExprKind::Class(c) => self.class(c, false),
+            ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => self.expr(a),
+            ExprKind::Spawn(a) => {
+                if !matches!(super::decls::unwrap_erased(a).kind, ExprKind::Call { .. } | ExprKind::Error) {
+                    self.error(a.span, "`async` before an expression must be followed by a call", "not a call", Some("write `async f(x)` to run `f(x)` as a new task".into()));
+                }
+                self.expr(a)
+            }
+            ExprKind::Update { target, .. } => match &super::decls::unwrap_erased(target).kind {
+                ExprKind::Ident(i) => self.assign_ident(i),
+                ExprKind::Member { .. } | ExprKind::Index { .. } => self.expr(target),
+                ExprKind::Error => {}
+                _ => {
+                    self.expr(target);
+                    self.error(target.span, "invalid increment/decrement operand", "cannot be assigned to", None);
+                }
+            },
+            ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => {
+                self.expr(a);
+                self.expr(b);
+            }
+            ExprKind::Assign { op, target, value } => {
+                if *op != AssignOp::Assign
+                    && !matches!(&target.kind, PatternKind::Ident(_) | PatternKind::Expr(_))
+                {
+                    self.error(target.span, "invalid left-hand side in compound assignment", "cannot be destructured", None);
+                }
+                self.assign_pattern(target);
+                self.expr(value);
+            }
+            ExprKind::Conditional { cond, then, otherwise } => {
+                self.expr(cond);
+                self.expr(then);
+                self.expr(otherwise);
+            }
+            ExprKind::Call { callee, args, .. } | ExprKind::New { callee, args } => {
+                self.expr(callee);
+                for a in args {
+                    match a {
+                        Argument::Expr(x) | Argument::Spread(x) => self.expr(x),
+                    }
+                }
+            }
+            ExprKind::Member { object, .. } => self.expr(object),
+            ExprKind::Index { object, index, .. } => {
+                self.expr(object);
+                self.expr(index);
+            }
+            ExprKind::Sequence(es) => {
+                for x in es {
+                    self.expr(x);
+                }
+            }
+        }
+    }
+}
+
+/// The span of a statement's leading keyword (for `break;` errors the
+/// caret goes under the keyword, not the whole statement).
+fn span_of_keyword(stmt: Span, kw: &str) -> Span {
+    let end = (stmt.start + kw.len() as u32).min(stmt.end.max(stmt.start));
+    Span { start: stmt.start, end }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > 2 {
+        return usize::MAX;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

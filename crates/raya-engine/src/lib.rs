@@ -1,0 +1,10 @@
+//! The Raya engine: compiler, bytecode VM, scheduler and runtime.
+//!
+//! See `design/ARCHITECTURE.md` at the repository root for the codemap.
+
+pub mod builtins;
+pub mod bytecode;
+pub mod compiler;
+pub mod driver;
+pub mod syntax;
+pub mod vm;

@@ -1,0 +1,118 @@
+//! Compile-time diagnostics and their rustc-style rendering.
+//!
+//! Every pass of the front end (lexer, parser, resolver/compiler, module
+//! loader) reports problems as [`Diagnostic`] values and keeps going, so a
+//! single run reports every error of a file. Rendering is done by
+//! `codespan-reporting`, which draws the source line and caret underline.
+
+use super::span::Span;
+
+/// Identifies a loaded source file (index into [`SourceMap`]).
+pub type FileId = usize;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub message: String,
+    pub file: FileId,
+    pub span: Span,
+    /// Short text under the caret, e.g. "expected `)`".
+    pub label: String,
+    /// A one-line hint shown after the snippet, when one helps.
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn new(file: FileId, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { message: message.into(), file, span, label: String::new(), hint: None }
+    }
+
+    pub fn with_label(mut self, label: impl Into<String>) -> Diagnostic {
+        self.label = label.into();
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Diagnostic {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// All source files of a program, by [`FileId`].
+#[derive(Debug, Default, Clone)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// The path as the user wrote it (or as resolved relative to it).
+    pub name: String,
+    pub text: String,
+    pub lines: super::span::LineIndex,
+}
+
+impl SourceMap {
+    pub fn add(&mut self, name: String, text: String) -> FileId {
+        let lines = super::span::LineIndex::new(&text);
+        self.files.push(SourceFile { name, text, lines });
+        self.files.len() - 1
+    }
+
+    pub fn get(&self, id: FileId) -> &SourceFile {
+        &self.files[id]
+    }
+
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// 1-based line and column of `offset` in file `id`.
+    pub fn line_col(&self, id: FileId, offset: u32) -> (u32, u32) {
+        let f = &self.files[id];
+        f.lines.line_col(&f.text, offset)
+    }
+
+    /// Renders diagnostics rustc-style (no colour), followed by a summary line.
+    pub fn render(&self, diags: &[Diagnostic]) -> String {
+        use codespan_reporting::diagnostic::{Diagnostic as CsDiag, Label};
+        use codespan_reporting::files::SimpleFiles;
+        use codespan_reporting::term::{self, termcolor::NoColor, Config};
+
+        let mut files = SimpleFiles::new();
+        for f in &self.files {
+            files.add(f.name.clone(), f.text.clone());
+        }
+        let mut out = NoColor::new(Vec::new());
+        let config = Config::default();
+        for d in diags {
+            let mut cs = CsDiag::error().with_message(&d.message).with_labels(vec![Label::primary(
+                d.file,
+                d.span.start as usize..d.span.end as usize,
+            )
+            .with_message(&d.label)]);
+            if let Some(h) = &d.hint {
+                cs = cs.with_notes(vec![format!("hint: {h}")]);
+            }
+            // Rendering into a Vec cannot fail for in-range spans; an
+            // out-of-range span falls back to a plain line.
+            if term::emit(&mut out, &config, &files, &cs).is_err() {
+                let (l, c) = self.line_col(d.file, d.span.start);
+                let line = format!("error: {}\n  --> {}:{}:{}\n", d.message, self.files[d.file].name, l, c);
+                out.get_mut().extend_from_slice(line.as_bytes());
+            }
+        }
+        let n = diags.len();
+        let summary = format!(
+            "error: could not compile due to {} previous error{}\n",
+            n,
+            if n == 1 { "" } else { "s" }
+        );
+        let mut s = String::from_utf8_lossy(&out.into_inner()).into_owned();
+        s.push_str(&summary);
+        s
+    }
+}

@@ -1,0 +1,541 @@
+//! The parser: tokens to [`ast::Program`](super::ast::Program).
+//!
+//! Hand-written recursive descent; expressions use precedence climbing.
+//! Errors are reported as [`Diagnostic`]s and the parser recovers at
+//! statement boundaries, so one run reports every syntax error of a file
+//! and still returns the statements that parsed.
+//!
+//! Layout: this file holds the token cursor, error reporting, recovery and
+//! ASI helpers; `stmt.rs` statements and declarations, `expr.rs`
+//! expressions and patterns, `types.rs` TypeScript type syntax.
+
+use super::ast::*;
+use super::diagnostic::{Diagnostic, FileId};
+use super::lexer::{self, Token, TokenKind as T};
+use super::span::{LineIndex, Span};
+
+mod expr;
+mod stmt;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+/// Parses one file. Never panics; returns the statements that parsed and
+/// every syntax error found (lexical errors included), in source order.
+pub fn parse(src: &str, file: FileId) -> (Program, Vec<Diagnostic>) {
+    let (toks, lex_diags) = lexer::tokenize(src, file);
+    let mut p = Parser::new(src, file, toks);
+    let body = p.parse_program();
+    let mut diags = lex_diags;
+    diags.extend(p.diags);
+    diags.sort_by_key(|d| d.span.start);
+    (Program { body }, diags)
+}
+
+/// Marker for "an error was reported; unwind to a recovery point".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fail;
+
+pub(crate) type PResult<T> = Result<T, Fail>;
+
+/// Deepest nesting of statements / expressions / types / patterns. Deeper
+/// input is reported instead of overflowing the stack.
+const MAX_DEPTH: u32 = 160;
+
+/// Parser position saved for backtracking.
+#[derive(Clone, Copy)]
+struct Snapshot {
+    pos: usize,
+    diags: usize,
+    covers: usize,
+}
+
+pub(crate) struct Parser<'s> {
+    src: &'s str,
+    file: FileId,
+    toks: Vec<Token>,
+    pos: usize,
+    diags: Vec<Diagnostic>,
+    /// Shorthand properties with initialisers (`{ x = 1 }`) not yet turned
+    /// into destructuring patterns; reported at the end of their statement.
+    cover_inits: Vec<Span>,
+    depth: u32,
+    /// Spans already reported as too deep (reported once).
+    too_deep: bool,
+}
+
+impl<'s> Parser<'s> {
+    fn new(src: &'s str, file: FileId, toks: Vec<Token>) -> Parser<'s> {
+        Parser { src, file, toks, pos: 0, diags: Vec::new(), cover_inits: Vec::new(), depth: 0, too_deep: false }
+    }
+
+    // ----- token cursor -------------------------------------------------
+
+    fn cur(&self) -> &Token {
+        &self.toks[self.pos]
+    }
+
+    fn kind(&self) -> &T {
+        &self.toks[self.pos].kind
+    }
+
+    fn peek(&self, n: usize) -> &Token {
+        let i = (self.pos + n).min(self.toks.len() - 1);
+        &self.toks[i]
+    }
+
+    fn peek_kind(&self, n: usize) -> &T {
+        &self.peek(n).kind
+    }
+
+    fn at(&self, k: &T) -> bool {
+        self.kind() == k
+    }
+
+    fn at_eof(&self) -> bool {
+        self.at(&T::Eof)
+    }
+
+    fn at_ident(&self, name: &str) -> bool {
+        matches!(self.kind(), T::Ident(s) if s == name)
+    }
+
+    fn peek_is_ident(&self, n: usize, name: &str) -> bool {
+        matches!(self.peek_kind(n), T::Ident(s) if s == name)
+    }
+
+    /// Advances past the current token (never past `Eof`); returns its span.
+    fn bump(&mut self) -> Span {
+        let s = self.cur().span;
+        if self.pos + 1 < self.toks.len() {
+            self.pos += 1;
+        }
+        s
+    }
+
+    fn eat(&mut self, k: &T) -> bool {
+        if self.at(k) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// End of the last consumed token.
+    fn prev_end(&self) -> u32 {
+        if self.pos == 0 {
+            0
+        } else {
+            self.toks[self.pos - 1].span.end
+        }
+    }
+
+    fn start(&self) -> u32 {
+        self.cur().span.start
+    }
+
+    fn span_from(&self, start: u32) -> Span {
+        Span { start, end: self.prev_end().max(start) }
+    }
+
+    fn text(&self, span: Span) -> &'s str {
+        self.src.get(span.start as usize..span.end as usize).unwrap_or("")
+    }
+
+    /// The next token follows the current one with nothing in between.
+    fn adjacent(&self, n: usize) -> bool {
+        let a = self.peek(n.saturating_sub(1));
+        let b = self.peek(n);
+        a.span.end == b.span.start && !matches!(b.kind, T::Eof)
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot { pos: self.pos, diags: self.diags.len(), covers: self.cover_inits.len() }
+    }
+
+    fn restore(&mut self, s: Snapshot) {
+        self.pos = s.pos;
+        self.diags.truncate(s.diags);
+        self.cover_inits.truncate(s.covers);
+    }
+
+    /// Runs `f` speculatively: on failure, rewinds and returns `None`.
+    fn try_parse<R>(&mut self, f: impl FnOnce(&mut Self) -> PResult<R>) -> Option<R> {
+        let snap = self.snapshot();
+        match f(self) {
+            Ok(r) => Some(r),
+            Err(Fail) => {
+                self.restore(snap);
+                None
+            }
+        }
+    }
+
+    /// Index of the token closing the bracket at index `open`.
+    fn matching_close(&self, open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for (i, t) in self.toks.iter().enumerate().skip(open) {
+            match t.kind {
+                T::LParen | T::LBracket | T::LBrace => depth += 1,
+                T::RParen | T::RBracket | T::RBrace => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Some(i);
+                    }
+                }
+                T::Eof => return None,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    // ----- nesting guard ------------------------------------------------
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            if !self.too_deep {
+                self.too_deep = true;
+                let span = self.cur().span;
+                self.report(
+                    Diagnostic::new(self.file, span, "code is nested too deeply")
+                        .with_label("nesting limit reached here")
+                        .with_hint(format!("the parser accepts at most {MAX_DEPTH} levels of nesting")),
+                );
+            }
+            return Err(Fail);
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    // ----- diagnostics --------------------------------------------------
+
+    fn report(&mut self, d: Diagnostic) {
+        // One error per position: later ones at the same place are
+        // consequences of the first.
+        if self.diags.iter().any(|e| e.span.start == d.span.start) {
+            return;
+        }
+        self.diags.push(d);
+    }
+
+    fn error(&mut self, span: Span, message: impl Into<String>, label: impl Into<String>) {
+        let d = Diagnostic::new(self.file, span, message).with_label(label);
+        self.report(d);
+    }
+
+    fn error_hint(&mut self, span: Span, message: impl Into<String>, label: impl Into<String>, hint: impl Into<String>) {
+        let d = Diagnostic::new(self.file, span, message).with_label(label).with_hint(hint);
+        self.report(d);
+    }
+
+    /// How the current token is named in "found ..." messages.
+    fn describe(&self, t: &Token) -> String {
+        match &t.kind {
+            T::Eof => "end of file".into(),
+            T::Str(_) => "string literal".into(),
+            T::NoSubstTemplate(_) | T::TemplateHead(_) => "template literal".into(),
+            T::TemplateMiddle(_) | T::TemplateTail(_) => "`}`".into(),
+            T::Error => "invalid token".into(),
+            k if k.is_keyword() => format!("keyword `{}`", k.as_str()),
+            _ => {
+                let text = self.text(t.span);
+                if text.chars().count() > 24 {
+                    let short: String = text.chars().take(20).collect();
+                    format!("`{short}…`")
+                } else {
+                    format!("`{text}`")
+                }
+            }
+        }
+    }
+
+    /// Reports "expected {what}, found {current}" and returns `Fail`.
+    fn unexpected(&mut self, what: &str) -> Fail {
+        let t = self.cur().clone();
+        if t.kind == T::Error {
+            // Already reported by the lexer.
+            return Fail;
+        }
+        let found = self.describe(&t);
+        let label = format!("expected {what}");
+        let mut d = Diagnostic::new(self.file, t.span, format!("expected {what}, found {found}")).with_label(label);
+        if t.kind == T::Eof {
+            if let Some(h) = self.unclosed_hint() {
+                d = d.with_hint(h);
+            }
+        }
+        self.report(d);
+        Fail
+    }
+
+    /// For errors at end of file: names the innermost unclosed bracket.
+    fn unclosed_hint(&self) -> Option<String> {
+        let mut stack: Vec<&Token> = Vec::new();
+        for t in &self.toks {
+            match t.kind {
+                T::LParen | T::LBracket | T::LBrace => stack.push(t),
+                T::RParen | T::RBracket | T::RBrace => {
+                    stack.pop();
+                }
+                _ => {}
+            }
+        }
+        let open = stack.last()?;
+        let (line, col) = LineIndex::new(self.src).line_col(self.src, open.span.start);
+        Some(format!("the `{}` opened at {line}:{col} is never closed", open.kind.as_str()))
+    }
+
+    fn expect(&mut self, k: &T) -> PResult<Span> {
+        if self.at(k) {
+            Ok(self.bump())
+        } else {
+            Err(self.unexpected(&format!("`{}`", k.as_str())))
+        }
+    }
+
+    /// Expects the closing bracket of a list: "expected `,` or `)`".
+    fn expect_list_close(&mut self, k: &T) -> PResult<Span> {
+        if self.at(k) {
+            Ok(self.bump())
+        } else {
+            Err(self.unexpected(&format!("`,` or `{}`", k.as_str())))
+        }
+    }
+
+    // ----- identifiers --------------------------------------------------
+
+    /// A binding or reference identifier (contextual keywords allowed).
+    fn ident(&mut self) -> PResult<Ident> {
+        if let T::Ident(name) = self.kind() {
+            let id = Ident { name: name.clone(), span: self.cur().span };
+            self.bump();
+            return Ok(id);
+        }
+        Err(self.unexpected("identifier"))
+    }
+
+    /// Any identifier name, including reserved words (property names).
+    fn ident_name(&mut self) -> PResult<Ident> {
+        let t = self.cur();
+        if let T::Ident(name) = &t.kind {
+            let id = Ident { name: name.clone(), span: t.span };
+            self.bump();
+            return Ok(id);
+        }
+        if t.kind.is_keyword() {
+            let id = Ident { name: t.kind.as_str().to_string(), span: t.span };
+            self.bump();
+            return Ok(id);
+        }
+        Err(self.unexpected("identifier"))
+    }
+
+    fn at_ident_name(&self) -> bool {
+        matches!(self.kind(), T::Ident(_)) || self.kind().is_keyword()
+    }
+
+    // ----- statement boundaries ------------------------------------------
+
+    /// Consumes a `;`, or accepts its automatic insertion.
+    fn semicolon(&mut self) -> PResult<()> {
+        if self.eat(&T::Semi) {
+            return Ok(());
+        }
+        if matches!(self.kind(), T::RBrace | T::Eof) || self.cur().nl_before {
+            return Ok(());
+        }
+        Err(self.unexpected("`;`"))
+    }
+
+    /// After an error: skips to a statement boundary (`;` consumed, `}` of
+    /// the enclosing block not consumed, or a token that starts a statement
+    /// on a new line). `stmt_start` is the index of the failed statement's
+    /// first token; brackets it left open are skipped to their close.
+    fn recover(&mut self, stmt_start: usize) {
+        let mut braces = 0usize;
+        let mut parens = 0usize;
+        for t in &self.toks[stmt_start.min(self.pos)..self.pos] {
+            match t.kind {
+                T::LBrace => braces += 1,
+                T::RBrace => braces = braces.saturating_sub(1),
+                T::LParen | T::LBracket => parens += 1,
+                T::RParen | T::RBracket => parens = parens.saturating_sub(1),
+                _ => {}
+            }
+        }
+        loop {
+            let t = self.cur();
+            match t.kind {
+                T::Eof => return,
+                T::Semi if braces == 0 => {
+                    self.bump();
+                    return;
+                }
+                T::RBrace if braces == 0 => return,
+                _ => {}
+            }
+            let at_boundary = braces == 0
+                && t.nl_before
+                && self.pos > stmt_start
+                && (is_statement_keyword(&t.kind) || (parens == 0 && starts_expression_statement(&t.kind)));
+            if at_boundary {
+                return;
+            }
+            match t.kind {
+                T::LBrace => braces += 1,
+                T::RBrace => braces -= 1,
+                T::LParen | T::LBracket => parens += 1,
+                T::RParen | T::RBracket => parens = parens.saturating_sub(1),
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// Reports shorthand initialisers (`{ x = 1 }`) of the statement that
+    /// started at `start` which never became destructuring patterns.
+    fn flush_cover_inits(&mut self, start: u32, report: bool) {
+        let mut keep = Vec::new();
+        let pending = std::mem::take(&mut self.cover_inits);
+        for s in pending {
+            if s.start >= start {
+                if report {
+                    self.error_hint(
+                        s,
+                        "invalid shorthand property initializer",
+                        "`=` is only allowed here in a destructuring pattern",
+                        "use `:` to give the property a value",
+                    );
+                }
+            } else {
+                keep.push(s);
+            }
+        }
+        self.cover_inits = keep;
+    }
+
+    // ----- program --------------------------------------------------------
+
+    fn parse_program(&mut self) -> Vec<Stmt> {
+        let mut body = Vec::new();
+        while !self.at_eof() {
+            let before = self.pos;
+            if let Some(s) = self.parse_statement_recovering() {
+                body.push(s);
+            }
+            if self.pos == before {
+                if self.at(&T::RBrace) {
+                    let span = self.cur().span;
+                    self.error(span, "unexpected closing delimiter `}`", "no block to close here");
+                }
+                self.bump();
+            }
+        }
+        body
+    }
+
+    /// Parses one statement; on error recovers and returns `None`.
+    fn parse_statement_recovering(&mut self) -> Option<Stmt> {
+        let start_idx = self.pos;
+        let start = self.start();
+        match self.parse_statement() {
+            Ok(s) => {
+                self.flush_cover_inits(start, true);
+                Some(s)
+            }
+            Err(Fail) => {
+                self.flush_cover_inits(start, false);
+                self.recover(start_idx);
+                None
+            }
+        }
+    }
+
+    /// `{ statements }`; returns the statements and the span of the block.
+    fn parse_block(&mut self) -> PResult<(Vec<Stmt>, Span)> {
+        let start = self.start();
+        self.expect(&T::LBrace)?;
+        let mut body = Vec::new();
+        loop {
+            match self.kind() {
+                T::RBrace => {
+                    self.bump();
+                    break;
+                }
+                T::Eof => {
+                    let _ = self.unexpected("`}`");
+                    break;
+                }
+                _ => {}
+            }
+            let before = self.pos;
+            if let Some(s) = self.parse_statement_recovering() {
+                body.push(s);
+            }
+            if self.pos == before {
+                self.bump();
+            }
+        }
+        Ok((body, self.span_from(start)))
+    }
+}
+
+/// Tokens that begin a statement (used by error recovery).
+fn is_statement_keyword(k: &T) -> bool {
+    matches!(
+        k,
+        T::Let
+            | T::Const
+            | T::Var
+            | T::Function
+            | T::Class
+            | T::If
+            | T::For
+            | T::While
+            | T::Do
+            | T::Return
+            | T::Throw
+            | T::Try
+            | T::Switch
+            | T::Break
+            | T::Continue
+            | T::Import
+            | T::Export
+    )
+}
+
+/// Tokens that can start an expression statement.
+fn starts_expression_statement(k: &T) -> bool {
+    matches!(
+        k,
+        T::Ident(_)
+            | T::This
+            | T::Super
+            | T::New
+            | T::Number(_)
+            | T::Str(_)
+            | T::NoSubstTemplate(_)
+            | T::TemplateHead(_)
+            | T::LParen
+            | T::LBracket
+            | T::PlusPlus
+            | T::MinusMinus
+            | T::Bang
+            | T::Tilde
+            | T::TypeOf
+            | T::Void
+            | T::Delete
+            | T::True
+            | T::False
+            | T::Null
+    )
+}

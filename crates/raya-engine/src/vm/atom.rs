@@ -1,0 +1,124 @@
+//! Interned property names.
+//!
+//! Property keys are [`Atom`]s: small integers naming an interned string,
+//! so a property lookup compares integers, not strings. The interner is
+//! global to the process and shared by every worker (reads take a read
+//! lock; only a name seen for the first time takes the write lock).
+//! Interned names live for the life of the process.
+
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct Atom(pub u32);
+
+struct Interner {
+    ids: HashMap<&'static str, Atom>,
+    names: Vec<&'static str>,
+}
+
+fn interner() -> &'static RwLock<Interner> {
+    static INTERNER: OnceLock<RwLock<Interner>> = OnceLock::new();
+    INTERNER.get_or_init(|| {
+        let mut i = Interner { ids: HashMap::new(), names: Vec::new() };
+        for name in PREDEFINED {
+            let s: &'static str = name;
+            let a = Atom(i.names.len() as u32);
+            i.names.push(s);
+            i.ids.insert(s, a);
+        }
+        RwLock::new(i)
+    })
+}
+
+impl Atom {
+    pub fn intern(s: &str) -> Atom {
+        if let Some(&a) = interner().read().ids.get(s) {
+            return a;
+        }
+        let mut w = interner().write();
+        if let Some(&a) = w.ids.get(s) {
+            return a;
+        }
+        let leaked: &'static str = Box::leak(s.to_owned().into_boxed_str());
+        let a = Atom(w.names.len() as u32);
+        w.names.push(leaked);
+        w.ids.insert(leaked, a);
+        a
+    }
+
+    /// The atom for `s` if it was ever interned (lookups of unknown keys
+    /// need not grow the table).
+    pub fn lookup(s: &str) -> Option<Atom> {
+        interner().read().ids.get(s).copied()
+    }
+
+    pub fn as_str(self) -> &'static str {
+        interner().read().names[self.0 as usize]
+    }
+
+    /// If this name is a canonical array index ("0", "17", not "01"),
+    /// its value. Used for JS property order (integer keys first).
+    pub fn as_index(self) -> Option<u32> {
+        let s = self.as_str();
+        if s.is_empty() || s.len() > 10 || (s.len() > 1 && s.starts_with('0')) {
+            return None;
+        }
+        if !s.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        s.parse::<u64>().ok().filter(|&n| n < u32::MAX as u64).map(|n| n as u32)
+    }
+}
+
+/// Names the runtime refers to by constant.
+const PREDEFINED: &[&str] = &[
+    "length", "constructor", "prototype", "message", "name", "stack", "toString", "value", "done",
+    "index", "rest", "cause",
+];
+
+pub mod names {
+    use super::Atom;
+    pub const LENGTH: Atom = Atom(0);
+    pub const CONSTRUCTOR: Atom = Atom(1);
+    pub const PROTOTYPE: Atom = Atom(2);
+    pub const MESSAGE: Atom = Atom(3);
+    pub const NAME: Atom = Atom(4);
+    pub const STACK: Atom = Atom(5);
+    pub const TO_STRING: Atom = Atom(6);
+    pub const VALUE: Atom = Atom(7);
+    pub const DONE: Atom = Atom(8);
+    pub const INDEX: Atom = Atom(9);
+    pub const REST: Atom = Atom(10);
+    pub const CAUSE: Atom = Atom(11);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predefined_names_match_constants() {
+        assert_eq!(Atom::intern("length"), names::LENGTH);
+        assert_eq!(Atom::intern("cause"), names::CAUSE);
+        assert_eq!(names::STACK.as_str(), "stack");
+    }
+
+    #[test]
+    fn interning_is_stable() {
+        let a = Atom::intern("some_property");
+        assert_eq!(Atom::intern("some_property"), a);
+        assert_eq!(a.as_str(), "some_property");
+        assert_eq!(Atom::lookup("never-interned-xyz"), None);
+    }
+
+    #[test]
+    fn index_keys() {
+        assert_eq!(Atom::intern("0").as_index(), Some(0));
+        assert_eq!(Atom::intern("42").as_index(), Some(42));
+        assert_eq!(Atom::intern("042").as_index(), None);
+        assert_eq!(Atom::intern("-1").as_index(), None);
+        assert_eq!(Atom::intern("4294967295").as_index(), None);
+    }
+}

@@ -1,0 +1,1399 @@
+//! The interpreter: `TaskInterpreter::run(task, budget)`.
+//!
+//! One dispatch loop over [`Instr`] (see `bytecode/mod.rs` for what each
+//! instruction does and for the calling convention). The loop keeps the
+//! current frame's code, pc and register base in locals and reloads them
+//! whenever the frame changes (call, return, throw). A Raya-to-Raya call
+//! pushes a [`Frame`] onto the task and continues in the same loop — it
+//! never recurses on the Rust stack — so a task can stop after any
+//! instruction and resume later on any thread.
+//!
+//! # Safepoints
+//!
+//! Every call and every `Loop` (loop back-edge) decrements the budget. At
+//! zero the task saves its pc and returns [`RunOutcome::Preempted`] (the
+//! fairness rule). The same points are where a pending garbage collection
+//! runs, because there every live value is in a register.
+//!
+//! # Errors
+//!
+//! Faults become error objects with a stack trace (the pc of the faulting
+//! instruction is saved into its frame first) and unwind to the innermost
+//! handler of the task, or end the task with [`RunOutcome::Failed`].
+
+use super::atom::{names, Atom};
+use super::link::RtProto;
+use super::native::NativeCtx;
+use super::object::{Accessor, Body, BuiltinKind, ClassData, Closure, Function, IterState, Mut, ObjectData, PropMap};
+use super::ops::{self, Fault, Got, Put};
+use super::runtime::{make_closure, Runtime};
+use super::task::{flags, Frame, Handler, Task};
+use super::value::Value;
+use crate::builtins::numconv;
+use crate::bytecode::{Capture, Instr, MethodKind};
+use std::sync::Arc;
+
+/// Maximum call depth before `RangeError: Maximum call stack size exceeded`.
+pub const MAX_FRAMES: usize = 10_000;
+
+/// Why a task stopped running.
+#[derive(Debug)]
+pub enum RunOutcome {
+    /// The task's function returned this value.
+    Completed(Value),
+    /// The task ended with this uncaught error.
+    Failed(Value),
+    /// The task is waiting; the scheduler parks it on what it waits for.
+    Suspended(SuspendReason),
+    /// The budget ran out; the task is runnable and should be requeued.
+    Preempted,
+    /// `exit(code)` was called.
+    Exited(i32),
+}
+
+/// What a suspended task waits for.
+#[derive(Debug)]
+pub enum SuspendReason {
+    /// `await` on a waitable in this register (absolute index).
+    Await { value: Value, dst: u32 },
+}
+
+pub struct TaskInterpreter<'rt> {
+    pub rt: &'rt mut Runtime,
+}
+
+/// Result of starting a call.
+enum Invoked {
+    /// A frame was pushed: reload the frame state.
+    Pushed,
+    /// The call finished (natives): the result is already stored.
+    Done,
+}
+
+/// A `TypeError` for an operator applied to non-numbers.
+fn operand_fault(op: &str, x: Value, y: Value) -> Fault {
+    Fault::Type(format!(
+        "Cannot apply '{}' to {} and {}",
+        op,
+        describe_type(x),
+        describe_type(y)
+    ))
+}
+
+fn describe_type(v: Value) -> &'static str {
+    if v.is_null() {
+        return "null";
+    }
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Array(_)) => "array",
+        _ => ops::type_of(v),
+    }
+}
+
+fn js_pow(a: f64, b: f64) -> f64 {
+    if b.is_nan() || (a.abs() == 1.0 && b.is_infinite()) {
+        f64::NAN
+    } else {
+        a.powf(b)
+    }
+}
+
+/// Compares two strings by UTF-16 code units, as JS does.
+fn cmp_strings(a: &str, b: &str) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        a.cmp(b)
+    } else {
+        a.encode_utf16().cmp(b.encode_utf16())
+    }
+}
+
+fn compare(op: &str, x: Value, y: Value) -> Result<Option<std::cmp::Ordering>, Fault> {
+    if x.is_number() && y.is_number() {
+        return Ok(x.as_number().partial_cmp(&y.as_number()));
+    }
+    match (ops::as_str(x), ops::as_str(y)) {
+        (Some(a), Some(b)) => Ok(Some(cmp_strings(a, b))),
+        _ => Err(operand_fault(op, x, y)),
+    }
+}
+
+fn closure_of(v: Value) -> Option<&'static Closure> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Function(Function::Closure(c))) => Some(c),
+        _ => None,
+    }
+}
+
+fn set_home(func: Value, class: Value) {
+    if let Some(c) = closure_of(func) {
+        *c.home.get() = class;
+    }
+}
+
+/// Whether `v` counts as an object for a constructor's return value.
+fn is_object_like(v: Value) -> bool {
+    v.as_obj().is_some_and(|o| !matches!(o.body, Body::Str(_)))
+}
+
+impl<'rt> TaskInterpreter<'rt> {
+    pub fn new(rt: &'rt mut Runtime) -> Self {
+        TaskInterpreter { rt }
+    }
+
+    /// Prepares `task` to run `closure(this, ...args)` as its outermost
+    /// frame.
+    pub fn start(&mut self, task: &mut Task, closure: Value, this: Value, args: &[Value]) -> Result<(), Value> {
+        task.regs.clear();
+        task.regs.push(Value::UNDEFINED); // result slot
+        task.regs.push(this);
+        task.regs.extend_from_slice(args);
+        match self.invoke(task, closure, 0, args.len(), 0, 0) {
+            Ok(_) => Ok(()),
+            Err(f) => Err(self.rt.fault_to_error(task, f)),
+        }
+    }
+
+    /// Runs `task` until it completes, fails, suspends, or has executed
+    /// `budget` safepoints.
+    pub fn run(&mut self, task: &mut Task, budget: u32) -> RunOutcome {
+        let mut budget = budget.max(1);
+        loop {
+            match self.run_inner(task, &mut budget) {
+                Ok(outcome) => return outcome,
+                Err(fault) => {
+                    let err = self.rt.fault_to_error(task, fault);
+                    if let Err(uncaught) = self.unwind(task, err) {
+                        return RunOutcome::Failed(uncaught);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Unwinds to the innermost handler; Err(value) if there is none.
+    fn unwind(&mut self, task: &mut Task, value: Value) -> Result<(), Value> {
+        match task.handlers.pop() {
+            Some(h) => {
+                task.frames.truncate(h.depth as usize);
+                if let Some(f) = task.frames.last_mut() {
+                    f.pc = h.pc;
+                }
+                task.regs[h.exc as usize] = value;
+                Ok(())
+            }
+            None => {
+                task.frames.clear();
+                Err(value)
+            }
+        }
+    }
+
+    /// Pushes a frame for closure `callee` whose `this` is at
+    /// `regs[new_base]` and arguments follow it.
+    fn push_frame(
+        &mut self,
+        task: &mut Task,
+        callee: Value,
+        c: &Closure,
+        new_base: usize,
+        argc: usize,
+        ret: usize,
+        flags: u8,
+    ) -> Result<(), Fault> {
+        if task.frames.len() >= MAX_FRAMES {
+            return Err(Fault::Range("Maximum call stack size exceeded".into()));
+        }
+        let p = &c.proto.proto;
+        let num_regs = p.num_regs as usize;
+        let need = new_base + num_regs.max(argc + 1) + 1;
+        if task.regs.len() < need {
+            task.regs.resize(need, Value::UNDEFINED);
+        }
+        let arity = p.arity as usize;
+        let first_clear = if p.has_rest {
+            let extra = if argc > arity {
+                task.regs[new_base + 1 + arity..new_base + 1 + argc].to_vec()
+            } else {
+                Vec::new()
+            };
+            for i in argc.min(arity)..arity {
+                task.regs[new_base + 1 + i] = Value::UNDEFINED;
+            }
+            task.regs[new_base + 1 + arity] = self.rt.heap.alloc_array(extra);
+            new_base + 2 + arity
+        } else {
+            new_base + 1 + argc.min(arity)
+        };
+        let end = new_base + num_regs;
+        if first_clear < end {
+            task.regs[first_clear..end].fill(Value::UNDEFINED);
+        }
+        task.frames.push(Frame {
+            rt: Arc::as_ptr(&c.proto),
+            closure: callee,
+            pc: 0,
+            base: new_base as u32,
+            ret: ret as u32,
+            flags,
+            after: Value::UNDEFINED,
+        });
+        Ok(())
+    }
+
+    /// Calls `callee` with `this` at `regs[f + 1]` and `argc` arguments
+    /// after it; the result goes to `regs[ret]` (unless DISCARD).
+    fn invoke(
+        &mut self,
+        task: &mut Task,
+        callee: Value,
+        f: usize,
+        argc: usize,
+        ret: usize,
+        flags: u8,
+    ) -> Result<Invoked, Fault> {
+        let Some(obj) = callee.as_obj() else {
+            return Err(Fault::Type(format!("{} is not a function", ops::to_display(callee))));
+        };
+        match &obj.body {
+            Body::Function(Function::Closure(c)) => {
+                if c.proto.proto.is_constructor {
+                    let name = ops::function_name(callee).unwrap_or_default();
+                    return Err(Fault::Type(format!(
+                        "Class constructor {name} cannot be invoked without 'new'"
+                    )));
+                }
+                self.push_frame(task, callee, c, f + 1, argc, ret, flags)?;
+                Ok(Invoked::Pushed)
+            }
+            Body::Function(Function::Native(n)) => {
+                let this = task.regs[f + 1];
+                let v = self.call_native(task, n.f, this, f + 2, argc)?;
+                if flags & flags::DISCARD == 0 {
+                    task.regs[ret] = v;
+                }
+                Ok(Invoked::Done)
+            }
+            Body::Class(cd) => {
+                let call = cd.get().call;
+                match call.as_obj().map(|o| &o.body) {
+                    Some(Body::Function(Function::Native(n))) => {
+                        let v = self.call_native(task, n.f, callee, f + 2, argc)?;
+                        if flags & flags::DISCARD == 0 {
+                            task.regs[ret] = v;
+                        }
+                        Ok(Invoked::Done)
+                    }
+                    _ => Err(Fault::Type(format!(
+                        "Class constructor {} cannot be invoked without 'new'",
+                        cd.get().name.as_str()
+                    ))),
+                }
+            }
+            _ => Err(Fault::Type(format!("{} is not a function", ops::to_display(callee)))),
+        }
+    }
+
+    fn call_native(
+        &mut self,
+        task: &mut Task,
+        f: super::object::NativeFn,
+        this: Value,
+        args_at: usize,
+        argc: usize,
+    ) -> Result<Value, Fault> {
+        if task.regs.len() < args_at + argc {
+            task.regs.resize(args_at + argc, Value::UNDEFINED);
+        }
+        let task_ref: &Task = task;
+        let args = &task_ref.regs[args_at..args_at + argc];
+        let mut ctx = NativeCtx { rt: self.rt, task: task_ref };
+        f(&mut ctx, this, args).map_err(Fault::Thrown)
+    }
+
+    /// Calls `func(this, args)` in a window above the current frame (used
+    /// for getters, setters, field initialisers and `toString`).
+    fn call_above(
+        &mut self,
+        task: &mut Task,
+        func: Value,
+        this: Value,
+        args: &[Value],
+        ret: usize,
+        flags: u8,
+    ) -> Result<Invoked, Fault> {
+        let top = match task.frames.last() {
+            Some(fr) => fr.base as usize + fr.proto().proto.num_regs as usize,
+            None => task.regs.len(),
+        };
+        let need = top + 2 + args.len();
+        if task.regs.len() < need {
+            task.regs.resize(need, Value::UNDEFINED);
+        }
+        task.regs[top + 1] = this;
+        task.regs[top + 2..top + 2 + args.len()].copy_from_slice(args);
+        self.invoke(task, func, top, args.len(), ret, flags)
+    }
+
+    /// `new callee(args)` with the arguments at `regs[f + 2..]`.
+    fn construct(&mut self, task: &mut Task, callee: Value, f: usize, argc: usize) -> Result<Invoked, Fault> {
+        let cd = match callee.as_obj().map(|o| &o.body) {
+            Some(Body::Class(cd)) => cd.get(),
+            Some(Body::Function(Function::Closure(c))) if !c.proto.proto.is_arrow => {
+                // `new f()` on a plain function: `this` is a fresh object.
+                let this = self.new_instance(Value::UNDEFINED);
+                task.regs[f + 1] = this;
+                self.push_frame(task, callee, c, f + 1, argc, f, flags::CONSTRUCT)?;
+                return Ok(Invoked::Pushed);
+            }
+            _ => {
+                let name = ops::function_name(callee).unwrap_or_else(|| ops::to_display(callee));
+                return Err(Fault::Type(format!("{name} is not a constructor")));
+            }
+        };
+        match cd.kind {
+            BuiltinKind::Ordinary => {}
+            BuiltinKind::Array => return self.construct_builtin(task, crate::builtins::array::construct_array, f, argc),
+            BuiltinKind::Map => {
+                return self.construct_builtin(task, crate::builtins::collections::construct_map, f, argc)
+            }
+            BuiltinKind::Set => {
+                return self.construct_builtin(task, crate::builtins::collections::construct_set, f, argc)
+            }
+            _ => return Err(Fault::Type(format!("{} is not a constructor", cd.name.as_str()))),
+        }
+        let this = self.new_instance(callee);
+        task.regs[f + 1] = this;
+        // The nearest constructor up the chain.
+        let mut class = callee;
+        let mut ctor = cd.ctor;
+        while ctor.is_undefined() {
+            match ops::class_data(class).map(|c| c.parent) {
+                Some(p) if !p.is_undefined() => {
+                    class = p;
+                    ctor = ops::class_data(p).map(|c| c.ctor).unwrap_or(Value::UNDEFINED);
+                }
+                _ => break,
+            }
+        }
+        match ctor.as_obj().map(|o| &o.body) {
+            Some(Body::Function(Function::Closure(c))) => {
+                self.push_frame(task, ctor, c, f + 1, argc, f, flags::CONSTRUCT)?;
+                Ok(Invoked::Pushed)
+            }
+            Some(Body::Function(Function::Native(n))) => {
+                let v = self.call_native(task, n.f, this, f + 2, argc)?;
+                task.regs[f] = if is_object_like(v) { v } else { this };
+                self.init_fields_of(task, callee, this)
+            }
+            _ => {
+                task.regs[f] = this;
+                self.init_fields_of(task, callee, this)
+            }
+        }
+    }
+
+    fn construct_builtin(
+        &mut self,
+        task: &mut Task,
+        ctor: fn(&mut NativeCtx, &[Value]) -> Result<Value, Value>,
+        f: usize,
+        argc: usize,
+    ) -> Result<Invoked, Fault> {
+        let task_ref: &Task = task;
+        let args = &task_ref.regs[f + 2..f + 2 + argc];
+        let mut ctx = NativeCtx { rt: self.rt, task: task_ref };
+        let v = ctor(&mut ctx, args).map_err(Fault::Thrown)?;
+        task.regs[f] = v;
+        Ok(Invoked::Done)
+    }
+
+    /// Runs `class`'s field initialiser (if any) on `this`.
+    fn init_fields_of(&mut self, task: &mut Task, class: Value, this: Value) -> Result<Invoked, Fault> {
+        let fi = ops::class_data(class).map(|c| c.field_init).unwrap_or(Value::UNDEFINED);
+        if fi.is_undefined() {
+            return Ok(Invoked::Done);
+        }
+        self.call_above(task, fi, this, &[], 0, flags::DISCARD)
+    }
+
+    fn new_instance(&mut self, class: Value) -> Value {
+        self.rt.heap.alloc(Body::Object(Mut::new(ObjectData { class, props: PropMap::new(), frozen: false })))
+    }
+
+    fn current_home(task: &Task) -> Value {
+        task.frames
+            .last()
+            .and_then(|f| closure_of(f.closure))
+            .map(|c| *c.home.get())
+            .unwrap_or(Value::UNDEFINED)
+    }
+
+    /// Creates an iterator object over `v`.
+    fn make_iter(&mut self, v: Value) -> Result<Value, Fault> {
+        let state = match v.as_obj().map(|o| &o.body) {
+            Some(Body::Array(_)) => IterState::Array { arr: v, next: 0 },
+            Some(Body::Str(_)) => IterState::Str { s: v, next: 0 },
+            Some(Body::Map(_)) => IterState::Map { map: v, next: 0, kind: 2 },
+            Some(Body::Set(_)) => IterState::Map { map: v, next: 0, kind: 0 },
+            Some(Body::Iter(_)) => return Ok(v),
+            _ => return Err(Fault::Type(format!("{} is not iterable", describe_iterable(v)))),
+        };
+        Ok(self.rt.heap.alloc(Body::Iter(Mut::new(state))))
+    }
+
+    /// Next value of iterator `it`, or None when done.
+    fn iter_next(&mut self, it: Value) -> Option<Value> {
+        let Some(Body::Iter(st)) = it.as_obj().map(|o| &o.body) else {
+            return None;
+        };
+        match st.get() {
+            IterState::Array { arr, next } => {
+                let a = ops::array_data(*arr)?;
+                let v = a.get(*next).copied();
+                *next += 1;
+                v
+            }
+            IterState::Str { s, next } => {
+                let st = ops::as_str(*s)?;
+                let c = st[*next..].chars().next()?;
+                *next += c.len_utf8();
+                let mut buf = [0u8; 4];
+                Some(self.rt.heap.alloc_str(&*c.encode_utf8(&mut buf)))
+            }
+            IterState::Map { map, next, kind } => {
+                let m = match map.as_obj().map(|o| &o.body) {
+                    Some(Body::Map(m)) | Some(Body::Set(m)) => m.get(),
+                    _ => return None,
+                };
+                while *next < m.entries.len() {
+                    let e = m.entries[*next];
+                    *next += 1;
+                    if let Some((k, v)) = e {
+                        return Some(match kind {
+                            0 => k,
+                            1 => v,
+                            _ => self.rt.heap.alloc_array(vec![k, v]),
+                        });
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// All values of an iterable (spread, array rest).
+    fn collect_iterable(&mut self, v: Value) -> Result<Vec<Value>, Fault> {
+        if let Some(a) = ops::array_data(v) {
+            return Ok(a.clone());
+        }
+        let it = self.make_iter(v)?;
+        let mut out = Vec::new();
+        while let Some(x) = self.iter_next(it) {
+            out.push(x);
+        }
+        Ok(out)
+    }
+
+    fn the_class(v: Value) -> Result<&'static mut ClassData, Fault> {
+        ops::class_data(v).ok_or_else(|| Fault::Type("not a class".into()))
+    }
+
+    /// Adds a method/getter/setter to a property table.
+    fn define_in(&mut self, table: &mut PropMap, key: Atom, func: Value, kind: MethodKind) {
+        match kind {
+            MethodKind::Method => {
+                table.set(key, func);
+            }
+            MethodKind::Getter | MethodKind::Setter => {
+                let existing = table.get(key).and_then(|v| match v.as_obj().map(|o| &o.body) {
+                    Some(Body::Accessor(a)) => Some(a),
+                    _ => None,
+                });
+                let acc = match existing {
+                    Some(a) => a.get(),
+                    None => {
+                        let v = self.rt.heap.alloc(Body::Accessor(Mut::new(Accessor {
+                            get: Value::UNDEFINED,
+                            set: Value::UNDEFINED,
+                        })));
+                        table.set(key, v);
+                        match &v.as_obj().unwrap().body {
+                            Body::Accessor(a) => a.get(),
+                            _ => unreachable!(),
+                        }
+                    }
+                };
+                if kind == MethodKind::Getter {
+                    acc.get = func;
+                } else {
+                    acc.set = func;
+                }
+            }
+        }
+    }
+
+    /// The dispatch loop. Returns Ok on a stop, Err on a fault (which
+    /// `run` turns into a throw).
+    fn run_inner(&mut self, task: &mut Task, budget: &mut u32) -> Result<RunOutcome, Fault> {
+        'frame: loop {
+            let Some(frame) = task.frames.last() else {
+                return Ok(RunOutcome::Completed(task.regs.first().copied().unwrap_or(Value::UNDEFINED)));
+            };
+            // SAFETY: the frame's closure keeps the prototype alive.
+            let rtp: &RtProto = unsafe { &*frame.rt };
+            let code: &[Instr] = &rtp.proto.code;
+            let consts: &[Value] = &rtp.consts;
+            let atoms: &[Atom] = &rtp.atoms;
+            let base = frame.base as usize;
+            let closure = frame.closure;
+            let mut pc = frame.pc as usize;
+
+            macro_rules! reg {
+                ($r:expr) => {
+                    *unsafe { task.regs.get_unchecked(base + $r as usize) }
+                };
+            }
+            macro_rules! set {
+                ($r:expr, $v:expr) => {{
+                    let v = $v;
+                    *unsafe { task.regs.get_unchecked_mut(base + $r as usize) } = v;
+                }};
+            }
+            macro_rules! save_pc {
+                () => {
+                    if let Some(f) = task.frames.last_mut() {
+                        f.pc = pc as u32;
+                    }
+                };
+            }
+            macro_rules! fault {
+                ($e:expr) => {{
+                    save_pc!();
+                    return Err($e);
+                }};
+            }
+            macro_rules! tri {
+                ($e:expr) => {
+                    match $e {
+                        Ok(v) => v,
+                        Err(f) => fault!(f),
+                    }
+                };
+            }
+            macro_rules! jump {
+                ($off:expr) => {
+                    pc = (pc as i64 + $off as i64) as usize
+                };
+            }
+            macro_rules! safepoint {
+                () => {{
+                    *budget -= 1;
+                    if *budget == 0 {
+                        save_pc!();
+                        return Ok(RunOutcome::Preempted);
+                    }
+                    if self.rt.heap.wants_collection() {
+                        save_pc!();
+                        self.rt.collect_garbage(std::iter::once(&*task));
+                    }
+                }};
+            }
+            macro_rules! invoked {
+                ($e:expr) => {{
+                    match $e {
+                        Ok(Invoked::Pushed) => continue 'frame,
+                        Ok(Invoked::Done) => {
+                            if let Some(code) = self.rt.exit_code {
+                                return Ok(RunOutcome::Exited(code));
+                            }
+                        }
+                        Err(f) => return Err(f),
+                    }
+                }};
+            }
+            macro_rules! cmp_op {
+                ($dst:expr, $a:expr, $b:expr, $sym:expr, $test:expr) => {{
+                    let x = reg!($a);
+                    let y = reg!($b);
+                    let r = if x.is_number() && y.is_number() {
+                        let (p, q) = (x.as_number(), y.as_number());
+                        $test(p.partial_cmp(&q))
+                    } else {
+                        $test(tri!(compare($sym, x, y)))
+                    };
+                    set!($dst, Value::bool(r));
+                }};
+            }
+            macro_rules! arith {
+                ($dst:expr, $a:expr, $b:expr, $op:tt, $sym:expr) => {{
+                    let x = reg!($a);
+                    let y = reg!($b);
+                    if x.is_number() && y.is_number() {
+                        set!($dst, Value::number(x.as_number() $op y.as_number()));
+                    } else {
+                        fault!(operand_fault($sym, x, y));
+                    }
+                }};
+            }
+            macro_rules! int_op {
+                ($dst:expr, $a:expr, $b:expr, $sym:expr, |$p:ident, $q:ident| $body:expr) => {{
+                    let x = reg!($a);
+                    let y = reg!($b);
+                    if !(x.is_number() && y.is_number()) {
+                        fault!(operand_fault($sym, x, y));
+                    }
+                    let $p = numconv::to_int32(x.as_number());
+                    let $q = numconv::to_int32(y.as_number());
+                    set!($dst, Value::number($body));
+                }};
+            }
+
+            loop {
+                let ins = *unsafe { code.get_unchecked(pc) };
+                pc += 1;
+                match ins {
+                    Instr::Move { dst, src } => set!(dst, reg!(src)),
+                    Instr::LoadK { dst, k } => set!(dst, consts[k as usize]),
+                    Instr::LoadInt { dst, v } => set!(dst, Value::number(v as f64)),
+                    Instr::LoadUndef { dst } => set!(dst, Value::UNDEFINED),
+                    Instr::LoadNull { dst } => set!(dst, Value::NULL),
+                    Instr::LoadTrue { dst } => set!(dst, Value::TRUE),
+                    Instr::LoadFalse { dst } => set!(dst, Value::FALSE),
+                    Instr::GetGlobal { dst, idx } => set!(dst, self.rt.globals[idx as usize]),
+                    Instr::SetGlobal { idx, src } => self.rt.globals[idx as usize] = reg!(src),
+
+                    Instr::NewCell { dst } => {
+                        let c = self.rt.heap.alloc_cell(Value::UNDEFINED);
+                        set!(dst, c)
+                    }
+                    Instr::CellGet { dst, cell } => match reg!(cell).as_obj().map(|o| &o.body) {
+                        Some(Body::Cell(c)) => set!(dst, *c.get()),
+                        _ => fault!(Fault::Type("internal: not a cell".into())),
+                    },
+                    Instr::CellSet { cell, src } => match reg!(cell).as_obj().map(|o| &o.body) {
+                        Some(Body::Cell(c)) => *c.get() = reg!(src),
+                        _ => fault!(Fault::Type("internal: not a cell".into())),
+                    },
+                    Instr::GetUpval { dst, idx } => {
+                        let c = closure_of(closure).expect("closure frame");
+                        match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
+                            Some(Body::Cell(cell)) => set!(dst, *cell.get()),
+                            _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
+                        }
+                    }
+                    Instr::SetUpval { idx, src } => {
+                        let c = closure_of(closure).expect("closure frame");
+                        match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
+                            Some(Body::Cell(cell)) => *cell.get() = reg!(src),
+                            _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
+                        }
+                    }
+                    Instr::Closure { dst, proto } => {
+                        let child = rtp.children[proto as usize].clone();
+                        let parent = closure_of(closure);
+                        let upvals: Box<[Value]> = child
+                            .proto
+                            .captures
+                            .iter()
+                            .map(|cap| match *cap {
+                                Capture::Local(r) => reg!(r),
+                                Capture::Upval(i) => {
+                                    parent.map(|p| p.upvals[i as usize]).unwrap_or(Value::UNDEFINED)
+                                }
+                            })
+                            .collect();
+                        let v = make_closure(&mut self.rt.heap, child, upvals);
+                        set!(dst, v)
+                    }
+
+                    Instr::Add { dst, a, b } => {
+                        let x = reg!(a);
+                        let y = reg!(b);
+                        if x.is_number() && y.is_number() {
+                            set!(dst, Value::number(x.as_number() + y.as_number()));
+                        } else {
+                            let v = tri!(self.add_slow(x, y));
+                            set!(dst, v);
+                        }
+                    }
+                    Instr::Sub { dst, a, b } => arith!(dst, a, b, -, "-"),
+                    Instr::Mul { dst, a, b } => arith!(dst, a, b, *, "*"),
+                    Instr::Div { dst, a, b } => arith!(dst, a, b, /, "/"),
+                    Instr::Mod { dst, a, b } => arith!(dst, a, b, %, "%"),
+                    Instr::Pow { dst, a, b } => {
+                        let x = reg!(a);
+                        let y = reg!(b);
+                        if !(x.is_number() && y.is_number()) {
+                            fault!(operand_fault("**", x, y));
+                        }
+                        set!(dst, Value::number(js_pow(x.as_number(), y.as_number())));
+                    }
+                    Instr::AddI { dst, src, imm } => {
+                        let x = reg!(src);
+                        if x.is_number() {
+                            set!(dst, Value::number(x.as_number() + imm as f64));
+                        } else {
+                            let sym = if imm < 0 { "-" } else { "+" };
+                            fault!(operand_fault(sym, x, Value::number(imm.unsigned_abs() as f64)));
+                        }
+                    }
+                    Instr::BitAnd { dst, a, b } => int_op!(dst, a, b, "&", |p, q| (p & q) as f64),
+                    Instr::BitOr { dst, a, b } => int_op!(dst, a, b, "|", |p, q| (p | q) as f64),
+                    Instr::BitXor { dst, a, b } => int_op!(dst, a, b, "^", |p, q| (p ^ q) as f64),
+                    Instr::Shl { dst, a, b } => int_op!(dst, a, b, "<<", |p, q| p.wrapping_shl(q as u32 & 31) as f64),
+                    Instr::Shr { dst, a, b } => int_op!(dst, a, b, ">>", |p, q| (p >> (q as u32 & 31)) as f64),
+                    Instr::UShr { dst, a, b } => {
+                        int_op!(dst, a, b, ">>>", |p, q| ((p as u32) >> (q as u32 & 31)) as f64)
+                    }
+                    Instr::Neg { dst, src } => {
+                        let x = reg!(src);
+                        if !x.is_number() {
+                            fault!(Fault::Type(format!("Cannot apply unary '-' to {}", describe_type(x))));
+                        }
+                        set!(dst, Value::number(-x.as_number()));
+                    }
+                    Instr::ToNumber { dst, src } => {
+                        let x = reg!(src);
+                        if !x.is_number() {
+                            fault!(Fault::Type(format!("Cannot apply unary '+' to {}", describe_type(x))));
+                        }
+                        set!(dst, x);
+                    }
+                    Instr::BitNot { dst, src } => {
+                        let x = reg!(src);
+                        if !x.is_number() {
+                            fault!(Fault::Type(format!("Cannot apply '~' to {}", describe_type(x))));
+                        }
+                        set!(dst, Value::number(!numconv::to_int32(x.as_number()) as f64));
+                    }
+                    Instr::Not { dst, src } => set!(dst, Value::bool(!reg!(src).truthy())),
+                    Instr::TypeOf { dst, src } => {
+                        let s = self.rt.heap.alloc_str(ops::type_of(reg!(src)));
+                        set!(dst, s)
+                    }
+                    Instr::ToString { dst, src } => {
+                        let x = reg!(src);
+                        if ops::is_string(x) {
+                            set!(dst, x);
+                        } else if let Some(m) = self.user_to_string(x) {
+                            save_pc!();
+                            invoked!(self.call_above(task, m, x, &[], base + dst as usize, 0));
+                        } else {
+                            let s = self.rt.heap.alloc_str(ops::to_display(x));
+                            set!(dst, s);
+                        }
+                    }
+                    Instr::Concat { dst, start, count } => {
+                        let mut s = String::new();
+                        for i in 0..count {
+                            let v = reg!(start + i);
+                            match ops::as_str(v) {
+                                Some(x) => s.push_str(x),
+                                None => s.push_str(&ops::to_display(v)),
+                            }
+                        }
+                        let v = self.rt.heap.alloc_str(s);
+                        set!(dst, v)
+                    }
+
+                    Instr::StrictEq { dst, a, b } => set!(dst, Value::bool(ops::strict_eq(reg!(a), reg!(b)))),
+                    Instr::StrictNe { dst, a, b } => set!(dst, Value::bool(!ops::strict_eq(reg!(a), reg!(b)))),
+                    Instr::LooseEq { dst, a, b } => set!(dst, Value::bool(ops::loose_eq(reg!(a), reg!(b)))),
+                    Instr::LooseNe { dst, a, b } => set!(dst, Value::bool(!ops::loose_eq(reg!(a), reg!(b)))),
+                    Instr::Lt { dst, a, b } => {
+                        cmp_op!(dst, a, b, "<", |o: Option<std::cmp::Ordering>| o == Some(std::cmp::Ordering::Less))
+                    }
+                    Instr::Le { dst, a, b } => cmp_op!(dst, a, b, "<=", |o: Option<std::cmp::Ordering>| matches!(
+                        o,
+                        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                    )),
+                    Instr::Gt { dst, a, b } => {
+                        cmp_op!(dst, a, b, ">", |o: Option<std::cmp::Ordering>| o == Some(std::cmp::Ordering::Greater))
+                    }
+                    Instr::Ge { dst, a, b } => cmp_op!(dst, a, b, ">=", |o: Option<std::cmp::Ordering>| matches!(
+                        o,
+                        Some(std::cmp::Ordering::Greater | std::cmp::Ordering::Equal)
+                    )),
+                    Instr::In { dst, a, b } => {
+                        let r = tri!(ops::has_property(&self.rt.realm, reg!(a), reg!(b)));
+                        set!(dst, Value::bool(r))
+                    }
+                    Instr::InstanceOf { dst, a, b } => {
+                        let r = tri!(ops::instance_of(&self.rt.realm, reg!(a), reg!(b)));
+                        set!(dst, Value::bool(r))
+                    }
+
+                    Instr::Jmp { off } => jump!(off),
+                    Instr::Loop { off } => {
+                        jump!(off);
+                        safepoint!();
+                    }
+                    Instr::JmpIfTrue { cond, off } => {
+                        if reg!(cond).truthy() {
+                            jump!(off)
+                        }
+                    }
+                    Instr::JmpIfFalse { cond, off } => {
+                        if !reg!(cond).truthy() {
+                            jump!(off)
+                        }
+                    }
+                    Instr::JmpIfNullish { src, off } => {
+                        if reg!(src).is_nullish() {
+                            jump!(off)
+                        }
+                    }
+                    Instr::JmpIfNotNullish { src, off } => {
+                        if !reg!(src).is_nullish() {
+                            jump!(off)
+                        }
+                    }
+                    Instr::JmpIfNotLt { a, b, off } => {
+                        let x = reg!(a);
+                        let y = reg!(b);
+                        let lt = if x.is_number() && y.is_number() {
+                            x.as_number() < y.as_number()
+                        } else {
+                            tri!(compare("<", x, y)) == Some(std::cmp::Ordering::Less)
+                        };
+                        if !lt {
+                            jump!(off)
+                        }
+                    }
+                    Instr::JmpIfNotLe { a, b, off } => {
+                        let x = reg!(a);
+                        let y = reg!(b);
+                        let le = if x.is_number() && y.is_number() {
+                            x.as_number() <= y.as_number()
+                        } else {
+                            matches!(
+                                tri!(compare("<=", x, y)),
+                                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+                            )
+                        };
+                        if !le {
+                            jump!(off)
+                        }
+                    }
+
+                    Instr::GetProp { dst, obj, name } => {
+                        let o = reg!(obj);
+                        let key = atoms[name as usize];
+                        // Inline cache: the slot where this site last found
+                        // its key on a plain object/instance.
+                        if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
+                            let d = d.get();
+                            let ic = &rtp.ic[pc - 1];
+                            let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
+                            if d.props.keys.get(slot) == Some(&key) {
+                                let v = d.props.vals[slot];
+                                if !matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
+                                    set!(dst, v);
+                                    continue;
+                                }
+                            } else if let Some(i) = d.props.find(key) {
+                                ic.store(i as u32, std::sync::atomic::Ordering::Relaxed);
+                            }
+                        }
+                        match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, o, key)) {
+                            Got::Value(v) => set!(dst, v),
+                            Got::Getter(g) => {
+                                save_pc!();
+                                invoked!(self.call_above(task, g, o, &[], base + dst as usize, 0));
+                            }
+                        }
+                    }
+                    Instr::SetProp { obj, name, src } => {
+                        let o = reg!(obj);
+                        let key = atoms[name as usize];
+                        let v = reg!(src);
+                        if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
+                            let d = d.get();
+                            let ic = &rtp.ic[pc - 1];
+                            let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
+                            if !d.frozen && d.props.keys.get(slot) == Some(&key) {
+                                let cur = d.props.vals[slot];
+                                if !matches!(cur.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
+                                    d.props.vals[slot] = v;
+                                    continue;
+                                }
+                            }
+                        }
+                        match tri!(ops::set_prop(&self.rt.realm, o, key, v)) {
+                            Put::Done => {
+                                if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
+                                    if let Some(i) = d.get().props.find(key) {
+                                        rtp.ic[pc - 1].store(i as u32, std::sync::atomic::Ordering::Relaxed);
+                                    }
+                                }
+                            }
+                            Put::Setter(s) => {
+                                save_pc!();
+                                invoked!(self.call_above(task, s, o, &[v], 0, flags::DISCARD));
+                            }
+                        }
+                    }
+                    Instr::GetIndex { dst, obj, key } => {
+                        let o = reg!(obj);
+                        let k = reg!(key);
+                        if k.is_number() {
+                            if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
+                                let a = a.get();
+                                let n = k.as_number();
+                                let i = n as usize;
+                                if i as f64 == n {
+                                    set!(dst, a.get(i).copied().unwrap_or(Value::UNDEFINED));
+                                    continue;
+                                }
+                            }
+                        }
+                        match tri!(ops::get_index(&self.rt.realm, &mut self.rt.heap, o, k)) {
+                            Got::Value(v) => set!(dst, v),
+                            Got::Getter(g) => {
+                                save_pc!();
+                                invoked!(self.call_above(task, g, o, &[], base + dst as usize, 0));
+                            }
+                        }
+                    }
+                    Instr::SetIndex { obj, key, src } => {
+                        let o = reg!(obj);
+                        let k = reg!(key);
+                        let v = reg!(src);
+                        if k.is_number() {
+                            if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
+                                let a = a.get();
+                                let n = k.as_number();
+                                let i = n as usize;
+                                if i < a.len() && i as f64 == n {
+                                    a[i] = v;
+                                    continue;
+                                }
+                            }
+                        }
+                        match tri!(ops::set_index(&self.rt.realm, o, k, v)) {
+                            Put::Done => {}
+                            Put::Setter(s) => {
+                                save_pc!();
+                                invoked!(self.call_above(task, s, o, &[v], 0, flags::DISCARD));
+                            }
+                        }
+                    }
+                    Instr::GetSuper { dst, name } => {
+                        let home = Self::current_home(task);
+                        let parent = ops::class_data(home).map(|c| c.parent).unwrap_or(Value::UNDEFINED);
+                        let key = atoms[name as usize];
+                        let found = ops::lookup_proto(parent, key).or_else(|| ops::lookup_static(parent, key));
+                        let this = reg!(0);
+                        match found.map(|v| (v, v.as_obj().map(|o| &o.body))) {
+                            Some((_, Some(Body::Accessor(a)))) => {
+                                let g = a.get().get;
+                                save_pc!();
+                                invoked!(self.call_above(task, g, this, &[], base + dst as usize, 0));
+                            }
+                            Some((v, _)) => set!(dst, v),
+                            None => set!(dst, Value::UNDEFINED),
+                        }
+                    }
+
+                    Instr::Call { f, argc } => {
+                        safepoint!();
+                        save_pc!();
+                        let fa = base + f as usize;
+                        let callee = reg!(f);
+                        invoked!(self.invoke(task, callee, fa, argc as usize, fa, 0));
+                    }
+                    Instr::CallMethod { f, name, argc } => {
+                        safepoint!();
+                        save_pc!();
+                        let fa = base + f as usize;
+                        let recv = reg!(f + 1);
+                        let key = atoms[name as usize];
+                        let m = match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, recv, key)) {
+                            Got::Value(v) => v,
+                            Got::Getter(_) => Value::UNDEFINED,
+                        };
+                        if !ops::is_callable(m) {
+                            fault!(Fault::Type(format!("{}.{} is not a function", receiver_name(recv), key.as_str())));
+                        }
+                        set!(f, m);
+                        invoked!(self.invoke(task, m, fa, argc as usize, fa, 0));
+                    }
+                    Instr::CallSpread { f } => {
+                        safepoint!();
+                        save_pc!();
+                        let fa = base + f as usize;
+                        let argc = tri!(self.spread_args(task, fa));
+                        let callee = reg!(f);
+                        invoked!(self.invoke(task, callee, fa, argc, fa, 0));
+                    }
+                    Instr::New { f, argc } => {
+                        safepoint!();
+                        save_pc!();
+                        let fa = base + f as usize;
+                        let callee = reg!(f);
+                        invoked!(self.construct(task, callee, fa, argc as usize));
+                    }
+                    Instr::NewSpread { f } => {
+                        safepoint!();
+                        save_pc!();
+                        let fa = base + f as usize;
+                        let argc = tri!(self.spread_args(task, fa));
+                        let callee = reg!(f);
+                        invoked!(self.construct(task, callee, fa, argc));
+                    }
+                    Instr::SuperCall { f, argc } => {
+                        safepoint!();
+                        save_pc!();
+                        let fa = base + f as usize;
+                        invoked!(self.super_call(task, fa, argc as usize));
+                    }
+                    Instr::SuperCallSpread { f } => {
+                        safepoint!();
+                        save_pc!();
+                        let fa = base + f as usize;
+                        let argc = tri!(self.spread_args(task, fa));
+                        invoked!(self.super_call(task, fa, argc));
+                    }
+                    Instr::Return { src } => {
+                        let v = reg!(src);
+                        if let Some(done) = self.do_return(task, v)? {
+                            return Ok(done);
+                        }
+                        continue 'frame;
+                    }
+                    Instr::ReturnUndef => {
+                        if let Some(done) = self.do_return(task, Value::UNDEFINED)? {
+                            return Ok(done);
+                        }
+                        continue 'frame;
+                    }
+
+                    Instr::NewArray { dst, cap } => {
+                        let a = self.rt.heap.alloc_array(Vec::with_capacity(cap as usize));
+                        set!(dst, a)
+                    }
+                    Instr::ArrayPush { arr, src } => {
+                        if let Some(a) = ops::array_data(reg!(arr)) {
+                            a.push(reg!(src));
+                        }
+                    }
+                    Instr::ArraySpread { arr, src } => {
+                        let items = tri!(self.collect_iterable(reg!(src)));
+                        if let Some(a) = ops::array_data(reg!(arr)) {
+                            a.extend(items);
+                        }
+                    }
+                    Instr::ArrayHole { arr } => {
+                        if let Some(a) = ops::array_data(reg!(arr)) {
+                            a.push(Value::UNDEFINED);
+                        }
+                    }
+                    Instr::NewObject { dst } => {
+                        let o = self.new_instance(Value::UNDEFINED);
+                        set!(dst, o)
+                    }
+                    Instr::DefineProp { obj, name, src } => {
+                        if let Some(d) = ops::object_data(reg!(obj)) {
+                            d.props.set(atoms[name as usize], reg!(src));
+                        }
+                    }
+                    Instr::DefineIndex { obj, key, src } => {
+                        let k = ops::to_key(reg!(key));
+                        if let Some(d) = ops::object_data(reg!(obj)) {
+                            d.props.set(k, reg!(src));
+                        }
+                    }
+                    Instr::ObjectSpread { obj, src } => {
+                        let target = reg!(obj);
+                        let from = reg!(src);
+                        let pairs = self.own_entries(from);
+                        if let Some(d) = ops::object_data(target) {
+                            for (k, v) in pairs {
+                                d.props.set(k, v);
+                            }
+                        }
+                    }
+                    Instr::DefineAccessor { obj, name, func, kind } => {
+                        let key = atoms[name as usize];
+                        let f = reg!(func);
+                        if let Some(d) = ops::object_data(reg!(obj)) {
+                            self.define_in(&mut d.props, key, f, kind);
+                        }
+                    }
+                    Instr::ObjectRest { dst, src, excluded } => {
+                        let from = reg!(src);
+                        if from.is_nullish() {
+                            fault!(Fault::Type(format!(
+                                "Cannot destructure '{}' as it is {}.",
+                                ops::to_display(from),
+                                ops::to_display(from)
+                            )));
+                        }
+                        let ex: Vec<Atom> = ops::array_data(reg!(excluded))
+                            .map(|a| a.iter().map(|&k| ops::to_key(k)).collect())
+                            .unwrap_or_default();
+                        let pairs = self.own_entries(from);
+                        let o = self.new_instance(Value::UNDEFINED);
+                        if let Some(d) = ops::object_data(o) {
+                            for (k, v) in pairs {
+                                if !ex.contains(&k) {
+                                    d.props.set(k, v);
+                                }
+                            }
+                        }
+                        set!(dst, o)
+                    }
+                    Instr::ArrayRest { dst, src, start } => {
+                        let items = tri!(self.collect_iterable(reg!(src)));
+                        let rest = items.get(start as usize..).map(|s| s.to_vec()).unwrap_or_default();
+                        let a = self.rt.heap.alloc_array(rest);
+                        set!(dst, a)
+                    }
+
+                    Instr::NewClass { dst, name, parent, ctor } => {
+                        let parent_v = if parent == u16::MAX { Value::UNDEFINED } else { reg!(parent) };
+                        if !parent_v.is_undefined() && ops::class_data(parent_v).is_none() {
+                            fault!(Fault::Type(format!(
+                                "Class extends value {} is not a constructor or null",
+                                ops::to_display(parent_v)
+                            )));
+                        }
+                        let ctor_v = reg!(ctor);
+                        let class = self.rt.heap.alloc(Body::Class(Mut::new(ClassData {
+                            name: atoms[name as usize],
+                            parent: parent_v,
+                            ctor: ctor_v,
+                            field_init: Value::UNDEFINED,
+                            proto_props: PropMap::new(),
+                            statics: PropMap::new(),
+                            kind: BuiltinKind::Ordinary,
+                            call: Value::UNDEFINED,
+                        })));
+                        set_home(ctor_v, class);
+                        set!(dst, class)
+                    }
+                    Instr::DefineMethod { class, name, func, kind, is_static } => {
+                        let c = reg!(class);
+                        let fv = reg!(func);
+                        let cd = tri!(Self::the_class(c));
+                        set_home(fv, c);
+                        let table = if is_static { &mut cd.statics } else { &mut cd.proto_props };
+                        self.define_in(table, atoms[name as usize], fv, kind);
+                    }
+                    Instr::DefineMethodComputed { class, key, func, kind, is_static } => {
+                        let c = reg!(class);
+                        let fv = reg!(func);
+                        let k = ops::to_key(reg!(key));
+                        let cd = tri!(Self::the_class(c));
+                        set_home(fv, c);
+                        let table = if is_static { &mut cd.statics } else { &mut cd.proto_props };
+                        self.define_in(table, k, fv, kind);
+                    }
+                    Instr::InitFields => {
+                        let home = Self::current_home(task);
+                        let this = reg!(0);
+                        save_pc!();
+                        invoked!(self.init_fields_of(task, home, this));
+                    }
+                    Instr::SetFieldInit { class, func } => {
+                        let c = reg!(class);
+                        let fv = reg!(func);
+                        let cd = tri!(Self::the_class(c));
+                        set_home(fv, c);
+                        cd.field_init = fv;
+                    }
+
+                    Instr::GetIter { dst, src } => {
+                        let it = tri!(self.make_iter(reg!(src)));
+                        set!(dst, it)
+                    }
+                    Instr::IterNext { dst, iter, off } => match self.iter_next(reg!(iter)) {
+                        Some(v) => set!(dst, v),
+                        None => jump!(off),
+                    },
+                    Instr::ForInKeys { dst, src } => {
+                        let keys = ops::own_keys(reg!(src));
+                        let vals: Vec<Value> = keys.iter().map(|k| self.rt.heap.alloc_str(k.as_str())).collect();
+                        let a = self.rt.heap.alloc_array(vals);
+                        set!(dst, a)
+                    }
+
+                    Instr::TryBegin { exc, off } => task.handlers.push(Handler {
+                        depth: task.frames.len() as u32,
+                        pc: (pc as i64 + off as i64) as u32,
+                        exc: (base + exc as usize) as u32,
+                    }),
+                    Instr::TryEnd => {
+                        task.handlers.pop();
+                    }
+                    Instr::Throw { src } => {
+                        let v = reg!(src);
+                        save_pc!();
+                        return Err(Fault::Thrown(v));
+                    }
+
+                    Instr::Await { dst, src } => {
+                        // Waitables arrive with the task runtime; every
+                        // other value passes through unchanged.
+                        set!(dst, reg!(src));
+                    }
+                    Instr::Spawn { .. } | Instr::SpawnSpread { .. } | Instr::Select { .. } => {
+                        fault!(Fault::Type("tasks are not available in this build of the runtime".into()));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Pops the current frame with result `v`. Returns Some(outcome) when
+    /// the task's outermost frame returned.
+    fn do_return(&mut self, task: &mut Task, v: Value) -> Result<Option<RunOutcome>, Fault> {
+        let frame = task.frames.pop().expect("frame");
+        let depth = task.frames.len() as u32;
+        while task.handlers.last().is_some_and(|h| h.depth > depth) {
+            task.handlers.pop();
+        }
+        let this = task.regs[frame.base as usize];
+        let result = if frame.flags & flags::CONSTRUCT != 0 && !is_object_like(v) { this } else { v };
+        if frame.flags & flags::INIT_FIELDS_AFTER != 0 {
+            let fi = ops::class_data(frame.after).map(|c| c.field_init).unwrap_or(Value::UNDEFINED);
+            if let Some(c) = closure_of(fi) {
+                // Reuse the finished constructor's window: register 0
+                // still holds `this`.
+                self.push_frame(task, fi, c, frame.base as usize, 0, frame.ret as usize, flags::DISCARD)?;
+                return Ok(None);
+            }
+        }
+        if task.frames.is_empty() {
+            return Ok(Some(RunOutcome::Completed(result)));
+        }
+        if frame.flags & flags::DISCARD == 0 {
+            task.regs[frame.ret as usize] = result;
+        }
+        Ok(None)
+    }
+
+    /// `super(args)`: runs the parent constructor on `this`, then the
+    /// current class's field initialiser.
+    fn super_call(&mut self, task: &mut Task, f: usize, argc: usize) -> Result<Invoked, Fault> {
+        let home = Self::current_home(task);
+        let this = task.regs[task.frames.last().map(|fr| fr.base as usize).unwrap_or(0)];
+        task.regs[f] = Value::UNDEFINED;
+        task.regs[f + 1] = this;
+        let mut parent = ops::class_data(home).map(|c| c.parent).unwrap_or(Value::UNDEFINED);
+        let mut ctor = Value::UNDEFINED;
+        while let Some(pd) = ops::class_data(parent) {
+            if !pd.ctor.is_undefined() {
+                ctor = pd.ctor;
+                break;
+            }
+            parent = pd.parent;
+        }
+        let has_fields = ops::class_data(home).is_some_and(|c| !c.field_init.is_undefined());
+        match ctor.as_obj().map(|o| &o.body) {
+            Some(Body::Function(Function::Closure(c))) => {
+                let fl = flags::DISCARD | if has_fields { flags::INIT_FIELDS_AFTER } else { 0 };
+                self.push_frame(task, ctor, c, f + 1, argc, f, fl)?;
+                if let Some(fr) = task.frames.last_mut() {
+                    fr.after = home;
+                }
+                Ok(Invoked::Pushed)
+            }
+            Some(Body::Function(Function::Native(n))) => {
+                self.call_native(task, n.f, this, f + 2, argc)?;
+                self.init_fields_of(task, home, this)
+            }
+            _ => self.init_fields_of(task, home, this),
+        }
+    }
+
+    /// Expands the spread array in `regs[f + 2]` into argument registers;
+    /// returns the argument count.
+    fn spread_args(&mut self, task: &mut Task, f: usize) -> Result<usize, Fault> {
+        let items = self.collect_iterable(task.regs[f + 2])?;
+        let need = f + 2 + items.len() + 1;
+        if task.regs.len() < need {
+            task.regs.resize(need, Value::UNDEFINED);
+        }
+        let n = items.len();
+        task.regs[f + 2..f + 2 + n].copy_from_slice(&items);
+        Ok(n)
+    }
+
+    /// Own enumerable (key, value) pairs for spread and rest.
+    fn own_entries(&mut self, v: Value) -> Vec<(Atom, Value)> {
+        match v.as_obj().map(|o| &o.body) {
+            Some(Body::Object(d)) => {
+                let d = d.get();
+                d.props.ordered_keys().into_iter().map(|k| (k, d.props.get(k).unwrap_or_default())).collect()
+            }
+            Some(Body::Array(a)) => {
+                let items = a.get().clone();
+                items.into_iter().enumerate().map(|(i, x)| (ops::number_key(i as f64), x)).collect()
+            }
+            Some(Body::Str(s)) => {
+                let chars: Vec<String> = s.s.chars().map(|c| c.to_string()).collect();
+                chars
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, c)| (ops::number_key(i as f64), self.rt.heap.alloc_str(c)))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// String concatenation and its type errors.
+    fn add_slow(&mut self, x: Value, y: Value) -> Result<Value, Fault> {
+        match (ops::as_str(x), ops::as_str(y)) {
+            (Some(a), Some(b)) => {
+                let mut s = String::with_capacity(a.len() + b.len());
+                s.push_str(a);
+                s.push_str(b);
+                Ok(self.rt.heap.alloc_str(s))
+            }
+            (Some(a), None) => {
+                let s = format!("{}{}", a, ops::to_display(y));
+                Ok(self.rt.heap.alloc_str(s))
+            }
+            (None, Some(b)) => {
+                let s = format!("{}{}", ops::to_display(x), b);
+                Ok(self.rt.heap.alloc_str(s))
+            }
+            (None, None) => Err(operand_fault("+", x, y)),
+        }
+    }
+
+    /// A user-defined `toString` method of a class instance, if any.
+    fn user_to_string(&self, v: Value) -> Option<Value> {
+        let d = ops::object_data(v)?;
+        let m = d.props.get(names::TO_STRING).or_else(|| ops::lookup_proto(d.class, names::TO_STRING))?;
+        if ops::is_closure(m) {
+            Some(m)
+        } else {
+            None
+        }
+    }
+}
+
+fn receiver_name(v: Value) -> String {
+    if v.is_nullish() {
+        return ops::to_display(v);
+    }
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Object(d)) => {
+            let c = d.get().class;
+            ops::class_data(c).map(|c| c.name.as_str().to_owned()).unwrap_or_else(|| "object".into())
+        }
+        Some(Body::Class(c)) => c.get().name.as_str().to_owned(),
+        _ => ops::type_of(v).to_owned(),
+    }
+}
+
+fn describe_iterable(v: Value) -> String {
+    if v.is_nullish() || v.is_number() || v.is_bool() {
+        ops::to_display(v)
+    } else {
+        "object".into()
+    }
+}

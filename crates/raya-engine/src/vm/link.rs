@@ -1,0 +1,56 @@
+//! Linking: turning compiled prototypes into runnable ones.
+//!
+//! The compiler's [`FuncProto`] is plain data (constants as Rust values).
+//! Before a program runs, each prototype is paired with its run-time
+//! constants — strings allocated on the heap, property names interned as
+//! atoms — and per-instruction inline caches.
+
+use super::atom::Atom;
+use super::heap::Heap;
+use super::value::Value;
+use crate::bytecode::{Constant, FuncProto};
+use std::sync::atomic::AtomicU32;
+use std::sync::Arc;
+
+pub struct RtProto {
+    pub proto: Arc<FuncProto>,
+    /// `consts[i]` is constant i as a value.
+    pub consts: Box<[Value]>,
+    /// `atoms[i]` is constant i as a property name (numbers in their
+    /// canonical string form).
+    pub atoms: Box<[Atom]>,
+    pub children: Box<[Arc<RtProto>]>,
+    /// Inline cache per instruction: the property slot where the last
+    /// lookup at that instruction found its key (a hint, always verified).
+    pub ic: Box<[AtomicU32]>,
+}
+
+/// Links `proto` and its nested prototypes; every constant allocated is
+/// also pushed to `roots`, which the VM keeps as GC roots for the life of
+/// the program.
+pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, roots: &mut Vec<Value>) -> Arc<RtProto> {
+    let mut consts = Vec::with_capacity(proto.consts.len());
+    let mut atoms = Vec::with_capacity(proto.consts.len());
+    for c in &proto.consts {
+        match c {
+            Constant::Number(n) => {
+                consts.push(Value::number(*n));
+                atoms.push(Atom::intern(&crate::builtins::numconv::number_to_string(*n)));
+            }
+            Constant::String(s) => {
+                let v = heap.alloc_str(s.as_str());
+                roots.push(v);
+                consts.push(v);
+                atoms.push(Atom::intern(s));
+            }
+        }
+    }
+    let children = proto.protos.iter().map(|p| link(p, heap, roots)).collect();
+    Arc::new(RtProto {
+        proto: proto.clone(),
+        consts: consts.into_boxed_slice(),
+        atoms: atoms.into_boxed_slice(),
+        children,
+        ic: (0..proto.code.len()).map(|_| AtomicU32::new(0)).collect(),
+    })
+}

@@ -1,0 +1,409 @@
+//! Heap objects.
+//!
+//! Every heap value is an [`Obj`]: a GC header and a [`Body`]. Bodies that
+//! scripts can mutate keep their state in a [`Mut`] cell.
+//!
+//! # Mutation rule
+//!
+//! `Mut::get` hands out `&mut T` from `&self`. The rule that keeps this
+//! sound: a borrow obtained from `get` is used and dropped inside one
+//! runtime operation, never held across a call into other runtime code that
+//! might borrow the same object again (natives that take two objects that
+//! may be the same — `a.concat(a)` — copy out of the first before touching
+//! the second). With several workers, structural operations on one object
+//! (array growth, property insertion, map rehash) will additionally take
+//! the per-object lock in [`Header`]; see `design/memory.md`.
+
+use super::atom::Atom;
+use super::value::Value;
+use crate::bytecode::FuncProto;
+use std::cell::UnsafeCell;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+
+/// Interior-mutable state of a heap object (see the module's mutation rule).
+pub struct Mut<T>(UnsafeCell<T>);
+
+// SAFETY: access follows the module's mutation rule; cross-worker
+// structural changes are serialised by the object's lock.
+unsafe impl<T: Send> Sync for Mut<T> {}
+unsafe impl<T: Send> Send for Mut<T> {}
+
+impl<T> Mut<T> {
+    pub fn new(v: T) -> Mut<T> {
+        Mut(UnsafeCell::new(v))
+    }
+
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    pub fn get(&self) -> &mut T {
+        // SAFETY: see the module's mutation rule.
+        unsafe { &mut *self.0.get() }
+    }
+}
+
+pub struct Header {
+    /// Set by the marker during a collection; cleared by the sweeper.
+    pub marked: AtomicBool,
+}
+
+pub struct Obj {
+    pub header: Header,
+    pub body: Body,
+}
+
+pub enum Body {
+    Str(JsStr),
+    Array(Mut<Vec<Value>>),
+    /// Plain objects and class instances.
+    Object(Mut<ObjectData>),
+    Function(Function),
+    Class(Mut<ClassData>),
+    /// A captured variable (see bytecode "Captured variables").
+    Cell(Mut<Value>),
+    Map(Mut<MapData>),
+    /// A Set is a map whose values are unused.
+    Set(Mut<MapData>),
+    /// An accessor property's getter/setter pair (never visible to scripts).
+    Accessor(Mut<Accessor>),
+    Iter(Mut<IterState>),
+}
+
+impl Obj {
+    pub fn is_empty_string(&self) -> bool {
+        matches!(&self.body, Body::Str(s) if s.s.is_empty())
+    }
+
+    pub fn as_str(&self) -> Option<&JsStr> {
+        match &self.body {
+            Body::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// An immutable string with JavaScript (UTF-16) length semantics.
+pub struct JsStr {
+    pub s: Box<str>,
+    /// Length in UTF-16 code units.
+    pub utf16_len: u32,
+}
+
+impl JsStr {
+    pub fn new(s: Box<str>) -> JsStr {
+        let utf16_len = if s.is_ascii() { s.len() } else { s.encode_utf16().count() } as u32;
+        JsStr { s, utf16_len }
+    }
+
+    pub fn is_ascii(&self) -> bool {
+        self.s.len() == self.utf16_len as usize
+    }
+
+    /// The UTF-16 code unit at `i`.
+    pub fn code_unit(&self, i: usize) -> Option<u16> {
+        if self.is_ascii() {
+            self.s.as_bytes().get(i).map(|&b| b as u16)
+        } else {
+            self.s.encode_utf16().nth(i)
+        }
+    }
+}
+
+/// Ordered property storage: insertion order, with an index once large.
+#[derive(Default, Clone)]
+pub struct PropMap {
+    pub keys: Vec<Atom>,
+    pub vals: Vec<Value>,
+    index: Option<HashMap<Atom, u32>>,
+}
+
+const INDEX_THRESHOLD: usize = 12;
+
+impl PropMap {
+    pub fn new() -> PropMap {
+        PropMap::default()
+    }
+
+    #[inline]
+    pub fn find(&self, key: Atom) -> Option<usize> {
+        match &self.index {
+            Some(ix) => ix.get(&key).map(|&i| i as usize),
+            None => self.keys.iter().position(|&k| k == key),
+        }
+    }
+
+    #[inline]
+    pub fn get(&self, key: Atom) -> Option<Value> {
+        self.find(key).map(|i| self.vals[i])
+    }
+
+    /// Sets or inserts; returns the slot index.
+    pub fn set(&mut self, key: Atom, v: Value) -> usize {
+        if let Some(i) = self.find(key) {
+            self.vals[i] = v;
+            return i;
+        }
+        let i = self.keys.len();
+        self.keys.push(key);
+        self.vals.push(v);
+        if let Some(ix) = &mut self.index {
+            ix.insert(key, i as u32);
+        } else if self.keys.len() > INDEX_THRESHOLD {
+            self.index = Some(self.keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect());
+        }
+        i
+    }
+
+    pub fn remove(&mut self, key: Atom) -> bool {
+        match self.find(key) {
+            Some(i) => {
+                self.keys.remove(i);
+                self.vals.remove(i);
+                if self.index.is_some() {
+                    self.index =
+                        Some(self.keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect());
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Keys in JavaScript order: array-index keys ascending, then the rest
+    /// in insertion order.
+    pub fn ordered_keys(&self) -> Vec<Atom> {
+        let mut ints: Vec<(u32, Atom)> =
+            self.keys.iter().filter_map(|&k| k.as_index().map(|i| (i, k))).collect();
+        if ints.is_empty() {
+            return self.keys.clone();
+        }
+        ints.sort_by_key(|&(i, _)| i);
+        let mut out: Vec<Atom> = ints.into_iter().map(|(_, k)| k).collect();
+        out.extend(self.keys.iter().filter(|k| k.as_index().is_none()));
+        out
+    }
+}
+
+pub struct ObjectData {
+    /// The instance's class, or undefined for a plain object.
+    pub class: Value,
+    pub props: PropMap,
+    pub frozen: bool,
+}
+
+pub type NativeFn = fn(&mut super::native::NativeCtx, Value, &[Value]) -> Result<Value, Value>;
+
+pub enum Function {
+    Closure(Closure),
+    Native(Native),
+}
+
+pub struct Closure {
+    pub proto: Arc<super::link::RtProto>,
+    /// Captured cells, in `FuncProto::captures` order.
+    pub upvals: Box<[Value]>,
+    /// The class a method belongs to (for `super`), or undefined.
+    pub home: Mut<Value>,
+}
+
+pub struct Native {
+    pub name: &'static str,
+    pub f: NativeFn,
+    /// Extra state for natives made at run time (e.g. bound receivers).
+    pub data: Value,
+}
+
+impl Function {
+    pub fn name(&self) -> &str {
+        match self {
+            Function::Closure(c) => &c.proto.proto.name,
+            Function::Native(n) => n.name,
+        }
+    }
+
+    pub fn proto(&self) -> Option<&FuncProto> {
+        match self {
+            Function::Closure(c) => Some(&c.proto.proto),
+            Function::Native(_) => None,
+        }
+    }
+}
+
+/// Which built-in representation `new C()` creates for a class.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BuiltinKind {
+    /// A user class, or a built-in whose instances are plain objects
+    /// (Error and its subclasses).
+    Ordinary,
+    Array,
+    Map,
+    Set,
+    String,
+    Number,
+    Boolean,
+    Function,
+    /// Built-ins that are not constructible (`Math`-like namespaces).
+    Namespace,
+}
+
+pub struct ClassData {
+    pub name: Atom,
+    /// Parent class, or undefined.
+    pub parent: Value,
+    /// Constructor: a closure with `is_constructor`, a native, or undefined
+    /// (then the parent's constructor runs, with the field initialiser).
+    pub ctor: Value,
+    /// Instance field initialiser (closure) or undefined.
+    pub field_init: Value,
+    /// Methods, accessors and shared data properties (the prototype).
+    pub proto_props: PropMap,
+    /// Static members.
+    pub statics: PropMap,
+    pub kind: BuiltinKind,
+    /// For built-ins callable without `new` (`String(x)`, `Number(x)`,
+    /// `Error("m")`): the native called then.
+    pub call: Value,
+}
+
+#[derive(Clone, Copy)]
+pub struct Accessor {
+    pub get: Value,
+    pub set: Value,
+}
+
+pub enum IterState {
+    /// Arrays (and for-in key lists): next index.
+    Array { arr: Value, next: usize },
+    /// Strings: next byte offset (iterates code points).
+    Str { s: Value, next: usize },
+    /// Maps: entry index; `kind` 0 = keys, 1 = values, 2 = [k, v] entries.
+    Map { map: Value, next: usize, kind: u8 },
+}
+
+/// Key of a Map/Set entry: SameValueZero equality (strings by content,
+/// numbers by value with -0 == 0 and NaN == NaN, everything else by
+/// identity).
+#[derive(Clone, Copy)]
+pub struct MapKey(pub Value);
+
+impl MapKey {
+    pub fn normalize(v: Value) -> MapKey {
+        if v.is_number() && v.as_number() == 0.0 {
+            MapKey(Value::number(0.0))
+        } else {
+            MapKey(v)
+        }
+    }
+}
+
+impl PartialEq for MapKey {
+    fn eq(&self, other: &MapKey) -> bool {
+        if self.0 == other.0 {
+            return true;
+        }
+        match (self.0.as_obj(), other.0.as_obj()) {
+            (Some(a), Some(b)) => match (a.as_str(), b.as_str()) {
+                (Some(x), Some(y)) => x.s == y.s,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+impl Eq for MapKey {}
+
+impl Hash for MapKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self.0.as_obj().and_then(|o| o.as_str()) {
+            Some(s) => s.s.hash(state),
+            None => self.0.bits().hash(state),
+        }
+    }
+}
+
+/// Insertion-ordered hash map with O(1) delete (tombstones, compacted when
+/// they outnumber live entries).
+#[derive(Default)]
+pub struct MapData {
+    pub entries: Vec<Option<(Value, Value)>>,
+    index: HashMap<MapKey, usize>,
+}
+
+impl MapData {
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    pub fn get(&self, k: Value) -> Option<Value> {
+        self.index.get(&MapKey::normalize(k)).map(|&i| self.entries[i].unwrap().1)
+    }
+
+    pub fn has(&self, k: Value) -> bool {
+        self.index.contains_key(&MapKey::normalize(k))
+    }
+
+    pub fn set(&mut self, k: Value, v: Value) {
+        let key = MapKey::normalize(k);
+        if let Some(&i) = self.index.get(&key) {
+            if let Some(e) = &mut self.entries[i] {
+                e.1 = v;
+            }
+            return;
+        }
+        self.index.insert(key, self.entries.len());
+        self.entries.push(Some((key.0, v)));
+    }
+
+    pub fn delete(&mut self, k: Value) -> bool {
+        match self.index.remove(&MapKey::normalize(k)) {
+            Some(i) => {
+                self.entries[i] = None;
+                if self.entries.len() > 32 && self.index.len() * 2 < self.entries.len() {
+                    self.compact();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.index.clear();
+    }
+
+    fn compact(&mut self) {
+        self.entries.retain(|e| e.is_some());
+        for (i, e) in self.entries.iter().enumerate() {
+            let (k, _) = e.unwrap();
+            self.index.insert(MapKey(k), i);
+        }
+    }
+
+    /// Live entries in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (Value, Value)> + '_ {
+        self.entries.iter().flatten().copied()
+    }
+}
+
+/// Counter for `Task`-like ids and other process-wide sequences.
+pub static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+
+pub fn next_id() -> u32 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}

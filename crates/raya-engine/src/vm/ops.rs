@@ -1,0 +1,713 @@
+//! Language semantics shared by the interpreter and the built-ins:
+//! conversions, equality, `typeof`, and property access on every kind of
+//! value. Nothing here allocates error objects: faults are returned as
+//! [`Fault`] and turned into Raya errors (with a stack trace) by the caller.
+
+use super::atom::{names, Atom};
+use super::heap::Heap;
+use super::object::{Accessor, Body, BuiltinKind, ClassData, Function, ObjectData, PropMap};
+use super::realm::Realm;
+use super::value::Value;
+use crate::builtins::numconv;
+
+/// A run-time fault raised by an operation.
+#[derive(Debug, Clone)]
+pub enum Fault {
+    Type(String),
+    Range(String),
+    /// A Raya value to throw as is.
+    Thrown(Value),
+}
+
+pub type OpResult<T> = Result<T, Fault>;
+
+pub fn type_error<T>(msg: impl Into<String>) -> OpResult<T> {
+    Err(Fault::Type(msg.into()))
+}
+
+pub fn type_of(v: Value) -> &'static str {
+    if v.is_number() {
+        return "number";
+    }
+    match v {
+        Value::UNDEFINED => "undefined",
+        Value::NULL => "object",
+        Value::TRUE | Value::FALSE => "boolean",
+        _ => match v.as_obj().map(|o| &o.body) {
+            Some(Body::Str(_)) => "string",
+            Some(Body::Function(_)) | Some(Body::Class(_)) => "function",
+            _ => "object",
+        },
+    }
+}
+
+#[inline]
+pub fn as_str(v: Value) -> Option<&'static str> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Str(s)) => Some(&s.s),
+        _ => None,
+    }
+}
+
+pub fn is_string(v: Value) -> bool {
+    as_str(v).is_some()
+}
+
+/// `===`
+#[inline]
+pub fn strict_eq(a: Value, b: Value) -> bool {
+    if a.is_number() && b.is_number() {
+        return a.as_number() == b.as_number();
+    }
+    if a == b {
+        return true;
+    }
+    match (as_str(a), as_str(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// `==`: strict equality, plus null == undefined.
+pub fn loose_eq(a: Value, b: Value) -> bool {
+    strict_eq(a, b) || (a.is_nullish() && b.is_nullish())
+}
+
+/// SameValueZero (Map keys, `includes`).
+pub fn same_value_zero(a: Value, b: Value) -> bool {
+    if a.is_number() && b.is_number() {
+        let (x, y) = (a.as_number(), b.as_number());
+        return x == y || (x.is_nan() && y.is_nan());
+    }
+    strict_eq(a, b)
+}
+
+pub fn class_data(v: Value) -> Option<&'static mut ClassData> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Class(c)) => Some(c.get()),
+        _ => None,
+    }
+}
+
+pub fn object_data(v: Value) -> Option<&'static mut ObjectData> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Object(d)) => Some(d.get()),
+        _ => None,
+    }
+}
+
+pub fn array_data(v: Value) -> Option<&'static mut Vec<Value>> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Array(a)) => Some(a.get()),
+        _ => None,
+    }
+}
+
+/// The class of any value, for `instanceof` and method lookup.
+pub fn class_of(realm: &Realm, v: Value) -> Value {
+    let c = &realm.classes;
+    if v.is_number() {
+        return c.number;
+    }
+    if v.is_bool() {
+        return c.boolean;
+    }
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Str(_)) => c.string,
+        Some(Body::Array(_)) => c.array,
+        Some(Body::Object(d)) => {
+            let k = d.get().class;
+            if k.is_undefined() {
+                c.object
+            } else {
+                k
+            }
+        }
+        Some(Body::Function(_)) | Some(Body::Class(_)) => c.function,
+        Some(Body::Map(_)) => c.map,
+        Some(Body::Set(_)) => c.set,
+        _ => Value::UNDEFINED,
+    }
+}
+
+/// `v instanceof class`
+pub fn instance_of(realm: &Realm, v: Value, class: Value) -> OpResult<bool> {
+    if class_data(class).is_none() {
+        return type_error("Right-hand side of 'instanceof' is not callable");
+    }
+    if v.is_number() || v.is_bool() || is_string(v) || v.is_nullish() {
+        return Ok(false);
+    }
+    if class == realm.classes.object {
+        return Ok(true);
+    }
+    let mut c = class_of(realm, v);
+    while let Some(d) = class_data(c) {
+        if c == class {
+            return Ok(true);
+        }
+        c = d.parent;
+    }
+    Ok(false)
+}
+
+/// Converts a number to the property key it names.
+pub fn number_key(n: f64) -> Atom {
+    if n >= 0.0 && n < 1e9 && n.fract() == 0.0 {
+        let mut buf = itoa_u32(n as u32);
+        Atom::intern(buf.as_str_mut())
+    } else {
+        Atom::intern(&numconv::number_to_string(n))
+    }
+}
+
+struct SmallBuf {
+    buf: [u8; 12],
+    len: usize,
+}
+
+impl SmallBuf {
+    fn as_str_mut(&mut self) -> &str {
+        std::str::from_utf8(&self.buf[12 - self.len..]).unwrap_or("0")
+    }
+}
+
+fn itoa_u32(mut n: u32) -> SmallBuf {
+    let mut b = SmallBuf { buf: [0; 12], len: 0 };
+    loop {
+        b.len += 1;
+        b.buf[12 - b.len] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    b
+}
+
+/// ToPropertyKey for computed member access.
+pub fn to_key(v: Value) -> Atom {
+    if v.is_number() {
+        return number_key(v.as_number());
+    }
+    match as_str(v) {
+        Some(s) => Atom::intern(s),
+        None => Atom::intern(&to_display(v)),
+    }
+}
+
+/// `String(v)` for any value, without calling user code.
+pub fn to_display(v: Value) -> String {
+    let mut out = String::new();
+    write_display(v, &mut out, 0);
+    out
+}
+
+fn write_display(v: Value, out: &mut String, depth: usize) {
+    if v.is_number() {
+        out.push_str(&numconv::number_to_string(v.as_number()));
+        return;
+    }
+    match v {
+        Value::UNDEFINED => out.push_str("undefined"),
+        Value::NULL => out.push_str("null"),
+        Value::TRUE => out.push_str("true"),
+        Value::FALSE => out.push_str("false"),
+        _ => match v.as_obj().map(|o| &o.body) {
+            Some(Body::Str(s)) => out.push_str(&s.s),
+            Some(Body::Array(a)) => {
+                if depth > 32 {
+                    return;
+                }
+                let items = a.get().clone();
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    if !x.is_nullish() {
+                        write_display(*x, out, depth + 1);
+                    }
+                }
+            }
+            Some(Body::Object(d)) => {
+                let d = d.get();
+                if let Some(name) = error_name(d) {
+                    let msg = d.props.get(names::MESSAGE).map(to_display).unwrap_or_default();
+                    out.push_str(&name);
+                    if !msg.is_empty() {
+                        out.push_str(": ");
+                        out.push_str(&msg);
+                    }
+                } else {
+                    out.push_str("[object Object]");
+                }
+            }
+            Some(Body::Function(f)) => {
+                out.push_str("function ");
+                out.push_str(f.name());
+                out.push_str("() { [native code] }");
+            }
+            Some(Body::Class(c)) => {
+                out.push_str("class ");
+                out.push_str(c.get().name.as_str());
+                out.push_str(" { }");
+            }
+            Some(Body::Map(_)) => out.push_str("[object Map]"),
+            Some(Body::Set(_)) => out.push_str("[object Set]"),
+            _ => out.push_str("[object Object]"),
+        },
+    }
+}
+
+/// If `d` is an instance of an Error class, its `name` (own property or
+/// inherited).
+pub fn error_name(d: &ObjectData) -> Option<String> {
+    let mut c = d.class;
+    let mut is_error = false;
+    let mut name = None;
+    while let Some(cd) = class_data(c) {
+        if name.is_none() {
+            if let Some(n) = cd.proto_props.get(names::NAME) {
+                name = Some(to_display(n));
+            }
+        }
+        if cd.name.as_str() == "Error" && cd.kind == BuiltinKind::Ordinary && cd.parent.is_undefined() {
+            is_error = true;
+        }
+        c = cd.parent;
+    }
+    if !is_error {
+        return None;
+    }
+    if let Some(n) = d.props.get(names::NAME) {
+        return Some(to_display(n));
+    }
+    name.or_else(|| Some("Error".into()))
+}
+
+/// Result of reading a property: a value, or an accessor to call.
+pub enum Got {
+    Value(Value),
+    Getter(Value),
+}
+
+fn from_slot(v: Value) -> Got {
+    if let Some(Body::Accessor(a)) = v.as_obj().map(|o| &o.body) {
+        let a: Accessor = *a.get();
+        if a.get.is_undefined() {
+            Got::Value(Value::UNDEFINED)
+        } else {
+            Got::Getter(a.get)
+        }
+    } else {
+        Got::Value(v)
+    }
+}
+
+/// Finds `key` along a class chain's prototype properties.
+pub fn lookup_proto(mut class: Value, key: Atom) -> Option<Value> {
+    while let Some(cd) = class_data(class) {
+        if let Some(v) = cd.proto_props.get(key) {
+            return Some(v);
+        }
+        class = cd.parent;
+    }
+    None
+}
+
+/// Finds a static member along a class chain.
+pub fn lookup_static(mut class: Value, key: Atom) -> Option<Value> {
+    while let Some(cd) = class_data(class) {
+        if let Some(v) = cd.statics.get(key) {
+            return Some(v);
+        }
+        class = cd.parent;
+    }
+    None
+}
+
+fn describe_for_error(v: Value) -> &'static str {
+    if v.is_null() {
+        "null"
+    } else {
+        "undefined"
+    }
+}
+
+pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResult<Got> {
+    if obj.is_number() {
+        return Ok(from_method(&realm.methods.number, key));
+    }
+    match obj {
+        Value::UNDEFINED | Value::NULL => {
+            return type_error(format!(
+                "Cannot read properties of {} (reading '{}')",
+                describe_for_error(obj),
+                key.as_str()
+            ))
+        }
+        Value::TRUE | Value::FALSE => return Ok(from_method(&realm.methods.boolean, key)),
+        _ => {}
+    }
+    let o = obj.as_obj().expect("object value");
+    Ok(match &o.body {
+        Body::Object(d) => {
+            let d = d.get();
+            if let Some(v) = d.props.get(key) {
+                return Ok(from_slot(v));
+            }
+            if let Some(v) = lookup_proto(d.class, key) {
+                return Ok(from_slot(v));
+            }
+            from_method(&realm.methods.object, key)
+        }
+        Body::Array(a) => {
+            if key == names::LENGTH {
+                return Ok(Got::Value(Value::number(a.get().len() as f64)));
+            }
+            if let Some(i) = key.as_index() {
+                return Ok(Got::Value(a.get().get(i as usize).copied().unwrap_or(Value::UNDEFINED)));
+            }
+            from_method(&realm.methods.array, key)
+        }
+        Body::Str(s) => {
+            if key == names::LENGTH {
+                return Ok(Got::Value(Value::number(s.utf16_len as f64)));
+            }
+            if let Some(i) = key.as_index() {
+                return Ok(Got::Value(string_index(heap, obj, i as usize)));
+            }
+            from_method(&realm.methods.string, key)
+        }
+        Body::Function(f) => {
+            if key == names::NAME {
+                let n = f.name().to_owned();
+                return Ok(Got::Value(heap.alloc_str(n)));
+            }
+            if key == names::LENGTH {
+                let n = f.proto().map(|p| p.arity).unwrap_or(0);
+                return Ok(Got::Value(Value::number(n as f64)));
+            }
+            from_method(&realm.methods.function, key)
+        }
+        Body::Class(c) => {
+            if key == names::NAME {
+                let n = c.get().name.as_str();
+                return Ok(Got::Value(heap.alloc_str(n)));
+            }
+            match lookup_static(obj, key) {
+                Some(v) => from_slot(v),
+                None => from_method(&realm.methods.function, key),
+            }
+        }
+        Body::Map(m) => {
+            if key.as_str() == "size" {
+                return Ok(Got::Value(Value::number(m.get().len() as f64)));
+            }
+            from_method(&realm.methods.map, key)
+        }
+        Body::Set(m) => {
+            if key.as_str() == "size" {
+                return Ok(Got::Value(Value::number(m.get().len() as f64)));
+            }
+            from_method(&realm.methods.set, key)
+        }
+        _ => Got::Value(Value::UNDEFINED),
+    })
+}
+
+fn from_method(table: &PropMap, key: Atom) -> Got {
+    Got::Value(table.get(key).unwrap_or(Value::UNDEFINED))
+}
+
+/// `s[i]` as a one-code-unit string (undefined out of range).
+pub fn string_index(heap: &mut Heap, s: Value, i: usize) -> Value {
+    let js = s.as_obj().and_then(|o| o.as_str()).expect("string");
+    if i >= js.utf16_len as usize {
+        return Value::UNDEFINED;
+    }
+    if js.is_ascii() {
+        let b = js.s.as_bytes()[i];
+        return heap.alloc_str((b as char).to_string());
+    }
+    let unit = js.s.encode_utf16().nth(i).unwrap_or(0xFFFD);
+    heap.alloc_str(String::from_utf16_lossy(&[unit]))
+}
+
+/// Outcome of a property write: done, or a setter to call.
+pub enum Put {
+    Done,
+    Setter(Value),
+}
+
+pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put> {
+    let o = match obj.as_obj() {
+        Some(o) => o,
+        None => {
+            if obj.is_nullish() {
+                return type_error(format!(
+                    "Cannot set properties of {} (setting '{}')",
+                    describe_for_error(obj),
+                    key.as_str()
+                ));
+            }
+            return type_error(format!(
+                "Cannot create property '{}' on {} '{}'",
+                key.as_str(),
+                type_of(obj),
+                to_display(obj)
+            ));
+        }
+    };
+    let _ = realm;
+    match &o.body {
+        Body::Object(d) => {
+            let d = d.get();
+            if let Some(i) = d.props.find(key) {
+                if let Some(Body::Accessor(a)) = d.props.vals[i].as_obj().map(|o| &o.body) {
+                    return setter_of(*a.get(), key);
+                }
+                if d.frozen {
+                    return frozen_error(key);
+                }
+                d.props.vals[i] = v;
+                return Ok(Put::Done);
+            }
+            if let Some(p) = lookup_proto(d.class, key) {
+                if let Some(Body::Accessor(a)) = p.as_obj().map(|o| &o.body) {
+                    return setter_of(*a.get(), key);
+                }
+            }
+            if d.frozen {
+                return type_error(format!(
+                    "Cannot add property {}, object is not extensible",
+                    key.as_str()
+                ));
+            }
+            d.props.set(key, v);
+            Ok(Put::Done)
+        }
+        Body::Array(a) => {
+            if key == names::LENGTH {
+                return set_array_length(a.get(), v).map(|_| Put::Done);
+            }
+            if let Some(i) = key.as_index() {
+                return array_store(a.get(), i as usize, v).map(|_| Put::Done);
+            }
+            type_error(format!("Cannot create property '{}' on an array", key.as_str()))
+        }
+        Body::Class(c) => {
+            let c = c.get();
+            if let Some(Body::Accessor(a)) = c.statics.get(key).and_then(|s| s.as_obj()).map(|o| &o.body) {
+                return setter_of(*a.get(), key);
+            }
+            c.statics.set(key, v);
+            Ok(Put::Done)
+        }
+        Body::Str(_) => type_error(format!(
+            "Cannot assign to read only property '{}' of string '{}'",
+            key.as_str(),
+            to_display(obj)
+        )),
+        _ => type_error(format!("Cannot set property '{}' on this value", key.as_str())),
+    }
+}
+
+fn frozen_error<T>(key: Atom) -> OpResult<T> {
+    type_error(format!("Cannot assign to read only property '{}' of object", key.as_str()))
+}
+
+fn setter_of(a: Accessor, key: Atom) -> OpResult<Put> {
+    if a.set.is_undefined() {
+        type_error(format!("Cannot set property {} which has only a getter", key.as_str()))
+    } else {
+        Ok(Put::Setter(a.set))
+    }
+}
+
+/// Largest valid array length (2^32 - 1).
+pub const MAX_ARRAY_LEN: usize = u32::MAX as usize;
+
+pub fn set_array_length(a: &mut Vec<Value>, v: Value) -> OpResult<()> {
+    let n = if v.is_number() { v.as_number() } else { f64::NAN };
+    if !(n >= 0.0 && n.fract() == 0.0 && n <= MAX_ARRAY_LEN as f64) {
+        return Err(Fault::Range("Invalid array length".into()));
+    }
+    let n = n as usize;
+    if n > a.len() && n - a.len() > (1 << 28) {
+        return Err(Fault::Range("Invalid array length".into()));
+    }
+    a.resize(n, Value::UNDEFINED);
+    Ok(())
+}
+
+/// `a[i] = v`, filling any gap with undefined.
+#[inline]
+pub fn array_store(a: &mut Vec<Value>, i: usize, v: Value) -> OpResult<()> {
+    if i < a.len() {
+        a[i] = v;
+        return Ok(());
+    }
+    if i >= MAX_ARRAY_LEN {
+        return Err(Fault::Range("Invalid array length".into()));
+    }
+    if i - a.len() > (1 << 28) {
+        return Err(Fault::Range("Invalid array length".into()));
+    }
+    a.resize(i, Value::UNDEFINED);
+    a.push(v);
+    Ok(())
+}
+
+/// `obj[key]` where key is any value.
+#[inline]
+pub fn get_index(realm: &Realm, heap: &mut Heap, obj: Value, key: Value) -> OpResult<Got> {
+    if key.is_number() {
+        let n = key.as_number();
+        if let Some(o) = obj.as_obj() {
+            match &o.body {
+                Body::Array(a) => {
+                    let a = a.get();
+                    let i = n as usize;
+                    if i as f64 == n {
+                        return Ok(Got::Value(a.get(i).copied().unwrap_or(Value::UNDEFINED)));
+                    }
+                }
+                Body::Str(_) => {
+                    let i = n as usize;
+                    if i as f64 == n {
+                        return Ok(Got::Value(string_index(heap, obj, i)));
+                    }
+                    return Ok(Got::Value(Value::UNDEFINED));
+                }
+                _ => {}
+            }
+        }
+    }
+    if obj.is_nullish() {
+        return type_error(format!(
+            "Cannot read properties of {} (reading '{}')",
+            describe_for_error(obj),
+            to_display(key)
+        ));
+    }
+    get_prop(realm, heap, obj, to_key(key))
+}
+
+#[inline]
+pub fn set_index(realm: &Realm, obj: Value, key: Value, v: Value) -> OpResult<Put> {
+    if key.is_number() {
+        if let Some(Body::Array(a)) = obj.as_obj().map(|o| &o.body) {
+            let n = key.as_number();
+            let i = n as usize;
+            if i as f64 == n {
+                return array_store(a.get(), i, v).map(|_| Put::Done);
+            }
+        }
+    }
+    if obj.is_nullish() {
+        return type_error(format!(
+            "Cannot set properties of {} (setting '{}')",
+            describe_for_error(obj),
+            to_display(key)
+        ));
+    }
+    set_prop(realm, obj, to_key(key), v)
+}
+
+/// `key in obj`
+pub fn has_property(realm: &Realm, key: Value, obj: Value) -> OpResult<bool> {
+    let o = match obj.as_obj() {
+        Some(o) if !matches!(o.body, Body::Str(_)) => o,
+        _ => {
+            return type_error(format!(
+                "Cannot use 'in' operator to search for '{}' in {}",
+                to_display(key),
+                to_display(obj)
+            ))
+        }
+    };
+    let k = to_key(key);
+    Ok(match &o.body {
+        Body::Object(d) => {
+            let d = d.get();
+            d.props.find(k).is_some() || lookup_proto(d.class, k).is_some()
+        }
+        Body::Array(a) => {
+            k == names::LENGTH
+                || k.as_index().is_some_and(|i| (i as usize) < a.get().len())
+                || realm.methods.array.find(k).is_some()
+        }
+        Body::Class(_) => lookup_static(obj, k).is_some(),
+        Body::Map(_) => realm.methods.map.find(k).is_some() || k.as_str() == "size",
+        Body::Set(_) => realm.methods.set.find(k).is_some() || k.as_str() == "size",
+        _ => false,
+    })
+}
+
+/// Own enumerable string keys in JS order (`Object.keys`, `for-in`).
+pub fn own_keys(obj: Value) -> Vec<Atom> {
+    match obj.as_obj().map(|o| &o.body) {
+        Some(Body::Object(d)) => {
+            let d = d.get();
+            d.props.ordered_keys()
+        }
+        Some(Body::Array(a)) => (0..a.get().len()).map(|i| number_key(i as f64)).collect(),
+        Some(Body::Str(s)) => (0..s.utf16_len).map(|i| number_key(i as f64)).collect(),
+        Some(Body::Class(c)) => c.get().statics.ordered_keys(),
+        _ => Vec::new(),
+    }
+}
+
+/// Function display name for `[Function: name]` and stack traces.
+pub fn function_name(v: Value) -> Option<String> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Function(f)) => Some(f.name().to_owned()),
+        Some(Body::Class(c)) => Some(c.get().name.as_str().to_owned()),
+        _ => None,
+    }
+}
+
+pub fn is_callable(v: Value) -> bool {
+    matches!(v.as_obj().map(|o| &o.body), Some(Body::Function(_)) | Some(Body::Class(_)))
+}
+
+pub fn is_closure(v: Value) -> bool {
+    matches!(v.as_obj().map(|o| &o.body), Some(Body::Function(Function::Closure(_))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_keys_are_canonical() {
+        assert_eq!(number_key(0.0).as_str(), "0");
+        assert_eq!(number_key(17.0).as_str(), "17");
+        assert_eq!(number_key(1.5).as_str(), "1.5");
+        assert_eq!(number_key(-1.0).as_str(), "-1");
+        assert_eq!(number_key(4294967295.0).as_str(), "4294967295");
+    }
+
+    #[test]
+    fn strict_equality_of_numbers_and_strings() {
+        let mut heap = Heap::new();
+        let a = heap.alloc_str("x");
+        let b = heap.alloc_str("x");
+        assert!(strict_eq(a, b));
+        assert!(strict_eq(Value::number(0.0), Value::number(-0.0)));
+        assert!(!strict_eq(Value::number(f64::NAN), Value::number(f64::NAN)));
+        assert!(same_value_zero(Value::number(f64::NAN), Value::number(f64::NAN)));
+        assert!(loose_eq(Value::NULL, Value::UNDEFINED));
+        assert!(!loose_eq(Value::NULL, Value::number(0.0)));
+    }
+
+    #[test]
+    fn array_store_fills_gaps() {
+        let mut a = vec![];
+        array_store(&mut a, 3, Value::TRUE).unwrap();
+        assert_eq!(a.len(), 4);
+        assert!(a[0].is_undefined());
+        assert!(array_store(&mut a, MAX_ARRAY_LEN, Value::TRUE).is_err());
+    }
+}

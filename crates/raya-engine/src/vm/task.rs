@@ -1,0 +1,90 @@
+//! A task: one green thread's complete execution state.
+//!
+//! Everything the interpreter needs to resume a task lives here — the
+//! register stack, the call frames with their program counters, and the
+//! exception handlers — never on the Rust stack. That is what lets any
+//! instruction suspend the task and lets a worker thread pick it up later
+//! (on any worker) exactly where it stopped.
+
+use super::link::RtProto;
+use super::value::Value;
+
+/// Frame flags.
+pub mod flags {
+    /// Constructor call: the result is `this` unless the constructor
+    /// returns an object.
+    pub const CONSTRUCT: u8 = 1;
+    /// The result is dropped (setters, field initialisers).
+    pub const DISCARD: u8 = 2;
+    /// After this (parent constructor) frame returns, run the field
+    /// initialiser of the class in `Frame::after` on the same `this`.
+    pub const INIT_FIELDS_AFTER: u8 = 4;
+}
+
+pub struct Frame {
+    /// The running prototype. Kept alive by `closure`.
+    pub rt: *const RtProto,
+    /// The closure being run (a root, and the source of upvalues).
+    pub closure: Value,
+    /// Index of the next instruction (saved when the frame is not on top
+    /// or the task is not running).
+    pub pc: u32,
+    /// Index in `Task::regs` of this frame's register 0.
+    pub base: u32,
+    /// Absolute register that receives the result.
+    pub ret: u32,
+    pub flags: u8,
+    /// For `INIT_FIELDS_AFTER`: the class whose fields to initialise.
+    pub after: Value,
+}
+
+impl Frame {
+    pub fn proto(&self) -> &RtProto {
+        // SAFETY: `closure` (a GC root while the frame exists) owns an Arc
+        // of the prototype.
+        unsafe { &*self.rt }
+    }
+}
+
+/// An active `try`: where to go on a throw.
+#[derive(Clone, Copy)]
+pub struct Handler {
+    /// `frames.len()` when the handler was pushed.
+    pub depth: u32,
+    /// Catch target pc in that frame.
+    pub pc: u32,
+    /// Absolute register for the thrown value.
+    pub exc: u32,
+}
+
+pub struct Task {
+    pub id: u32,
+    pub regs: Vec<Value>,
+    pub frames: Vec<Frame>,
+    pub handlers: Vec<Handler>,
+}
+
+// SAFETY: a task is run by one worker at a time; the raw prototype
+// pointers in its frames point to immutable, Arc-owned data.
+unsafe impl Send for Task {}
+
+impl Task {
+    pub fn new(id: u32) -> Task {
+        Task { id, regs: Vec::with_capacity(256), frames: Vec::new(), handlers: Vec::new() }
+    }
+
+    /// Every value the task can still reach (GC roots): registers of live
+    /// frames and the closures they run.
+    pub fn roots(&self) -> impl Iterator<Item = Value> + '_ {
+        let top = self
+            .frames
+            .last()
+            .map(|f| f.base as usize + f.proto().proto.num_regs as usize)
+            .unwrap_or(0)
+            .min(self.regs.len());
+        self.regs[..top]
+            .iter()
+            .copied()
+            .chain(self.frames.iter().flat_map(|f| [f.closure, f.after]))
+    }
+}
