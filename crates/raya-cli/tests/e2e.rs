@@ -64,7 +64,9 @@ fn jobs() -> usize {
 fn discover(root: &Path, dir: &str, nested: bool) -> Vec<String> {
     let mut out = Vec::new();
     let base = root.join(dir);
-    let Ok(entries) = std::fs::read_dir(&base) else { return out };
+    let Ok(entries) = std::fs::read_dir(&base) else {
+        return out;
+    };
     for entry in entries {
         let entry = entry.unwrap();
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -108,7 +110,9 @@ fn parse_directives(src: &str) -> Directives {
     let mut d = Directives::default();
     for (i, line) in src.lines().enumerate() {
         let line = line.trim();
-        let Some(comment) = line.strip_prefix("//") else { break };
+        let Some(comment) = line.strip_prefix("//") else {
+            break;
+        };
         let comment = comment.trim();
         let (key, rest) = match comment.split_once(char::is_whitespace) {
             Some((k, r)) => (k, r.trim()),
@@ -145,8 +149,12 @@ struct Outcome {
 }
 
 fn run(mut cmd: Command) -> Outcome {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out_reader = std::thread::spawn(move || {
@@ -190,7 +198,13 @@ fn run(mut cmd: Command) -> Outcome {
             }
         }
     };
-    Outcome { exit, code, stdout, stderr, timed_out }
+    Outcome {
+        exit,
+        code,
+        stdout,
+        stderr,
+        timed_out,
+    }
 }
 
 fn join_reader(h: std::thread::JoinHandle<Vec<u8>>, timed_out: bool) -> String {
@@ -240,7 +254,12 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
             });
         }
     });
-    results.into_inner().unwrap().into_iter().map(|r| r.unwrap()).collect()
+    results
+        .into_inner()
+        .unwrap()
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -306,7 +325,10 @@ fn directive_failures(rel: &str, src: &str, o: &Outcome) -> Vec<String> {
         }
     }
     if d.expect_no_stdout && !o.stdout.is_empty() {
-        fails.push(format!("{rel}: @expect-no-stdout but stdout is {:?}", o.stdout));
+        fails.push(format!(
+            "{rel}: @expect-no-stdout but stdout is {:?}",
+            o.stdout
+        ));
     }
     for want in &d.expect_stdout {
         let want = want.replace("{file}", rel);
@@ -325,11 +347,7 @@ fn directive_failures(rel: &str, src: &str, o: &Outcome) -> Vec<String> {
 
 /// Runs every program of `programs` in parallel, then checks each against its
 /// snapshot with insta's `glob!` (which reports all mismatches at the end).
-fn check_programs(
-    root: &Path,
-    programs: Vec<String>,
-    glob: impl FnOnce(&mut dyn FnMut(&Path)),
-) {
+fn check_programs(root: &Path, programs: Vec<String>, glob: impl FnOnce(&mut dyn FnMut(&Path))) {
     let started = Instant::now();
     let outcomes: HashMap<String, Outcome> = programs
         .iter()
@@ -401,18 +419,24 @@ fn e2e_programs() {
     for p in &programs {
         let name = Path::new(p).file_name().unwrap().to_string_lossy();
         assert!(
-            name.trim_end_matches(".raya").chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
-            "{p}: test names are lower_snake_case"
+            name.trim_end_matches(".raya")
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{p}: test names are made of ASCII letters, digits and `_`"
         );
     }
-    check_programs(&root, programs, |f| insta::glob!("../../../tests/e2e", "*/*.raya", f));
+    check_programs(&root, programs, |f| {
+        insta::glob!("../../../tests/e2e", "*/*.raya", f)
+    });
 }
 
 #[test]
 fn examples() {
     let root = workspace_root();
     let programs = discover(&root, "examples", false);
-    check_programs(&root, programs, |f| insta::glob!("../../../examples", "*.raya", f));
+    check_programs(&root, programs, |f| {
+        insta::glob!("../../../examples", "*.raya", f)
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -434,7 +458,10 @@ fn oracle_agrees_with_snapshots() {
     let root = workspace_root();
     let oracle = root.join("../shared/tools/js-oracle");
     if !oracle.is_file() {
-        println!("note: {} not found; oracle cross-check skipped", oracle.display());
+        println!(
+            "note: {} not found; oracle cross-check skipped",
+            oracle.display()
+        );
         return;
     }
     if !node_on_path() {
@@ -451,7 +478,10 @@ fn oracle_agrees_with_snapshots() {
     cmd.arg(&probe);
     let o = run(cmd);
     if o.code != Some(0) || o.stdout != "2\n" {
-        println!("note: js-oracle does not work here ({}); oracle cross-check skipped", o.stderr.trim());
+        println!(
+            "note: js-oracle does not work here ({}); oracle cross-check skipped",
+            o.stderr.trim()
+        );
         return;
     }
 
@@ -459,7 +489,9 @@ fn oracle_agrees_with_snapshots() {
     programs.extend(discover(&root, "examples", false));
     let programs: Vec<String> = programs
         .into_iter()
-        .filter(|p| parse_directives(&std::fs::read_to_string(root.join(p)).unwrap_or_default()).oracle)
+        .filter(|p| {
+            parse_directives(&std::fs::read_to_string(root.join(p)).unwrap_or_default()).oracle
+        })
         .collect();
     let results = par_map(&programs, |rel| {
         let d = parse_directives(&std::fs::read_to_string(root.join(rel)).unwrap());
@@ -478,7 +510,9 @@ fn oracle_agrees_with_snapshots() {
             .join("snapshots")
             .join(format!("{}.snap", p.file_stem().unwrap().to_string_lossy()));
         let Ok(text) = std::fs::read_to_string(&snap) else {
-            failures.push(format!("{rel}: @oracle test without snapshot (run tests/e2e/oracle-snapshots.py)"));
+            failures.push(format!(
+                "{rel}: @oracle test without snapshot (run tests/e2e/oracle-snapshots.py)"
+            ));
             continue;
         };
         let Some((exit, stdout)) = parse_snapshot(&text) else {
@@ -508,18 +542,38 @@ fn cli_snapshot(name: &str, o: &Outcome) {
 
 /// Usage and file errors: exit code 2, nothing on stdout, one line on stderr.
 fn assert_one_line_error(what: &str, o: &Outcome) {
-    assert_eq!(o.code, Some(2), "{what}: exit code (stderr: {:?})", o.stderr);
+    assert_eq!(
+        o.code,
+        Some(2),
+        "{what}: exit code (stderr: {:?})",
+        o.stderr
+    );
     assert_eq!(o.stdout, "", "{what}: stdout");
-    assert_eq!(o.stderr.lines().count(), 1, "{what}: one line on stderr, got {:?}", o.stderr);
-    assert!(o.stderr.ends_with('\n'), "{what}: stderr ends with a newline");
+    assert_eq!(
+        o.stderr.lines().count(),
+        1,
+        "{what}: one line on stderr, got {:?}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.ends_with('\n'),
+        "{what}: stderr ends with a newline"
+    );
 }
 
 #[test]
 fn cli_missing_file() {
     let root = workspace_root();
-    let o = run(raya_command(&root, &["run", "tests/e2e/cli/no_such_file.raya"]));
+    let o = run(raya_command(
+        &root,
+        &["run", "tests/e2e/cli/no_such_file.raya"],
+    ));
     assert_one_line_error("missing file", &o);
-    assert!(o.stderr.contains("tests/e2e/cli/no_such_file.raya"), "names the file: {:?}", o.stderr);
+    assert!(
+        o.stderr.contains("tests/e2e/cli/no_such_file.raya"),
+        "names the file: {:?}",
+        o.stderr
+    );
     cli_snapshot("missing_file", &o);
 }
 
@@ -528,7 +582,11 @@ fn cli_directory() {
     let root = workspace_root();
     let o = run(raya_command(&root, &["run", "tests/e2e/cli"]));
     assert_one_line_error("directory", &o);
-    assert!(o.stderr.contains("tests/e2e/cli"), "names the path: {:?}", o.stderr);
+    assert!(
+        o.stderr.contains("tests/e2e/cli"),
+        "names the path: {:?}",
+        o.stderr
+    );
     cli_snapshot("directory", &o);
 }
 
@@ -542,7 +600,11 @@ fn cli_non_utf8_file() {
     std::fs::write(&file, b"console.log(\"caf\xe9\");\n").unwrap();
     let mut o = run(raya_command(&root, &["run", file.to_str().unwrap()]));
     assert_one_line_error("non-UTF-8 file", &o);
-    assert!(o.stderr.contains("latin1.raya"), "names the file: {:?}", o.stderr);
+    assert!(
+        o.stderr.contains("latin1.raya"),
+        "names the file: {:?}",
+        o.stderr
+    );
     o.stderr = o.stderr.replace(dir.to_str().unwrap(), "[TMP]");
     cli_snapshot("non_utf8", &o);
 }
@@ -561,7 +623,10 @@ fn cli_version_and_help() {
     let root = workspace_root();
     let o = run(raya_command(&root, &["--version"]));
     assert_eq!(o.code, Some(0), "raya --version: {o:?}");
-    assert!(!o.stdout.trim().is_empty(), "raya --version prints a version");
+    assert!(
+        !o.stdout.trim().is_empty(),
+        "raya --version prints a version"
+    );
     let o = run(raya_command(&root, &["help"]));
     assert_eq!(o.code, Some(0), "raya help: {o:?}");
     assert!(!o.stdout.trim().is_empty(), "raya help prints something");
@@ -582,7 +647,10 @@ fn cli_check() {
     let root = workspace_root();
     let o = run(raya_command(&root, &["check", "examples/hello.raya"]));
     assert_eq!(o.code, Some(0), "raya check on a valid program: {o:?}");
-    assert!(!o.stdout.contains("Hello, Raya!"), "raya check must not run the program");
+    assert!(
+        !o.stdout.contains("Hello, Raya!"),
+        "raya check must not run the program"
+    );
     let bad = discover(&root, "tests/e2e/compile_errors", false);
     let outcomes = par_map(&bad, |rel| run(raya_command(&root, &["check", rel])));
     let mut failures = Vec::new();
@@ -595,6 +663,21 @@ fn cli_check() {
 }
 
 #[test]
+fn cli_disasm() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["disasm", "examples/fizzbuzz.raya"]));
+    assert_eq!(o.code, Some(0), "raya disasm: {o:?}");
+    assert!(
+        !o.stdout.trim().is_empty(),
+        "raya disasm prints the bytecode"
+    );
+    assert!(
+        !o.stdout.contains("FizzBuzz\n16\n"),
+        "raya disasm must not run the program"
+    );
+}
+
+#[test]
 fn snapshot_format_round_trips() {
     let o = Outcome {
         exit: "0".into(),
@@ -603,11 +686,20 @@ fn snapshot_format_round_trips() {
         stderr: "warn\n".into(),
         timed_out: false,
     };
-    let text = format!("---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n", snapshot_content(&o).trim_end());
+    let text = format!(
+        "---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n",
+        snapshot_content(&o).trim_end()
+    );
     let (exit, stdout) = parse_snapshot(&text).unwrap();
     assert_eq!(exit, "0");
     assert_eq!(stdout, "a\nb\n");
-    let empty = Outcome { stdout: String::new(), ..o };
-    let text = format!("---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n", snapshot_content(&empty).trim_end());
+    let empty = Outcome {
+        stdout: String::new(),
+        ..o
+    };
+    let text = format!(
+        "---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n",
+        snapshot_content(&empty).trim_end()
+    );
     assert_eq!(parse_snapshot(&text).unwrap().1, "");
 }

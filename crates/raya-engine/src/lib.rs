@@ -6,5 +6,6 @@ pub mod builtins;
 pub mod bytecode;
 pub mod compiler;
 pub mod driver;
+pub mod scheduler;
 pub mod syntax;
 pub mod vm;

@@ -1,5 +1,73 @@
-//! Built-ins: console.
+//! Built-ins: `console` (`log`, `info`, `debug` to stdout; `error`, `warn`
+//! to stderr). Each call prints one line formatted by
+//! [`inspect::format_log_args`](super::inspect::format_log_args).
 
+use super::inspect::format_log_args;
+use crate::vm::native::NativeCtx;
 use crate::vm::realm::{Builder, Realm};
+use crate::vm::value::Value;
 
-pub fn install(_b: &mut Builder, _realm: &mut Realm) {}
+pub fn install(b: &mut Builder, realm: &mut Realm) {
+    let console = b.object();
+    b.set_native(console, "log", log);
+    b.set_native(console, "info", info);
+    b.set_native(console, "debug", debug);
+    b.set_native(console, "error", error);
+    b.set_native(console, "warn", warn);
+    realm.globals[super::global_slot("console")] = console;
+}
+
+fn line(args: &[Value]) -> String {
+    let mut s = format_log_args(args);
+    s.push('\n');
+    s
+}
+
+fn log(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    ctx.rt.write_stdout(&line(args));
+    Ok(Value::UNDEFINED)
+}
+
+fn info(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    log(ctx, this, args)
+}
+
+fn debug(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    log(ctx, this, args)
+}
+
+fn error(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    ctx.rt.write_stderr(&line(args));
+    Ok(Value::UNDEFINED)
+}
+
+fn warn(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    error(ctx, this, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytecode::FuncProto;
+    use crate::syntax::diagnostic::SourceMap;
+    use crate::vm::runtime::Runtime;
+    use crate::vm::task::Task;
+    use std::sync::Arc;
+
+    #[test]
+    fn log_and_error_write_one_line_each() {
+        let mut rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
+        rt.capture_stdout = true;
+        rt.captured_stderr = Some(Vec::new());
+        let task = Task::new(0);
+        let mut ctx = NativeCtx { rt: &mut rt, task: &task };
+        let s = ctx.str("x");
+        let arr = ctx.array(vec![Value::number(1.0), s]);
+        log(&mut ctx, Value::UNDEFINED, &[s, Value::number(-0.0), arr]).unwrap();
+        info(&mut ctx, Value::UNDEFINED, &[]).unwrap();
+        error(&mut ctx, Value::UNDEFINED, &[s]).unwrap();
+        warn(&mut ctx, Value::UNDEFINED, &[Value::NULL]).unwrap();
+        assert_eq!(String::from_utf8_lossy(&rt.stdout), "x -0 [ 1, 'x' ]\n\n");
+        assert_eq!(String::from_utf8_lossy(rt.captured_stderr.as_ref().unwrap()), "x\nnull\n");
+    }
+}

@@ -1,5 +1,137 @@
-//! Built-ins: process.
+//! Built-ins: the process globals `args`, `exit(code)`, `env(name)`, and
+//! time: `Date.now()`, `performance.now()`.
 
+use crate::vm::native::{arg, NativeCtx};
+use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
+use crate::vm::runtime::Runtime;
+use crate::vm::value::Value;
+use std::sync::OnceLock;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-pub fn install(_b: &mut Builder, _realm: &mut Realm) {}
+/// The time origin of `performance.now()`: the first realm's creation,
+/// which is at process start.
+static START: OnceLock<Instant> = OnceLock::new();
+
+pub fn install(b: &mut Builder, realm: &mut Realm) {
+    START.get_or_init(Instant::now);
+    // `args` is filled by `set_args` once the script's arguments are known.
+    realm.globals[super::global_slot("args")] = b.heap.alloc_array(Vec::new());
+    realm.globals[super::global_slot("exit")] = b.native("exit", exit);
+    realm.globals[super::global_slot("env")] = b.native("env", env);
+    let date = b.object();
+    b.set_native(date, "now", date_now);
+    realm.globals[super::global_slot("Date")] = date;
+    let perf = b.object();
+    b.set_native(perf, "now", performance_now);
+    realm.globals[super::global_slot("performance")] = perf;
+}
+
+/// Fills the `args` array (created empty by `install`) with
+/// `rt.script_args`. Call once after `Runtime::new`.
+pub fn set_args(rt: &mut Runtime) {
+    let slot = super::global_slot("args");
+    let items: Vec<Value> = rt.script_args.clone().into_iter().map(|s| rt.heap.alloc_str(s)).collect();
+    for arr in [rt.realm.globals[slot], rt.globals[slot]] {
+        if let Some(a) = ops::array_data(arr) {
+            a.clone_from(&items);
+        }
+    }
+}
+
+/// `exit(code = 0)`: records the exit code; the interpreter ends the
+/// program as soon as this native returns.
+fn exit(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let v = arg(args, 0);
+    let code = if v.is_undefined() {
+        0
+    } else if v.is_number() && v.as_number().fract() == 0.0 {
+        super::numconv::to_int32(v.as_number())
+    } else {
+        return Err(ctx.type_error(format!("exit: the code must be an integer, got {}", ops::to_display(v))));
+    };
+    ctx.rt.exit_code = Some(code);
+    Ok(Value::UNDEFINED)
+}
+
+/// `env(name)`: the environment variable's value, or null.
+fn env(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let v = arg(args, 0);
+    let Some(name) = ops::as_str(v) else {
+        return Err(ctx.type_error(format!("env: expected a string argument, got {}", ops::type_of(v))));
+    };
+    if name.is_empty() || name.contains('=') || name.contains('\0') {
+        return Ok(Value::NULL);
+    }
+    match std::env::var_os(name) {
+        Some(val) => Ok(ctx.str(val.to_string_lossy().into_owned())),
+        None => Ok(Value::NULL),
+    }
+}
+
+/// `Date.now()`: whole milliseconds since the Unix epoch.
+fn date_now(_ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as f64).unwrap_or(0.0);
+    Ok(Value::number(ms))
+}
+
+/// `performance.now()`: fractional milliseconds since process start,
+/// monotonic.
+fn performance_now(_ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    let start = *START.get_or_init(Instant::now);
+    Ok(Value::number(start.elapsed().as_nanos() as f64 / 1e6))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytecode::FuncProto;
+    use crate::syntax::diagnostic::SourceMap;
+    use crate::vm::task::Task;
+    use std::sync::Arc;
+
+    fn rt(args: Vec<String>) -> Runtime {
+        Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, args).0
+    }
+
+    #[test]
+    fn args_are_filled_by_set_args() {
+        let mut rt = rt(vec!["a".into(), "b c".into()]);
+        let slot = crate::builtins::global_slot("args");
+        assert_eq!(ops::array_data(rt.globals[slot]).unwrap().len(), 0);
+        set_args(&mut rt);
+        let a = ops::array_data(rt.globals[slot]).unwrap();
+        let strs: Vec<&str> = a.iter().map(|&v| ops::as_str(v).unwrap()).collect();
+        assert_eq!(strs, ["a", "b c"]);
+    }
+
+    #[test]
+    fn exit_records_the_code() {
+        let mut rt = rt(vec![]);
+        let task = Task::new(0);
+        let mut ctx = NativeCtx { rt: &mut rt, task: &task };
+        exit(&mut ctx, Value::UNDEFINED, &[Value::number(3.0)]).unwrap();
+        assert_eq!(ctx.rt.exit_code, Some(3));
+        exit(&mut ctx, Value::UNDEFINED, &[]).unwrap();
+        assert_eq!(ctx.rt.exit_code, Some(0));
+        assert!(exit(&mut ctx, Value::UNDEFINED, &[Value::number(1.5)]).is_err());
+    }
+
+    #[test]
+    fn env_and_time() {
+        let mut rt = rt(vec![]);
+        let task = Task::new(0);
+        let mut ctx = NativeCtx { rt: &mut rt, task: &task };
+        let path = ctx.str("PATH");
+        let v = env(&mut ctx, Value::UNDEFINED, &[path]).unwrap();
+        assert_eq!(ops::as_str(v).map(str::to_owned), std::env::var("PATH").ok());
+        let missing = ctx.str("RAYA_SURELY_NOT_SET_XYZ");
+        assert!(env(&mut ctx, Value::UNDEFINED, &[missing]).unwrap().is_null());
+        assert!(env(&mut ctx, Value::UNDEFINED, &[Value::number(1.0)]).is_err());
+        let now = date_now(&mut ctx, Value::UNDEFINED, &[]).unwrap().as_number();
+        assert!(now > 1.6e12 && now.fract() == 0.0);
+        let a = performance_now(&mut ctx, Value::UNDEFINED, &[]).unwrap().as_number();
+        let b = performance_now(&mut ctx, Value::UNDEFINED, &[]).unwrap().as_number();
+        assert!(a >= 0.0 && b >= a);
+    }
+}

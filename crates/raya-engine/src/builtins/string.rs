@@ -344,7 +344,12 @@ fn last_index_of(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Val
     let limit = match byte_at(js, start) {
         Ok(b) | Err(b) => b,
     };
-    let end = (limit + needle.len()).min(js.s.len());
+    // A match starting at or before `limit` ends at a char boundary at or
+    // before `limit + needle.len()`.
+    let mut end = (limit + needle.len()).min(js.s.len());
+    while !js.s.is_char_boundary(end) {
+        end -= 1;
+    }
     let hay = &js.s[..end];
     let r = hay.rfind(&*needle).map(|i| if js.is_ascii() { i } else { len16(&js.s[..i]) });
     Ok(Value::number(r.map(|i| i as f64).unwrap_or(-1.0)))
@@ -889,6 +894,8 @@ mod tests {
         assert_eq!(ok(call(last_index_of, "😀a😀a", &[S("a")])), "5");
         assert_eq!(ok(call(last_index_of, "😀a😀a", &[S("😀"), V(n(4.0))])), "3");
         assert_eq!(ok(call(last_index_of, "😀a😀a", &[S("😀"), V(n(2.0))])), "0");
+        assert_eq!(ok(call(last_index_of, "xaé", &[S("aé"), V(n(0.0))])), "-1");
+        assert_eq!(ok(call(last_index_of, "xaé", &[S("aé"), V(n(1.0))])), "1");
         assert_eq!(ok(call(includes, "hello", &[S("ell")])), "true");
         assert_eq!(ok(call(includes, "hello", &[S("ell"), V(n(2.0))])), "false");
         assert_eq!(ok(call(starts_with, "hello", &[S("he")])), "true");

@@ -1,1 +1,423 @@
 //! Human-readable listing of bytecode (`raya disasm`).
+//!
+//! Every function, the entry first and then its nested functions depth
+//! first (as `luac -l` does), with a header (name, where it was written,
+//! parameters, registers, constants, upvalues), its constants, and one line
+//! per instruction:
+//!
+//! ```text
+//!     12  [3:9]   CallMethod    r4, k2 ("log"), 1        ; console.log(i * 2);
+//! ```
+//!
+//! index, source `line:col`, mnemonic, operands (registers `rN`, constants
+//! `kN` with their value, globals `gN` with their name, jump targets as
+//! absolute instruction indices), and — whenever the source line changes —
+//! the text of that line.
+
+use super::{Capture, Constant, FuncProto, Instr, MethodKind, SelectCaseDesc};
+use crate::compiler::Program;
+use std::fmt::Write;
+use std::sync::Arc;
+
+/// The listing of every function of `program`.
+pub fn disassemble(program: &Program) -> String {
+    let mut d = Disasm { program, out: String::new(), next_id: 0 };
+    d.function(&program.entry, Kind::Entry);
+    d.out
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Entry,
+    /// A module body the entry calls (a direct child in another file).
+    Module,
+    Nested,
+}
+
+struct Disasm<'p> {
+    program: &'p Program,
+    out: String,
+    next_id: usize,
+}
+
+fn fmt_const(c: &Constant) -> String {
+    match c {
+        Constant::Number(n) => crate::builtins::numconv::number_to_string(*n),
+        Constant::String(s) => format!("{s:?}"),
+    }
+}
+
+impl<'p> Disasm<'p> {
+    fn function(&mut self, f: &Arc<FuncProto>, kind: Kind) {
+        let id = self.next_id;
+        self.next_id += 1;
+        // Children are numbered in the order they are printed (pre-order).
+        let mut child_ids = Vec::with_capacity(f.protos.len());
+        let mut n = self.next_id;
+        for p in &f.protos {
+            child_ids.push(n);
+            n += count(p);
+        }
+        let sources = &self.program.sources;
+        let file_ok = f.file < sources.len();
+        let file_name = if file_ok { sources.get(f.file).name.as_str() } else { "?" };
+        let (line, col) = if file_ok { sources.line_col(f.file, f.span_start) } else { (0, 0) };
+        let name = if !f.name.is_empty() {
+            f.name.clone()
+        } else if kind == Kind::Entry {
+            "<main>".to_string()
+        } else if kind == Kind::Module {
+            "<module>".to_string()
+        } else {
+            "<anonymous>".to_string()
+        };
+        let mut flags = Vec::new();
+        if f.is_async {
+            flags.push("async");
+        }
+        if f.is_arrow {
+            flags.push("arrow");
+        }
+        if f.is_constructor {
+            flags.push("constructor");
+        }
+        if f.is_derived {
+            flags.push("derived");
+        }
+        if f.has_rest {
+            flags.push("rest");
+        }
+        let _ = writeln!(
+            self.out,
+            "function {id} {name} ({file_name}:{line}:{col}){}",
+            if flags.is_empty() { String::new() } else { format!(" [{}]", flags.join(", ")) }
+        );
+        let _ = writeln!(
+            self.out,
+            "  {} params, {} registers, {} constants, {} upvalues, {} functions, {} instructions",
+            f.arity,
+            f.num_regs,
+            f.consts.len(),
+            f.captures.len(),
+            f.protos.len(),
+            f.code.len()
+        );
+        if !f.consts.is_empty() {
+            let list: Vec<String> = f.consts.iter().enumerate().map(|(i, c)| format!("k{i}={}", fmt_const(c))).collect();
+            let _ = writeln!(self.out, "  constants: {}", list.join(" "));
+        }
+        if !f.captures.is_empty() {
+            let list: Vec<String> = f
+                .captures
+                .iter()
+                .enumerate()
+                .map(|(i, c)| match c {
+                    Capture::Local(r) => format!("u{i}=r{r}"),
+                    Capture::Upval(u) => format!("u{i}=u{u}"),
+                })
+                .collect();
+            let _ = writeln!(self.out, "  upvalues: {}", list.join(" "));
+        }
+        let mut last_line = 0;
+        for (pc, ins) in f.code.iter().enumerate() {
+            let pos = f.spans.get(pc).copied().unwrap_or(0);
+            let (l, c) = if file_ok { sources.line_col(f.file, pos) } else { (0, 0) };
+            let ops = self.operands(f, pc, ins, &child_ids);
+            let mnemonic = mnemonic(ins);
+            let mut line = format!("  {pc:>5}  [{l}:{c}]");
+            pad(&mut line, 17);
+            line.push_str(mnemonic);
+            if !ops.is_empty() {
+                pad(&mut line, 35);
+                line.push_str(&ops);
+            }
+            if l != last_line && file_ok {
+                last_line = l;
+                if let Some(text) = source_line(&sources.get(f.file).text, l) {
+                    pad(&mut line, 70);
+                    line.push_str("; ");
+                    line.push_str(text.trim());
+                }
+            }
+            self.out.push_str(line.trim_end());
+            self.out.push('\n');
+        }
+        for (i, sd) in f.selects.iter().enumerate() {
+            let cases: Vec<String> = sd
+                .cases
+                .iter()
+                .map(|c| match *c {
+                    SelectCaseDesc::Receive { operand, target } => format!("receive(+{operand}) -> {}", target_of(f, pc_of_select(f, i), target)),
+                    SelectCaseDesc::Send { operand, target } => format!("send(+{operand}, +{}) -> {}", operand + 1, target_of(f, pc_of_select(f, i), target)),
+                    SelectCaseDesc::Timeout { operand, target } => format!("timeout(+{operand}) -> {}", target_of(f, pc_of_select(f, i), target)),
+                    SelectCaseDesc::Default { target } => format!("default -> {}", target_of(f, pc_of_select(f, i), target)),
+                })
+                .collect();
+            let _ = writeln!(self.out, "  select {i}: value r{}; {}", sd.value_reg, cases.join(", "));
+        }
+        self.out.push('\n');
+        for p in &f.protos {
+            let k = if kind == Kind::Entry && p.file != f.file && p.name.is_empty() { Kind::Module } else { Kind::Nested };
+            self.function(p, k);
+        }
+    }
+
+    fn k(&self, f: &FuncProto, k: u32) -> String {
+        match f.consts.get(k as usize) {
+            Some(c) => format!("k{k} ({})", fmt_const(c)),
+            None => format!("k{k} (?)"),
+        }
+    }
+
+    fn g(&self, idx: u32) -> String {
+        match self.program.global_names.get(idx as usize) {
+            Some(n) => format!("g{idx} ({n})"),
+            None => format!("g{idx}"),
+        }
+    }
+
+    fn operands(&self, f: &FuncProto, pc: usize, ins: &Instr, child_ids: &[usize]) -> String {
+        let j = |off: i32| format!("-> {}", pc as i64 + 1 + off as i64);
+        let r = |x: u16| format!("r{x}");
+        use Instr::*;
+        match *ins {
+            Move { dst, src } => format!("{}, {}", r(dst), r(src)),
+            LoadK { dst, k } => format!("{}, {}", r(dst), self.k(f, k)),
+            LoadInt { dst, v } => format!("{}, {v}", r(dst)),
+            LoadUndef { dst } | LoadNull { dst } | LoadTrue { dst } | LoadFalse { dst } | NewCell { dst } | NewObject { dst } => r(dst),
+            GetGlobal { dst, idx } => format!("{}, {}", r(dst), self.g(idx)),
+            SetGlobal { idx, src } => format!("{}, {}", self.g(idx), r(src)),
+            CellGet { dst, cell } => format!("{}, {}", r(dst), r(cell)),
+            CellSet { cell, src } => format!("{}, {}", r(cell), r(src)),
+            GetUpval { dst, idx } => format!("{}, u{idx}", r(dst)),
+            SetUpval { idx, src } => format!("u{idx}, {}", r(src)),
+            Closure { dst, proto } => {
+                let name = f.protos.get(proto as usize).map(|p| p.name.as_str()).unwrap_or("?");
+                let id = child_ids.get(proto as usize).copied().unwrap_or(0);
+                let name = if name.is_empty() { "<anonymous>" } else { name };
+                format!("{}, function {id} ({name})", r(dst))
+            }
+            Add { dst, a, b }
+            | Sub { dst, a, b }
+            | Mul { dst, a, b }
+            | Div { dst, a, b }
+            | Mod { dst, a, b }
+            | Pow { dst, a, b }
+            | BitAnd { dst, a, b }
+            | BitOr { dst, a, b }
+            | BitXor { dst, a, b }
+            | Shl { dst, a, b }
+            | Shr { dst, a, b }
+            | UShr { dst, a, b }
+            | StrictEq { dst, a, b }
+            | StrictNe { dst, a, b }
+            | LooseEq { dst, a, b }
+            | LooseNe { dst, a, b }
+            | Lt { dst, a, b }
+            | Le { dst, a, b }
+            | Gt { dst, a, b }
+            | Ge { dst, a, b }
+            | In { dst, a, b }
+            | InstanceOf { dst, a, b } => format!("{}, {}, {}", r(dst), r(a), r(b)),
+            AddI { dst, src, imm } => format!("{}, {}, {imm}", r(dst), r(src)),
+            Neg { dst, src }
+            | ToNumber { dst, src }
+            | BitNot { dst, src }
+            | Not { dst, src }
+            | TypeOf { dst, src }
+            | ToString { dst, src }
+            | GetIter { dst, src }
+            | ForInKeys { dst, src }
+            | Await { dst, src } => format!("{}, {}", r(dst), r(src)),
+            Concat { dst, start, count } => format!("{}, {}..{}", r(dst), r(start), r(start.saturating_add(count))),
+            Jmp { off } | Loop { off } => j(off),
+            JmpIfTrue { cond, off } | JmpIfFalse { cond, off } => format!("{}, {}", r(cond), j(off)),
+            JmpIfNullish { src, off } | JmpIfNotNullish { src, off } => format!("{}, {}", r(src), j(off)),
+            JmpIfNotLt { a, b, off } | JmpIfNotLe { a, b, off } => format!("{}, {}, {}", r(a), r(b), j(off)),
+            GetProp { dst, obj, name } => format!("{}, {}, {}", r(dst), r(obj), self.k(f, name)),
+            SetProp { obj, name, src } | DefineProp { obj, name, src } => {
+                format!("{}, {}, {}", r(obj), self.k(f, name), r(src))
+            }
+            GetIndex { dst, obj, key } => format!("{}, {}, {}", r(dst), r(obj), r(key)),
+            SetIndex { obj, key, src } | DefineIndex { obj, key, src } => format!("{}, {}, {}", r(obj), r(key), r(src)),
+            GetSuper { dst, name } => format!("{}, {}", r(dst), self.k(f, name)),
+            Call { f: fr, argc } | New { f: fr, argc } | SuperCall { f: fr, argc } | Spawn { f: fr, argc } => {
+                format!("{}, {argc}", r(fr))
+            }
+            CallMethod { f: fr, name, argc } => format!("{}, {}, {argc}", r(fr), self.k(f, name)),
+            CallSpread { f: fr } | NewSpread { f: fr } | SuperCallSpread { f: fr } | SpawnSpread { f: fr } => r(fr),
+            Return { src } | Throw { src } => r(src),
+            ReturnUndef | InitFields | TryEnd => String::new(),
+            NewArray { dst, cap } => format!("{}, {cap}", r(dst)),
+            ArrayPush { arr, src } | ArraySpread { arr, src } => format!("{}, {}", r(arr), r(src)),
+            ArrayHole { arr } => r(arr),
+            ObjectSpread { obj, src } => format!("{}, {}", r(obj), r(src)),
+            DefineAccessor { obj, name, func, kind } => {
+                format!("{}, {}, {}, {}", r(obj), self.k(f, name), r(func), kind_name(kind))
+            }
+            ObjectRest { dst, src, excluded } => format!("{}, {}, {}", r(dst), r(src), r(excluded)),
+            ArrayRest { dst, src, start } => format!("{}, {}, {start}", r(dst), r(src)),
+            NewClass { dst, name, parent, ctor } => {
+                let p = if parent == u16::MAX { "-".to_string() } else { r(parent) };
+                format!("{}, {}, {p}, {}", r(dst), self.k(f, name), r(ctor))
+            }
+            DefineMethod { class, name, func, kind, is_static } => format!(
+                "{}, {}, {}, {}{}",
+                r(class),
+                self.k(f, name),
+                r(func),
+                kind_name(kind),
+                if is_static { ", static" } else { "" }
+            ),
+            DefineMethodComputed { class, key, func, kind, is_static } => format!(
+                "{}, {}, {}, {}{}",
+                r(class),
+                r(key),
+                r(func),
+                kind_name(kind),
+                if is_static { ", static" } else { "" }
+            ),
+            SetFieldInit { class, func } => format!("{}, {}", r(class), r(func)),
+            IterNext { dst, iter, off } => format!("{}, {}, {}", r(dst), r(iter), j(off)),
+            TryBegin { exc, off } => format!("{}, {}", r(exc), j(off)),
+            Select { base, desc } => format!("{}, select {desc}", r(base)),
+        }
+    }
+}
+
+fn kind_name(k: MethodKind) -> &'static str {
+    match k {
+        MethodKind::Method => "method",
+        MethodKind::Getter => "getter",
+        MethodKind::Setter => "setter",
+    }
+}
+
+/// The variant name of an instruction.
+fn mnemonic(i: &Instr) -> &'static str {
+    use Instr::*;
+    match i {
+        Move { .. } => "Move",
+        LoadK { .. } => "LoadK",
+        LoadInt { .. } => "LoadInt",
+        LoadUndef { .. } => "LoadUndef",
+        LoadNull { .. } => "LoadNull",
+        LoadTrue { .. } => "LoadTrue",
+        LoadFalse { .. } => "LoadFalse",
+        GetGlobal { .. } => "GetGlobal",
+        SetGlobal { .. } => "SetGlobal",
+        NewCell { .. } => "NewCell",
+        CellGet { .. } => "CellGet",
+        CellSet { .. } => "CellSet",
+        GetUpval { .. } => "GetUpval",
+        SetUpval { .. } => "SetUpval",
+        Closure { .. } => "Closure",
+        Add { .. } => "Add",
+        Sub { .. } => "Sub",
+        Mul { .. } => "Mul",
+        Div { .. } => "Div",
+        Mod { .. } => "Mod",
+        Pow { .. } => "Pow",
+        AddI { .. } => "AddI",
+        BitAnd { .. } => "BitAnd",
+        BitOr { .. } => "BitOr",
+        BitXor { .. } => "BitXor",
+        Shl { .. } => "Shl",
+        Shr { .. } => "Shr",
+        UShr { .. } => "UShr",
+        Neg { .. } => "Neg",
+        ToNumber { .. } => "ToNumber",
+        BitNot { .. } => "BitNot",
+        Not { .. } => "Not",
+        TypeOf { .. } => "TypeOf",
+        ToString { .. } => "ToString",
+        Concat { .. } => "Concat",
+        StrictEq { .. } => "StrictEq",
+        StrictNe { .. } => "StrictNe",
+        LooseEq { .. } => "LooseEq",
+        LooseNe { .. } => "LooseNe",
+        Lt { .. } => "Lt",
+        Le { .. } => "Le",
+        Gt { .. } => "Gt",
+        Ge { .. } => "Ge",
+        In { .. } => "In",
+        InstanceOf { .. } => "InstanceOf",
+        Jmp { .. } => "Jmp",
+        Loop { .. } => "Loop",
+        JmpIfTrue { .. } => "JmpIfTrue",
+        JmpIfFalse { .. } => "JmpIfFalse",
+        JmpIfNullish { .. } => "JmpIfNullish",
+        JmpIfNotNullish { .. } => "JmpIfNotNullish",
+        JmpIfNotLt { .. } => "JmpIfNotLt",
+        JmpIfNotLe { .. } => "JmpIfNotLe",
+        GetProp { .. } => "GetProp",
+        SetProp { .. } => "SetProp",
+        GetIndex { .. } => "GetIndex",
+        SetIndex { .. } => "SetIndex",
+        GetSuper { .. } => "GetSuper",
+        Call { .. } => "Call",
+        CallMethod { .. } => "CallMethod",
+        CallSpread { .. } => "CallSpread",
+        New { .. } => "New",
+        NewSpread { .. } => "NewSpread",
+        SuperCall { .. } => "SuperCall",
+        SuperCallSpread { .. } => "SuperCallSpread",
+        Return { .. } => "Return",
+        ReturnUndef => "ReturnUndef",
+        NewArray { .. } => "NewArray",
+        ArrayPush { .. } => "ArrayPush",
+        ArraySpread { .. } => "ArraySpread",
+        ArrayHole { .. } => "ArrayHole",
+        NewObject { .. } => "NewObject",
+        DefineProp { .. } => "DefineProp",
+        DefineIndex { .. } => "DefineIndex",
+        ObjectSpread { .. } => "ObjectSpread",
+        DefineAccessor { .. } => "DefineAccessor",
+        ObjectRest { .. } => "ObjectRest",
+        ArrayRest { .. } => "ArrayRest",
+        NewClass { .. } => "NewClass",
+        DefineMethod { .. } => "DefineMethod",
+        DefineMethodComputed { .. } => "DefineMethodComputed",
+        InitFields => "InitFields",
+        SetFieldInit { .. } => "SetFieldInit",
+        GetIter { .. } => "GetIter",
+        IterNext { .. } => "IterNext",
+        ForInKeys { .. } => "ForInKeys",
+        TryBegin { .. } => "TryBegin",
+        TryEnd => "TryEnd",
+        Throw { .. } => "Throw",
+        Await { .. } => "Await",
+        Spawn { .. } => "Spawn",
+        SpawnSpread { .. } => "SpawnSpread",
+        Select { .. } => "Select",
+    }
+}
+
+/// Number of functions in `f` (itself and all nested ones).
+fn count(f: &FuncProto) -> usize {
+    1 + f.protos.iter().map(|p| count(p)).sum::<usize>()
+}
+
+fn pad(s: &mut String, width: usize) {
+    let n = s.chars().count();
+    if n < width {
+        s.extend(std::iter::repeat_n(' ', width - n));
+    } else {
+        s.push(' ');
+    }
+}
+
+fn source_line(text: &str, line: u32) -> Option<&str> {
+    text.lines().nth(line.checked_sub(1)? as usize)
+}
+
+fn pc_of_select(f: &FuncProto, desc: usize) -> usize {
+    f.code
+        .iter()
+        .position(|i| matches!(i, Instr::Select { desc: d, .. } if *d as usize == desc))
+        .unwrap_or(0)
+}
+
+fn target_of(_f: &FuncProto, select_pc: usize, target: i32) -> i64 {
+    select_pc as i64 + 1 + target as i64
+}

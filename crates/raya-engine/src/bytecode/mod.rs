@@ -307,6 +307,12 @@ pub struct SelectDesc {
     pub value_reg: Reg,
 }
 
+/// A case of a `select`. Every `target` is a jump offset relative to the
+/// instruction after the `Select` (as for jumps); the compiler places each
+/// case's body there (the receive binding, if any, is initialised from
+/// `SelectDesc::value_reg` by the body's first instructions) and ends it
+/// with a jump past the whole statement. The instruction right after
+/// `Select` is a `Jmp` past the statement and is never reached.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SelectCaseDesc {
     /// Channel in R[base + operand].

@@ -10,13 +10,13 @@ pub(crate) enum DeclItem<'a> {
     /// A name bound by `let`/`const` (one per identifier of the pattern).
     Var(VarKind, &'a Ident),
     Function(&'a Function, &'a Ident),
-    Class(&'a Class, &'a Ident),
+    Class(&'a Ident),
 }
 
 impl<'a> DeclItem<'a> {
     pub(crate) fn ident(&self) -> &'a Ident {
         match *self {
-            DeclItem::Var(_, i) | DeclItem::Function(_, i) | DeclItem::Class(_, i) => i,
+            DeclItem::Var(_, i) | DeclItem::Function(_, i) | DeclItem::Class(i) => i,
         }
     }
 }
@@ -45,7 +45,7 @@ fn stmt_decls<'a>(s: &'a Stmt, out: &mut Vec<DeclItem<'a>>) {
         }
         StmtKind::Class(c) => {
             if let Some(n) = &c.name {
-                out.push(DeclItem::Class(c, n));
+                out.push(DeclItem::Class(n));
             }
         }
         StmtKind::Export(inner) => stmt_decls(inner, out),
@@ -177,4 +177,71 @@ pub(crate) fn is_loop(s: &Stmt) -> bool {
         s.kind,
         StmtKind::While { .. } | StmtKind::DoWhile { .. } | StmtKind::For { .. } | StmtKind::ForOf { .. } | StmtKind::ForIn { .. }
     )
+}
+
+/// Whether `e` reads or writes a variable called `name` in the current
+/// function (nested functions cannot see register variables: a variable
+/// they use is captured and lives in a cell). Conservative: class bodies
+/// count as mentioning everything.
+pub(crate) fn mentions(e: &Expr, name: &str) -> bool {
+    let m = |x: &Expr| mentions(x, name);
+    match &e.kind {
+        ExprKind::Ident(i) => i.name == name,
+        ExprKind::Number(_)
+        | ExprKind::String(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Null
+        | ExprKind::Undefined
+        | ExprKind::This
+        | ExprKind::Super
+        | ExprKind::Function(_)
+        | ExprKind::Error => false,
+        ExprKind::Class(_) => true,
+        ExprKind::Template(parts) => parts.iter().any(|p| matches!(p, TemplatePart::Expr(x) if m(x))),
+        ExprKind::Array(elems) => elems.iter().any(|el| match el {
+            ArrayElem::Expr(x) | ArrayElem::Spread(x) => m(x),
+            ArrayElem::Hole => false,
+        }),
+        ExprKind::Object(props) => props.iter().any(|p| match p {
+            ObjectProp::KeyValue(k, v) => key_mentions(k, name) || m(v),
+            ObjectProp::Spread(x) => m(x),
+            ObjectProp::Method(k, _) | ObjectProp::Getter(k, _) | ObjectProp::Setter(k, _) => key_mentions(k, name),
+        }),
+        ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::Spawn(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => m(a),
+        ExprKind::Update { target, .. } => m(target),
+        ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => m(a) || m(b),
+        ExprKind::Assign { target, value, .. } => pattern_mentions(target, name) || m(value),
+        ExprKind::Conditional { cond, then, otherwise } => m(cond) || m(then) || m(otherwise),
+        ExprKind::Call { callee, args, .. } | ExprKind::New { callee, args } => {
+            m(callee)
+                || args.iter().any(|a| match a {
+                    Argument::Expr(x) | Argument::Spread(x) => m(x),
+                })
+        }
+        ExprKind::Member { object, .. } => m(object),
+        ExprKind::Index { object, index, .. } => m(object) || m(index),
+        ExprKind::Sequence(es) => es.iter().any(m),
+    }
+}
+
+fn key_mentions(k: &PropKey, name: &str) -> bool {
+    matches!(k, PropKey::Computed(e) if mentions(e, name))
+}
+
+fn pattern_mentions(p: &Pattern, name: &str) -> bool {
+    match &p.kind {
+        PatternKind::Ident(i) => i.name == name,
+        PatternKind::Expr(e) => mentions(e, name),
+        PatternKind::Array { elems, rest } => {
+            elems.iter().flatten().any(|el| pattern_mentions(&el.pattern, name) || el.default.as_ref().is_some_and(|d| mentions(d, name)))
+                || rest.as_ref().is_some_and(|r| pattern_mentions(r, name))
+        }
+        PatternKind::Object { props, rest } => {
+            props.iter().any(|pr| {
+                key_mentions(&pr.key, name)
+                    || pattern_mentions(&pr.value, name)
+                    || pr.default.as_ref().is_some_and(|d| mentions(d, name))
+            }) || rest.as_ref().is_some_and(|r| pattern_mentions(r, name))
+        }
+    }
 }

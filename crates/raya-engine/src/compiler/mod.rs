@@ -1,1 +1,412 @@
 //! AST to bytecode.
+//!
+//! `compile_file` / `compile_source` load the entry module and, recursively,
+//! everything it imports (`module loading` below), resolve every module in
+//! dependency order ([`resolve`]), and generate code ([`codegen`], with
+//! [`expr`], [`pattern`] and [`class`]). The result is a [`Program`] whose
+//! entry function first runs the prelude (`stdlib/prelude.raya`) and every
+//! imported module body once, imports first, and then the entry module's
+//! own body.
+//!
+//! Each module's top-level bindings are global slots (after the built-in
+//! globals of [`crate::builtins::GLOBAL_NAMES`]); an import is just another
+//! name for the exporting module's slot, so imports are live bindings.
+//! `import * as ns` reads a hidden global slot holding an object built from
+//! the module's exports right after its body has run.
+//!
+//! Nothing is generated when any module has an error: every diagnostic of
+//! every file is returned at once in a [`CompileError`].
+
+mod class;
+mod codegen;
+mod decls;
+mod expr;
+mod pattern;
+mod resolve;
+
+#[cfg(test)]
+mod tests;
+
+use crate::builtins::GLOBAL_NAMES;
+use crate::bytecode::{FuncProto, Instr};
+use crate::syntax::ast;
+use crate::syntax::diagnostic::{Diagnostic, FileId, SourceMap};
+use crate::syntax::span::Span;
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+/// The prelude: array methods written in Raya (see `stdlib/prelude.raya`).
+pub const PRELUDE: &str = include_str!("../../../../stdlib/prelude.raya");
+
+/// A compiled program.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// The main task's function: runs the prelude, then every module body
+    /// once, in dependency order (imports first).
+    pub entry: Arc<FuncProto>,
+    /// Every file loaded (for diagnostics and stack traces).
+    pub sources: SourceMap,
+    /// Global slot -> name: `builtins::GLOBAL_NAMES` first, then every
+    /// module's top-level bindings.
+    pub global_names: Vec<String>,
+}
+
+/// Compilation failed: every error of every file.
+#[derive(Debug, Clone)]
+pub struct CompileError {
+    pub sources: SourceMap,
+    /// Diagnostics whose `file` is not in `sources` (e.g. the entry file
+    /// could not be read) render as a single `error: message` line.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl CompileError {
+    /// rustc-style rendering of every diagnostic, with a summary line.
+    pub fn render(&self) -> String {
+        let (plain, located): (Vec<Diagnostic>, Vec<Diagnostic>) =
+            self.diagnostics.iter().cloned().partition(|d| d.file >= self.sources.len());
+        let mut s = String::new();
+        for d in &plain {
+            s.push_str(&format!("error: {}\n", d.message));
+        }
+        if !located.is_empty() {
+            s.push_str(&self.sources.render(&located));
+        }
+        s
+    }
+
+    fn plain(sources: SourceMap, message: String) -> CompileError {
+        CompileError { sources, diagnostics: vec![Diagnostic::new(usize::MAX, Span::default(), message)] }
+    }
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.render().trim_end())
+    }
+}
+
+impl std::error::Error for CompileError {}
+
+/// Compiles the program whose entry module is the file at `path`.
+pub fn compile_file(path: &Path) -> Result<Program, CompileError> {
+    let display = path.to_string_lossy().into_owned();
+    let path = with_suffix_fallback(path);
+    match read_source(&path) {
+        Ok(text) => compile_main(normalize(&path), display_name(&path, &display), text),
+        Err(msg) => Err(CompileError::plain(SourceMap::default(), format!("cannot read '{display}': {msg}"))),
+    }
+}
+
+/// Compiles `src` as the entry module named `name`; its imports are
+/// resolved relative to the current directory.
+pub fn compile_source(name: &str, src: &str) -> Result<Program, CompileError> {
+    compile_main(PathBuf::from(name), name.to_string(), src.to_string())
+}
+
+// ---- linking state shared by the modules -------------------------------------
+
+pub(crate) struct ModInfo {
+    /// Display name (the path as the user would write it).
+    pub name: String,
+    pub exports: HashMap<String, u32>,
+    pub ns_slot: Option<u32>,
+    /// Had syntax errors: no "no such export" errors against it.
+    pub broken: bool,
+}
+
+pub(crate) struct Linker {
+    pub globals: Vec<String>,
+    pub modules: Vec<ModInfo>,
+    pub sources: SourceMap,
+}
+
+impl Linker {
+    pub(crate) fn add_global(&mut self, name: &str) -> u32 {
+        self.globals.push(name.to_string());
+        (self.globals.len() - 1) as u32
+    }
+
+    /// The hidden slot holding module `m`'s namespace object.
+    pub(crate) fn namespace_slot(&mut self, m: usize) -> u32 {
+        if let Some(s) = self.modules[m].ns_slot {
+            return s;
+        }
+        let s = self.add_global(&format!("<namespace {}>", self.modules[m].name));
+        self.modules[m].ns_slot = Some(s);
+        s
+    }
+
+    pub(crate) fn line_col(&self, file: FileId, offset: u32) -> (u32, u32) {
+        self.sources.line_col(file, offset)
+    }
+}
+
+// ---- module loading ------------------------------------------------------------
+
+struct Module {
+    file: FileId,
+    ast: ast::Program,
+    /// Directory imports are resolved against.
+    dir: PathBuf,
+    /// Import (by start offset of its source string) -> module index.
+    imports: HashMap<u32, Option<usize>>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Visit {
+    New,
+    InProgress,
+    Done,
+}
+
+struct Loader {
+    linker: Linker,
+    modules: Vec<Module>,
+    by_path: HashMap<PathBuf, usize>,
+    state: Vec<Visit>,
+    order: Vec<usize>,
+    stack: Vec<usize>,
+    diags: Vec<Diagnostic>,
+}
+
+impl Loader {
+    fn add_module(&mut self, name: String, text: String, dir: PathBuf) -> usize {
+        let file = self.linker.sources.add(name.clone(), text);
+        let (ast, diags) = crate::syntax::parse(&self.linker.sources.get(file).text, file);
+        let broken = !diags.is_empty();
+        self.diags.extend(diags);
+        self.modules.push(Module { file, ast, dir, imports: HashMap::new() });
+        self.linker.modules.push(ModInfo { name, exports: HashMap::new(), ns_slot: None, broken });
+        self.state.push(Visit::New);
+        self.modules.len() - 1
+    }
+
+    /// Depth-first over imports; `order` receives modules imports-first.
+    fn visit(&mut self, m: usize) {
+        self.state[m] = Visit::InProgress;
+        self.stack.push(m);
+        let file = self.modules[m].file;
+        let imports: Vec<(String, Span)> = self.modules[m]
+            .ast
+            .body
+            .iter()
+            .filter_map(|s| match &s.kind {
+                ast::StmtKind::Import(i) => Some((i.source.clone(), i.source_span)),
+                _ => None,
+            })
+            .collect();
+        for (source, span) in imports {
+            let target = self.load_import(m, &source, span, file);
+            let mut edge = target;
+            if let Some(t) = target {
+                match self.state[t] {
+                    Visit::New => self.visit(t),
+                    Visit::InProgress => {
+                        let at = self.stack.iter().position(|&x| x == t).unwrap_or(0);
+                        let mut names: Vec<&str> =
+                            self.stack[at..].iter().map(|&x| self.linker.modules[x].name.as_str()).collect();
+                        names.push(&self.linker.modules[t].name);
+                        let msg = format!("import cycle: {}", names.join(" -> "));
+                        self.diags.push(
+                            Diagnostic::new(file, span, msg)
+                                .with_label("this import closes the cycle")
+                                .with_hint("modules may not import each other in a cycle; move the shared code into a module both import"),
+                        );
+                        edge = None;
+                    }
+                    Visit::Done => {}
+                }
+            }
+            self.modules[m].imports.insert(span.start, edge);
+        }
+        self.stack.pop();
+        self.state[m] = Visit::Done;
+        self.order.push(m);
+    }
+
+    /// Loads (once) the module an import names; reports failures at the
+    /// import.
+    fn load_import(&mut self, from: usize, source: &str, span: Span, file: FileId) -> Option<usize> {
+        let joined = self.modules[from].dir.join(source);
+        let path = with_suffix_fallback(&joined);
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
+        if let Some(&m) = self.by_path.get(&key) {
+            return Some(m);
+        }
+        let name = normalize(&path).to_string_lossy().into_owned();
+        match read_source(&path) {
+            Ok(text) => {
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                let m = self.add_module(name, text, dir);
+                self.by_path.insert(key, m);
+                Some(m)
+            }
+            Err(msg) => {
+                let d = if !path.exists() {
+                    Diagnostic::new(file, span, format!("cannot find module `{source}`"))
+                        .with_label(format!(
+                            "no such file: {}",
+                            if source.ends_with(".raya") { name } else { format!("{name}.raya") }
+                        ))
+                        .with_hint("import paths are relative to the importing file")
+                } else {
+                    Diagnostic::new(file, span, format!("cannot read '{name}': {msg}")).with_label("imported here")
+                };
+                self.diags.push(d);
+                None
+            }
+        }
+    }
+}
+
+/// `path`, or `path.raya` when `path` does not exist and has no `.raya`
+/// suffix.
+fn with_suffix_fallback(path: &Path) -> PathBuf {
+    if !path.exists() && path.extension().is_none_or(|e| e != "raya") {
+        let mut s = path.as_os_str().to_owned();
+        s.push(".raya");
+        let p = PathBuf::from(s);
+        if p.exists() {
+            return p;
+        }
+    }
+    path.to_path_buf()
+}
+
+/// Lexically normalised path (`./a/../b.raya` -> `b.raya`).
+fn normalize(p: &Path) -> PathBuf {
+    let mut out: Vec<Component> = Vec::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if matches!(out.last(), Some(Component::Normal(_))) {
+                    out.pop();
+                } else {
+                    out.push(c);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    if out.is_empty() {
+        return PathBuf::from(".");
+    }
+    out.iter().collect()
+}
+
+fn display_name(path: &Path, as_written: &str) -> String {
+    if Path::new(as_written) == path {
+        as_written.to_string()
+    } else {
+        path.to_string_lossy().into_owned()
+    }
+}
+
+/// Reads a UTF-8 source file; the error is a short reason.
+fn read_source(path: &Path) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(io_reason)?;
+    if meta.is_dir() {
+        return Err("Is a directory".into());
+    }
+    let bytes = std::fs::read(path).map_err(io_reason)?;
+    String::from_utf8(bytes).map_err(|_| "file is not valid UTF-8".to_string())
+}
+
+/// `io::Error` text without the " (os error N)" suffix.
+fn io_reason(e: std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+fn compile_main(path: PathBuf, name: String, text: String) -> Result<Program, CompileError> {
+    let mut ld = Loader {
+        linker: Linker {
+            globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).collect(),
+            modules: Vec::new(),
+            sources: SourceMap::default(),
+        },
+        modules: Vec::new(),
+        by_path: HashMap::new(),
+        state: Vec::new(),
+        order: Vec::new(),
+        stack: Vec::new(),
+        diags: Vec::new(),
+    };
+    let prelude = ld.add_module("<prelude>".into(), PRELUDE.to_string(), PathBuf::from("."));
+    ld.state[prelude] = Visit::Done;
+    ld.order.push(prelude);
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let main = ld.add_module(name, text, dir);
+    let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
+    ld.by_path.insert(key, main);
+    ld.visit(main);
+
+    // Resolve every module, imports first.
+    let mut resolutions: Vec<Option<resolve::Resolution>> = (0..ld.modules.len()).map(|_| None).collect();
+    for &m in &ld.order.clone() {
+        let module = &ld.modules[m];
+        let (res, diags) = resolve::resolve_module(module.file, m, &module.ast, &mut ld.linker, &module.imports);
+        // Scope errors in a file with syntax errors are mostly echoes of
+        // them; report the syntax errors alone.
+        if !ld.linker.modules[m].broken {
+            ld.diags.extend(diags);
+        }
+        resolutions[m] = Some(res);
+    }
+    if !ld.diags.is_empty() {
+        ld.diags.sort_by_key(|d| (d.file, d.span.start));
+        return Err(CompileError { sources: ld.linker.sources, diagnostics: ld.diags });
+    }
+
+    // Generate code: every module body but the entry's becomes a function
+    // the entry calls first.
+    let mut diags = Vec::new();
+    let mut bodies: Vec<(usize, FuncProto)> = Vec::new();
+    for &m in &ld.order {
+        if m == main {
+            continue;
+        }
+        let res = resolutions[m].as_ref().expect("resolved");
+        let mut cg = codegen::Codegen::new(ld.modules[m].file, res);
+        let proto = cg.module(&ld.modules[m].ast, |_| {});
+        diags.extend(cg.diags);
+        bodies.push((m, proto));
+    }
+    let res = resolutions[main].as_ref().expect("resolved");
+    let mut cg = codegen::Codegen::new(ld.modules[main].file, res);
+    let linker = &ld.linker;
+    let entry = cg.module(&ld.modules[main].ast, |cg| {
+        for (m, proto) in bodies {
+            let idx = cg.add_proto(proto);
+            let f = cg.alloc();
+            cg.emit(Instr::Closure { dst: f, proto: idx }, 0);
+            let this = cg.alloc();
+            cg.emit(Instr::LoadUndef { dst: this }, 0);
+            cg.emit(Instr::Call { f, argc: 0 }, 0);
+            if let Some(slot) = linker.modules[m].ns_slot {
+                let o = f;
+                cg.emit(Instr::NewObject { dst: o }, 0);
+                let mut names: Vec<(&String, &u32)> = linker.modules[m].exports.iter().collect();
+                names.sort();
+                for (name, &g) in names {
+                    let k = cg.k_str(name);
+                    cg.emit(Instr::GetGlobal { dst: this, idx: g }, 0);
+                    cg.emit(Instr::DefineProp { obj: o, name: k, src: this }, 0);
+                }
+                cg.emit(Instr::SetGlobal { idx: slot, src: o }, 0);
+            }
+            cg.free_to(f as u32);
+        }
+    });
+    diags.extend(cg.diags);
+    if !diags.is_empty() {
+        return Err(CompileError { sources: ld.linker.sources, diagnostics: diags });
+    }
+    Ok(Program { entry: Arc::new(entry), sources: ld.linker.sources, global_names: ld.linker.globals })
+}

@@ -78,6 +78,10 @@ pub(crate) struct Resolution {
     /// The `this` binding of each class's instance-field initialiser, by
     /// the class's start offset.
     pub field_this_of: HashMap<u32, BindingId>,
+    /// Namespace imports: the hidden slot of `import * as ns` -> the
+    /// module's exports, so that `ns.x` reads `x`'s slot directly (a live
+    /// binding, no property lookup).
+    pub namespaces: HashMap<u32, HashMap<String, u32>>,
 }
 
 impl Resolution {
@@ -142,6 +146,9 @@ pub(crate) fn resolve_module(
         out: Resolution::default(),
     };
     r.module_body(&prog.body);
+    // Hoisting reports some errors before the walk reaches them: report in
+    // source order.
+    r.diags.sort_by_key(|d| d.span.start);
     (r.out, r.diags)
 }
 
@@ -185,7 +192,7 @@ impl<'l> Resolver<'l> {
     /// slot), reporting a duplicate.
     fn declare(&mut self, ident: &Ident, kind: BindKind) -> BindingId {
         if let Some(&prev) = self.scopes.last().and_then(|s| s.names.get(&ident.name)) {
-            let p = &self.out.bindings[prev];
+            let p = &self.out.bindings[prev as usize];
             let what = match p.kind {
                 BindKind::Param => "a parameter",
                 BindKind::Import => "an import",
@@ -385,10 +392,14 @@ impl<'l> Resolver<'l> {
         }
         for (name, slot, span) in exports {
             let m = &mut self.linker.modules[self.module];
-            if m.exports.contains_key(&name) {
-                self.error(span, format!("duplicate export `{name}`"), "exported twice", None);
-            } else {
-                m.exports.insert(name, slot);
+            match m.exports.entry(name) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let msg = format!("duplicate export `{}`", e.key());
+                    self.error(span, msg, "exported twice", None);
+                }
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(slot);
+                }
             }
         }
         self.pop_scope();
@@ -434,6 +445,9 @@ impl<'l> Resolver<'l> {
             }
             ImportKind::Namespace(local) => {
                 let slot = target.map(|m| self.linker.namespace_slot(m));
+                if let (Some(m), Some(s)) = (target, slot) {
+                    self.out.namespaces.insert(s, self.linker.modules[m].exports.clone());
+                }
                 self.declare_import(local, slot);
             }
         }

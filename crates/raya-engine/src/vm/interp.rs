@@ -585,10 +585,14 @@ impl<'rt> TaskInterpreter<'rt> {
                     pc = (pc as i64 + $off as i64) as usize
                 };
             }
+            // A safepoint. `$back` is how many instructions to step back
+            // on preemption: 1 at a call (the call has not happened yet and
+            // must run when the task resumes), 0 after a loop's jump.
             macro_rules! safepoint {
-                () => {{
+                ($back:expr) => {{
                     *budget -= 1;
                     if *budget == 0 {
+                        pc -= $back;
                         save_pc!();
                         return Ok(RunOutcome::Preempted);
                     }
@@ -826,7 +830,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::Jmp { off } => jump!(off),
                     Instr::Loop { off } => {
                         jump!(off);
-                        safepoint!();
+                        safepoint!(0);
                     }
                     Instr::JmpIfTrue { cond, off } => {
                         if reg!(cond).truthy() {
@@ -996,14 +1000,14 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
 
                     Instr::Call { f, argc } => {
-                        safepoint!();
+                        safepoint!(1);
                         save_pc!();
                         let fa = base + f as usize;
                         let callee = reg!(f);
                         invoked!(self.invoke(task, callee, fa, argc as usize, fa, 0));
                     }
                     Instr::CallMethod { f, name, argc } => {
-                        safepoint!();
+                        safepoint!(1);
                         save_pc!();
                         let fa = base + f as usize;
                         let recv = reg!(f + 1);
@@ -1019,7 +1023,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         invoked!(self.invoke(task, m, fa, argc as usize, fa, 0));
                     }
                     Instr::CallSpread { f } => {
-                        safepoint!();
+                        safepoint!(1);
                         save_pc!();
                         let fa = base + f as usize;
                         let argc = tri!(self.spread_args(task, fa));
@@ -1027,14 +1031,14 @@ impl<'rt> TaskInterpreter<'rt> {
                         invoked!(self.invoke(task, callee, fa, argc, fa, 0));
                     }
                     Instr::New { f, argc } => {
-                        safepoint!();
+                        safepoint!(1);
                         save_pc!();
                         let fa = base + f as usize;
                         let callee = reg!(f);
                         invoked!(self.construct(task, callee, fa, argc as usize));
                     }
                     Instr::NewSpread { f } => {
-                        safepoint!();
+                        safepoint!(1);
                         save_pc!();
                         let fa = base + f as usize;
                         let argc = tri!(self.spread_args(task, fa));
@@ -1042,13 +1046,13 @@ impl<'rt> TaskInterpreter<'rt> {
                         invoked!(self.construct(task, callee, fa, argc));
                     }
                     Instr::SuperCall { f, argc } => {
-                        safepoint!();
+                        safepoint!(1);
                         save_pc!();
                         let fa = base + f as usize;
                         invoked!(self.super_call(task, fa, argc as usize));
                     }
                     Instr::SuperCallSpread { f } => {
-                        safepoint!();
+                        safepoint!(1);
                         save_pc!();
                         let fa = base + f as usize;
                         let argc = tri!(self.spread_args(task, fa));

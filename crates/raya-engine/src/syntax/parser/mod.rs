@@ -23,9 +23,40 @@ mod tests;
 
 /// Parses one file. Never panics; returns the statements that parsed and
 /// every syntax error found (lexical errors included), in source order.
+///
+/// The parser is recursive, so it runs on a scoped helper thread with a
+/// large stack (reserved lazily by the OS) to accept deeply nested code
+/// whatever the caller's stack size; if that thread cannot be created it
+/// runs here with a lower nesting limit.
 pub fn parse(src: &str, file: FileId) -> (Program, Vec<Diagnostic>) {
+    const STACK_SIZE: usize = 64 << 20;
+    let outcome = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("raya-parser".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, || parse_here(src, file, MAX_DEPTH))
+            .map(|handle| handle.join())
+    });
+    match outcome {
+        Ok(Ok(result)) => result,
+        Ok(Err(_panic)) => {
+            let d = Diagnostic::new(
+                file,
+                Span::default(),
+                "internal error: the parser crashed on this file",
+            )
+            .with_label("while parsing this file")
+            .with_hint("this is a bug in Raya; please report it with the file");
+            (Program { body: Vec::new() }, vec![d])
+        }
+        Err(_) => parse_here(src, file, FALLBACK_MAX_DEPTH),
+    }
+}
+
+/// [`parse`] on the current thread with the given nesting limit.
+fn parse_here(src: &str, file: FileId, max_depth: u32) -> (Program, Vec<Diagnostic>) {
     let (toks, lex_diags) = lexer::tokenize(src, file);
-    let mut p = Parser::new(src, file, toks);
+    let mut p = Parser::new(src, file, toks, max_depth);
     let body = p.parse_program();
     let mut diags = lex_diags;
     diags.extend(p.diags);
@@ -39,9 +70,15 @@ pub(crate) struct Fail;
 
 pub(crate) type PResult<T> = Result<T, Fail>;
 
-/// Deepest nesting of statements / expressions / types / patterns. Deeper
-/// input is reported instead of overflowing the stack.
-const MAX_DEPTH: u32 = 160;
+/// Deepest nesting of statements / expressions / types / patterns (a
+/// parenthesised expression costs two levels). Deeper input is reported
+/// instead of overflowing the stack. Unoptimised builds use up to ~11 KB of
+/// stack per level, so this fits the parser thread's stack with room.
+const MAX_DEPTH: u32 = 1000;
+
+/// The limit when parsing on the caller's thread (assumed to have at least
+/// 2 MB of stack).
+const FALLBACK_MAX_DEPTH: u32 = 120;
 
 /// Parser position saved for backtracking.
 #[derive(Clone, Copy)]
@@ -49,6 +86,7 @@ struct Snapshot {
     pos: usize,
     diags: usize,
     covers: usize,
+    too_deep: bool,
 }
 
 pub(crate) struct Parser<'s> {
@@ -61,13 +99,28 @@ pub(crate) struct Parser<'s> {
     /// into destructuring patterns; reported at the end of their statement.
     cover_inits: Vec<Span>,
     depth: u32,
-    /// Spans already reported as too deep (reported once).
+    max_depth: u32,
+    /// Nesting depth of the expression that is the true branch of the
+    /// innermost `?:` being parsed (0 when none); see `paren_arrow`.
+    cond_then_depth: u32,
+    /// The nesting limit was reported (it is reported once).
     too_deep: bool,
 }
 
 impl<'s> Parser<'s> {
-    fn new(src: &'s str, file: FileId, toks: Vec<Token>) -> Parser<'s> {
-        Parser { src, file, toks, pos: 0, diags: Vec::new(), cover_inits: Vec::new(), depth: 0, too_deep: false }
+    fn new(src: &'s str, file: FileId, toks: Vec<Token>, max_depth: u32) -> Parser<'s> {
+        Parser {
+            src,
+            file,
+            toks,
+            pos: 0,
+            diags: Vec::new(),
+            cover_inits: Vec::new(),
+            depth: 0,
+            max_depth,
+            cond_then_depth: 0,
+            too_deep: false,
+        }
     }
 
     // ----- token cursor -------------------------------------------------
@@ -137,11 +190,16 @@ impl<'s> Parser<'s> {
     }
 
     fn span_from(&self, start: u32) -> Span {
-        Span { start, end: self.prev_end().max(start) }
+        Span {
+            start,
+            end: self.prev_end().max(start),
+        }
     }
 
     fn text(&self, span: Span) -> &'s str {
-        self.src.get(span.start as usize..span.end as usize).unwrap_or("")
+        self.src
+            .get(span.start as usize..span.end as usize)
+            .unwrap_or("")
     }
 
     /// The next token follows the current one with nothing in between.
@@ -152,13 +210,19 @@ impl<'s> Parser<'s> {
     }
 
     fn snapshot(&self) -> Snapshot {
-        Snapshot { pos: self.pos, diags: self.diags.len(), covers: self.cover_inits.len() }
+        Snapshot {
+            pos: self.pos,
+            diags: self.diags.len(),
+            covers: self.cover_inits.len(),
+            too_deep: self.too_deep,
+        }
     }
 
     fn restore(&mut self, s: Snapshot) {
         self.pos = s.pos;
         self.diags.truncate(s.diags);
         self.cover_inits.truncate(s.covers);
+        self.too_deep = s.too_deep;
     }
 
     /// Runs `f` speculatively: on failure, rewinds and returns `None`.
@@ -173,11 +237,14 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// Index of the token closing the bracket at index `open`.
+    /// Index of the token closing the bracket at index `open`. Gives up at
+    /// a `;` directly inside the brackets (never valid there), so that an
+    /// unclosed bracket does not cost a scan to the end of the file.
     fn matching_close(&self, open: usize) -> Option<usize> {
         let mut depth = 0usize;
         for (i, t) in self.toks.iter().enumerate().skip(open) {
             match t.kind {
+                T::Semi if depth == 1 => return None,
                 T::LParen | T::LBracket | T::LBrace => depth += 1,
                 T::RParen | T::RBracket | T::RBrace => {
                     depth = depth.saturating_sub(1);
@@ -196,7 +263,7 @@ impl<'s> Parser<'s> {
 
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
+        if self.depth > self.max_depth {
             self.depth -= 1;
             if !self.too_deep {
                 self.too_deep = true;
@@ -204,7 +271,10 @@ impl<'s> Parser<'s> {
                 self.report(
                     Diagnostic::new(self.file, span, "code is nested too deeply")
                         .with_label("nesting limit reached here")
-                        .with_hint(format!("the parser accepts at most {MAX_DEPTH} levels of nesting")),
+                        .with_hint(format!(
+                            "the parser accepts at most {} levels of nesting",
+                            self.max_depth
+                        )),
                 );
             }
             return Err(Fail);
@@ -220,11 +290,19 @@ impl<'s> Parser<'s> {
 
     fn report(&mut self, d: Diagnostic) {
         // One error per position: later ones at the same place are
-        // consequences of the first.
-        if self.diags.iter().any(|e| e.span.start == d.span.start) {
+        // consequences of the first (and are reported right after it).
+        if self.is_reported(d.span.start) {
             return;
         }
         self.diags.push(d);
+    }
+
+    fn is_reported(&self, start: u32) -> bool {
+        self.diags
+            .iter()
+            .rev()
+            .take(8)
+            .any(|e| e.span.start == start)
     }
 
     fn error(&mut self, span: Span, message: impl Into<String>, label: impl Into<String>) {
@@ -232,8 +310,16 @@ impl<'s> Parser<'s> {
         self.report(d);
     }
 
-    fn error_hint(&mut self, span: Span, message: impl Into<String>, label: impl Into<String>, hint: impl Into<String>) {
-        let d = Diagnostic::new(self.file, span, message).with_label(label).with_hint(hint);
+    fn error_hint(
+        &mut self,
+        span: Span,
+        message: impl Into<String>,
+        label: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        let d = Diagnostic::new(self.file, span, message)
+            .with_label(label)
+            .with_hint(hint);
         self.report(d);
     }
 
@@ -261,13 +347,14 @@ impl<'s> Parser<'s> {
     /// Reports "expected {what}, found {current}" and returns `Fail`.
     fn unexpected(&mut self, what: &str) -> Fail {
         let t = self.cur().clone();
-        if t.kind == T::Error {
-            // Already reported by the lexer.
+        if t.kind == T::Error || self.is_reported(t.span.start) {
+            // Already reported (by the lexer, or as an earlier error here).
             return Fail;
         }
         let found = self.describe(&t);
         let label = format!("expected {what}");
-        let mut d = Diagnostic::new(self.file, t.span, format!("expected {what}, found {found}")).with_label(label);
+        let mut d = Diagnostic::new(self.file, t.span, format!("expected {what}, found {found}"))
+            .with_label(label);
         if t.kind == T::Eof {
             if let Some(h) = self.unclosed_hint() {
                 d = d.with_hint(h);
@@ -291,7 +378,10 @@ impl<'s> Parser<'s> {
         }
         let open = stack.last()?;
         let (line, col) = LineIndex::new(self.src).line_col(self.src, open.span.start);
-        Some(format!("the `{}` opened at {line}:{col} is never closed", open.kind.as_str()))
+        Some(format!(
+            "the `{}` opened at {line}:{col} is never closed",
+            open.kind.as_str()
+        ))
     }
 
     fn expect(&mut self, k: &T) -> PResult<Span> {
@@ -316,7 +406,10 @@ impl<'s> Parser<'s> {
     /// A binding or reference identifier (contextual keywords allowed).
     fn ident(&mut self) -> PResult<Ident> {
         if let T::Ident(name) = self.kind() {
-            let id = Ident { name: name.clone(), span: self.cur().span };
+            let id = Ident {
+                name: name.clone(),
+                span: self.cur().span,
+            };
             self.bump();
             return Ok(id);
         }
@@ -327,12 +420,18 @@ impl<'s> Parser<'s> {
     fn ident_name(&mut self) -> PResult<Ident> {
         let t = self.cur();
         if let T::Ident(name) = &t.kind {
-            let id = Ident { name: name.clone(), span: t.span };
+            let id = Ident {
+                name: name.clone(),
+                span: t.span,
+            };
             self.bump();
             return Ok(id);
         }
         if t.kind.is_keyword() {
-            let id = Ident { name: t.kind.as_str().to_string(), span: t.span };
+            let id = Ident {
+                name: t.kind.as_str().to_string(),
+                span: t.span,
+            };
             self.bump();
             return Ok(id);
         }
@@ -383,10 +482,16 @@ impl<'s> Parser<'s> {
                 T::RBrace if braces == 0 => return,
                 _ => {}
             }
+            // After a `}` that ends a line, a new line that can start a
+            // statement is taken as one even if a `(` was left open.
+            let after_block = self.pos > 0 && self.toks[self.pos - 1].kind == T::RBrace;
             let at_boundary = braces == 0
                 && t.nl_before
                 && self.pos > stmt_start
-                && (is_statement_keyword(&t.kind) || (parens == 0 && starts_expression_statement(&t.kind)));
+                && (is_statement_keyword(&t.kind)
+                    || ((parens == 0 || after_block)
+                        && (matches!(t.kind, T::Function | T::Class)
+                            || starts_expression_statement(&t.kind))));
             if at_boundary {
                 return;
             }
@@ -428,15 +533,20 @@ impl<'s> Parser<'s> {
     fn parse_program(&mut self) -> Vec<Stmt> {
         let mut body = Vec::new();
         while !self.at_eof() {
+            if self.at(&T::RBrace) {
+                let span = self.bump();
+                self.error(
+                    span,
+                    "unexpected closing delimiter `}`",
+                    "no block to close here",
+                );
+                continue;
+            }
             let before = self.pos;
             if let Some(s) = self.parse_statement_recovering() {
                 body.push(s);
             }
             if self.pos == before {
-                if self.at(&T::RBrace) {
-                    let span = self.cur().span;
-                    self.error(span, "unexpected closing delimiter `}`", "no block to close here");
-                }
                 self.bump();
             }
         }
@@ -489,15 +599,13 @@ impl<'s> Parser<'s> {
     }
 }
 
-/// Tokens that begin a statement (used by error recovery).
+/// Keywords that can only begin a statement (used by error recovery).
 fn is_statement_keyword(k: &T) -> bool {
     matches!(
         k,
         T::Let
             | T::Const
             | T::Var
-            | T::Function
-            | T::Class
             | T::If
             | T::For
             | T::While

@@ -1,0 +1,195 @@
+//! Classes: constructor, methods, accessors, fields and static members.
+//!
+//! ```text
+//! R[parent] = <extends expr>          (or none)
+//! R[ctor]   = Closure <constructor>   (synthesised when missing)
+//! NewClass  dst, "Name", parent, ctor
+//! <bind the class name>
+//! Closure + DefineMethod[Computed] for every method / getter / setter
+//! Closure <field initialiser>; SetFieldInit   (instance fields, if any)
+//! SetProp dst.<static field> = <init>       (in order)
+//! ```
+
+use super::codegen::{Codegen, FnKind, Loc};
+use super::decls::key_name;
+use super::resolve::BindKind;
+use crate::bytecode::*;
+use crate::syntax::ast::*;
+
+impl<'a> Codegen<'a> {
+    /// Compiles class `c` into `dst`. `name` is its display name; `decl` is
+    /// the declared name to initialise as soon as the class exists (for
+    /// declarations whose binding is a global or a cell).
+    pub(crate) fn class(&mut self, c: &'a Class, dst: Reg, name: &str, decl: Option<&'a Ident>) {
+        let pos = c.span.start;
+        let m = self.mark();
+        let derived = c.extends.is_some();
+        let parent = match &c.extends {
+            Some(e) => {
+                let r = self.alloc();
+                self.expr(e, r);
+                r
+            }
+            None => Reg::MAX,
+        };
+        // The class's own name inside a class expression.
+        let inner = c.name.as_ref().and_then(|n| self.decl_id(n)).filter(|&id| self.bind_kind(id) == BindKind::ClassInner);
+        let mut inner_cell = None;
+        if let Some(id) = inner {
+            if self.binding(id).captured {
+                let cell = self.alloc();
+                self.emit(Instr::NewCell { dst: cell }, pos);
+                self.set_loc(id, Loc::Cell(cell));
+                inner_cell = Some(cell);
+            } else {
+                self.set_loc(id, Loc::Reg(dst));
+            }
+        }
+        // Constructor.
+        let ctor_fn = c.members.iter().find_map(|m| match &m.kind {
+            ClassMemberKind::Constructor(f) => Some(f),
+            _ => None,
+        });
+        let rctor = self.alloc();
+        let idx = match ctor_fn {
+            Some(f) => self.function(f, name, FnKind::Ctor { derived }),
+            None => self.synth_ctor(c, name, derived),
+        };
+        self.emit(Instr::Closure { dst: rctor, proto: idx }, ctor_fn.map_or(pos, |f| f.span.start));
+        let kname = self.k_str(name);
+        self.emit(Instr::NewClass { dst, name: kname, parent, ctor: rctor }, pos);
+        if let Some(cell) = inner_cell {
+            self.emit(Instr::CellSet { cell, src: dst }, pos);
+        }
+        if let Some(ident) = decl {
+            self.init_decl(ident, dst);
+        }
+        // Methods and accessors.
+        for mem in &c.members {
+            let (key, func, kind) = match &mem.kind {
+                ClassMemberKind::Method { key, func } => (key, func, MethodKind::Method),
+                ClassMemberKind::Getter { key, func } => (key, func, MethodKind::Getter),
+                ClassMemberKind::Setter { key, func } => (key, func, MethodKind::Setter),
+                _ => continue,
+            };
+            let m2 = self.mark();
+            let mname = key_name(key).unwrap_or_default();
+            let t = self.alloc();
+            let idx = self.function(func, &mname, FnKind::Method);
+            self.emit(Instr::Closure { dst: t, proto: idx }, func.span.start);
+            let is_static = mem.is_static;
+            match key {
+                PropKey::Computed(ke) => {
+                    let rk = self.alloc();
+                    self.expr(ke, rk);
+                    self.emit(
+                        Instr::DefineMethodComputed { class: dst, key: rk, func: t, kind, is_static },
+                        mem.span.start,
+                    );
+                }
+                _ => {
+                    let k = self.k_str(&mname);
+                    self.emit(Instr::DefineMethod { class: dst, name: k, func: t, kind, is_static }, mem.span.start);
+                }
+            }
+            self.free_to(m2);
+        }
+        // Instance fields.
+        if c.members.iter().any(|m| !m.is_static && matches!(m.kind, ClassMemberKind::Field { .. })) {
+            let m2 = self.mark();
+            let idx = self.field_initializer(c, name);
+            let t = self.alloc();
+            self.emit(Instr::Closure { dst: t, proto: idx }, pos);
+            self.emit(Instr::SetFieldInit { class: dst, func: t }, pos);
+            self.free_to(m2);
+        }
+        // Static fields, in order, once the class exists.
+        for mem in &c.members {
+            if let (true, ClassMemberKind::Field { key, init, .. }) = (mem.is_static, &mem.kind) {
+                let m2 = self.mark();
+                let v = self.alloc();
+                let fname = key_name(key);
+                match init {
+                    Some(e) => self.expr_named(e, v, fname.as_deref()),
+                    None => {
+                        self.emit(Instr::LoadUndef { dst: v }, mem.span.start);
+                    }
+                }
+                match key {
+                    PropKey::Computed(ke) => {
+                        let rk = self.alloc();
+                        self.expr(ke, rk);
+                        self.emit(Instr::SetIndex { obj: dst, key: rk, src: v }, mem.span.start);
+                    }
+                    _ => {
+                        let k = self.key_const(key).unwrap_or(0);
+                        self.emit(Instr::SetProp { obj: dst, name: k, src: v }, mem.span.start);
+                    }
+                }
+                self.free_to(m2);
+            }
+        }
+        self.free_to(m);
+    }
+
+    /// `constructor() {}` (base: runs the field initialisers) or
+    /// `constructor(...args) { super(...args) }` (derived).
+    fn synth_ctor(&mut self, c: &'a Class, name: &str, derived: bool) -> u32 {
+        self.push_fn(name, c.span, derived as u32);
+        {
+            let st = self.f();
+            st.proto.is_constructor = true;
+            st.proto.is_derived = derived;
+            st.proto.has_rest = derived;
+        }
+        let pos = c.span.start;
+        if derived {
+            let f = self.alloc();
+            self.alloc();
+            let args = self.alloc();
+            self.emit(Instr::Move { dst: args, src: 1 }, pos);
+            self.emit(Instr::SuperCallSpread { f }, pos);
+        } else {
+            self.emit(Instr::InitFields, pos);
+        }
+        self.emit(Instr::ReturnUndef, pos);
+        let p = self.pop_fn();
+        self.add_proto(p)
+    }
+
+    /// The method-like function that defines the instance fields on `this`
+    /// in declaration order (fields without an initialiser get undefined).
+    fn field_initializer(&mut self, c: &'a Class, name: &str) -> u32 {
+        self.push_fn(name, c.span, 0);
+        let pos = c.span.start;
+        let this_id = self.res.field_this_of.get(&c.span.start).copied();
+        self.setup_this(this_id, pos);
+        for mem in &c.members {
+            let (false, ClassMemberKind::Field { key, init, .. }) = (mem.is_static, &mem.kind) else { continue };
+            let m = self.mark();
+            let v = self.alloc();
+            let fname = key_name(key);
+            match init {
+                Some(e) => self.expr_named(e, v, fname.as_deref()),
+                None => {
+                    self.emit(Instr::LoadUndef { dst: v }, mem.span.start);
+                }
+            }
+            match key {
+                PropKey::Computed(ke) => {
+                    let rk = self.alloc();
+                    self.expr(ke, rk);
+                    self.emit(Instr::DefineIndex { obj: 0, key: rk, src: v }, mem.span.start);
+                }
+                _ => {
+                    let k = self.key_const(key).unwrap_or(0);
+                    self.emit(Instr::DefineProp { obj: 0, name: k, src: v }, mem.span.start);
+                }
+            }
+            self.free_to(m);
+        }
+        self.emit(Instr::ReturnUndef, pos);
+        let p = self.pop_fn();
+        self.add_proto(p)
+    }
+}

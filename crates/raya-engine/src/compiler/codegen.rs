@@ -1,0 +1,1308 @@
+//! The code generator: function state, registers, constants, jumps,
+//! variable locations, functions and statements. Expressions are in
+//! `expr.rs`, patterns in `pattern.rs`, classes in `class.rs`.
+//!
+//! # Registers
+//!
+//! Register 0 is `this`, then the parameters. Above them the registers are
+//! a stack: *locals* (variables, and values a statement keeps for its whole
+//! duration such as a `for-of` iterator) sit below `local_top`, and
+//! *temporaries* above it. Every expression compiler frees the temporaries
+//! it allocated before returning, so at a statement boundary
+//! `next_reg == local_top`. An uncaptured `let`/`const` gets its register
+//! when its declaration runs (so `let x = f()` calls `f` directly in `x`'s
+//! register); captured ones get a cell at the start of their block, before
+//! any hoisted function that might capture them is created.
+//!
+//! # Variables
+//!
+//! The resolver has decided what each identifier refers to and which
+//! bindings are captured. Here each binding gets a [`Loc`] in the function
+//! that declares it; a use from a nested function goes through that
+//! function's upvalues (`captures`), built on demand as in clox.
+
+use super::decls::{block_decls, pattern_idents, DeclItem};
+use super::resolve::{BindKind, BindingId, Ref, Resolution};
+use crate::bytecode::*;
+use crate::syntax::ast::*;
+use crate::syntax::diagnostic::{Diagnostic, FileId};
+use crate::syntax::span::Span;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Where a binding lives in its declaring function's frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Loc {
+    Reg(Reg),
+    Cell(Reg),
+}
+
+/// How the current function reaches a variable.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Access {
+    Reg(Reg),
+    Cell(Reg),
+    Upval(u16),
+    Global(u32),
+    Undef,
+    Num(f64),
+}
+
+#[derive(Hash, PartialEq, Eq)]
+enum ConstKey {
+    Num(u64),
+    Str(String),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum JumpKind {
+    Loop,
+    Switch,
+    Select,
+    Block,
+}
+
+pub(crate) enum Control<'a> {
+    Jump { labels: Vec<String>, kind: JumpKind, breaks: Vec<usize>, continues: Vec<usize> },
+    /// An enclosing `try` (or `catch` of a try with `finally`): leaving it
+    /// by a jump pops its handler and runs its `finally` block.
+    Try { handler_active: bool, finalizer: Option<&'a [Stmt]> },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FnKind {
+    Normal,
+    Method,
+    Ctor { derived: bool },
+}
+
+/// Maximum registers / constants in one function.
+pub(crate) const MAX_REGS: u32 = 65_535;
+pub(crate) const MAX_CONSTS: usize = 65_535;
+
+pub(crate) struct FnState<'a> {
+    pub proto: FuncProto,
+    const_map: HashMap<ConstKey, u32>,
+    /// Binding captured by each upvalue, parallel to `proto.captures`.
+    upvals: Vec<BindingId>,
+    pub next_reg: u32,
+    pub local_top: u32,
+    max_reg: u32,
+    pub control: Vec<Control<'a>>,
+    span: Span,
+}
+
+pub(crate) struct Codegen<'a> {
+    pub file: FileId,
+    pub res: &'a Resolution,
+    pub funcs: Vec<FnState<'a>>,
+    pub locs: HashMap<BindingId, (usize, Loc)>,
+    pub diags: Vec<Diagnostic>,
+}
+
+pub(crate) type Mark = u32;
+
+impl<'a> Codegen<'a> {
+    pub(crate) fn new(file: FileId, res: &'a Resolution) -> Codegen<'a> {
+        Codegen { file, res, funcs: Vec::new(), locs: HashMap::new(), diags: Vec::new() }
+    }
+
+    // ---- function state ------------------------------------------------------
+
+    pub(crate) fn f(&mut self) -> &mut FnState<'a> {
+        self.funcs.last_mut().expect("no function being compiled")
+    }
+
+    fn depth(&self) -> usize {
+        self.funcs.len() - 1
+    }
+
+    pub(crate) fn push_fn(&mut self, name: &str, span: Span, params_regs: u32) {
+        let proto = FuncProto { name: name.to_string(), file: self.file, span_start: span.start, ..FuncProto::default() };
+        let n = 1 + params_regs;
+        self.funcs.push(FnState {
+            proto,
+            const_map: HashMap::new(),
+            upvals: Vec::new(),
+            next_reg: n,
+            local_top: n,
+            max_reg: n,
+            control: Vec::new(),
+            span,
+        });
+    }
+
+    pub(crate) fn pop_fn(&mut self) -> FuncProto {
+        let st = self.funcs.pop().expect("function");
+        let mut p = st.proto;
+        if st.max_reg > MAX_REGS {
+            self.diags.push(
+                Diagnostic::new(self.file, head_span(st.span), "function too large: it needs more than 65,535 registers")
+                    .with_label("in this function")
+                    .with_hint("split it into smaller functions"),
+            );
+        }
+        if p.consts.len() > MAX_CONSTS {
+            self.diags.push(
+                Diagnostic::new(self.file, head_span(st.span), "function too large: it has more than 65,535 constants")
+                    .with_label("in this function")
+                    .with_hint("split it into smaller functions"),
+            );
+        }
+        p.num_regs = st.max_reg.min(MAX_REGS) as u16;
+        p
+    }
+
+    /// Adds a finished nested prototype to the current function.
+    pub(crate) fn add_proto(&mut self, p: FuncProto) -> u32 {
+        let f = self.f();
+        f.proto.protos.push(Arc::new(p));
+        (f.proto.protos.len() - 1) as u32
+    }
+
+    // ---- emission -----------------------------------------------------------------
+
+    pub(crate) fn emit(&mut self, i: Instr, pos: u32) -> usize {
+        let f = self.f();
+        f.proto.code.push(i);
+        f.proto.spans.push(pos);
+        f.proto.code.len() - 1
+    }
+
+    pub(crate) fn here(&mut self) -> usize {
+        self.f().proto.code.len()
+    }
+
+    pub(crate) fn emit_jmp(&mut self, pos: u32) -> usize {
+        self.emit(Instr::Jmp { off: 0 }, pos)
+    }
+
+    /// Points the jump at `at` to `target`.
+    pub(crate) fn patch_to(&mut self, at: usize, target: usize) {
+        let off = (target as i64 - (at as i64 + 1)) as i32;
+        let f = self.f();
+        match &mut f.proto.code[at] {
+            Instr::Jmp { off: o }
+            | Instr::Loop { off: o }
+            | Instr::JmpIfTrue { off: o, .. }
+            | Instr::JmpIfFalse { off: o, .. }
+            | Instr::JmpIfNullish { off: o, .. }
+            | Instr::JmpIfNotNullish { off: o, .. }
+            | Instr::JmpIfNotLt { off: o, .. }
+            | Instr::JmpIfNotLe { off: o, .. }
+            | Instr::IterNext { off: o, .. }
+            | Instr::TryBegin { off: o, .. } => *o = off,
+            other => panic!("patching a non-jump instruction {other:?}"),
+        }
+    }
+
+    pub(crate) fn patch_here(&mut self, at: usize) {
+        let t = self.here();
+        self.patch_to(at, t);
+    }
+
+    pub(crate) fn patch_all_here(&mut self, list: Vec<usize>) {
+        for j in list {
+            self.patch_here(j);
+        }
+    }
+
+    /// A backward jump to `target` (a safepoint).
+    pub(crate) fn emit_loop(&mut self, target: usize, pos: u32) {
+        let at = self.here();
+        let off = (target as i64 - (at as i64 + 1)) as i32;
+        self.emit(Instr::Loop { off }, pos);
+    }
+
+    // ---- constants --------------------------------------------------------------------
+
+    fn constant(&mut self, key: ConstKey, c: Constant) -> ConstIdx {
+        let f = self.f();
+        if let Some(&i) = f.const_map.get(&key) {
+            return i;
+        }
+        let i = f.proto.consts.len() as u32;
+        f.proto.consts.push(c);
+        f.const_map.insert(key, i);
+        i
+    }
+
+    pub(crate) fn k_str(&mut self, s: &str) -> ConstIdx {
+        self.constant(ConstKey::Str(s.to_string()), Constant::String(s.to_string()))
+    }
+
+    pub(crate) fn k_num(&mut self, n: f64) -> ConstIdx {
+        self.constant(ConstKey::Num(n.to_bits()), Constant::Number(n))
+    }
+
+    pub(crate) fn load_number(&mut self, dst: Reg, n: f64, pos: u32) {
+        if n.fract() == 0.0 && n >= i32::MIN as f64 && n <= i32::MAX as f64 && !(n == 0.0 && n.is_sign_negative()) {
+            self.emit(Instr::LoadInt { dst, v: n as i32 }, pos);
+        } else {
+            let k = self.k_num(n);
+            self.emit(Instr::LoadK { dst, k }, pos);
+        }
+    }
+
+    pub(crate) fn load_string(&mut self, dst: Reg, s: &str, pos: u32) {
+        let k = self.k_str(s);
+        self.emit(Instr::LoadK { dst, k }, pos);
+    }
+
+    // ---- registers ---------------------------------------------------------------------
+
+    pub(crate) fn mark(&mut self) -> Mark {
+        self.f().next_reg
+    }
+
+    pub(crate) fn free_to(&mut self, m: Mark) {
+        let f = self.f();
+        debug_assert!(m >= f.local_top, "freeing locals");
+        f.next_reg = m.max(f.local_top);
+    }
+
+    /// A new temporary register at the top of the stack.
+    pub(crate) fn alloc(&mut self) -> Reg {
+        let f = self.f();
+        let r = f.next_reg;
+        f.next_reg += 1;
+        f.max_reg = f.max_reg.max(f.next_reg);
+        clamp_reg(r)
+    }
+
+    /// A new register that stays reserved until the end of the scope.
+    pub(crate) fn alloc_local(&mut self) -> Reg {
+        let r = self.alloc();
+        self.f().local_top = self.f().next_reg;
+        r
+    }
+
+    /// Makes every register allocated so far a local.
+    pub(crate) fn keep_locals(&mut self) {
+        let f = self.f();
+        f.local_top = f.next_reg;
+    }
+
+    pub(crate) fn is_temp(&mut self, r: Reg) -> bool {
+        (r as u32) >= self.f().local_top
+    }
+
+    pub(crate) fn enter_scope(&mut self) -> (u32, u32) {
+        let f = self.f();
+        (f.next_reg, f.local_top)
+    }
+
+    pub(crate) fn leave_scope(&mut self, m: (u32, u32)) {
+        let f = self.f();
+        f.next_reg = m.0;
+        f.local_top = m.1;
+    }
+
+    // ---- variables ------------------------------------------------------------------------
+
+    pub(crate) fn binding(&self, id: BindingId) -> &'a super::resolve::Binding {
+        &self.res.bindings[id as usize]
+    }
+
+    pub(crate) fn decl_id(&self, ident: &Ident) -> Option<BindingId> {
+        self.res.binding_of_decl(ident)
+    }
+
+    pub(crate) fn set_loc(&mut self, id: BindingId, loc: Loc) {
+        let d = self.depth();
+        self.locs.insert(id, (d, loc));
+    }
+
+    /// How the current function reaches binding `id`.
+    pub(crate) fn access(&mut self, id: BindingId) -> Access {
+        let b = self.binding(id);
+        if let Some(g) = b.global {
+            return Access::Global(g);
+        }
+        let Some(&(owner, loc)) = self.locs.get(&id) else {
+            // Used before its declaration ran (the temporal dead zone).
+            return Access::Undef;
+        };
+        let cur = self.depth();
+        if owner == cur {
+            return match loc {
+                Loc::Reg(r) => Access::Reg(r),
+                Loc::Cell(r) => Access::Cell(r),
+            };
+        }
+        if owner > cur {
+            return Access::Undef;
+        }
+        match loc {
+            Loc::Cell(r) => Access::Upval(self.upval(cur, id, owner, r)),
+            Loc::Reg(_) => {
+                let name = b.name.clone();
+                let span = b.span;
+                self.diags.push(
+                    Diagnostic::new(self.file, span, format!("internal compiler error: `{name}` is captured but not in a cell"))
+                        .with_label("this variable"),
+                );
+                Access::Undef
+            }
+        }
+    }
+
+    fn upval(&mut self, fi: usize, id: BindingId, owner: usize, reg: Reg) -> u16 {
+        if let Some(i) = self.funcs[fi].upvals.iter().position(|&b| b == id) {
+            return i as u16;
+        }
+        let cap = if fi - 1 == owner { Capture::Local(reg) } else { Capture::Upval(self.upval(fi - 1, id, owner, reg)) };
+        let f = &mut self.funcs[fi];
+        f.upvals.push(id);
+        f.proto.captures.push(cap);
+        (f.upvals.len() - 1) as u16
+    }
+
+    pub(crate) fn ref_access(&mut self, r: Option<Ref>) -> Access {
+        match r {
+            Some(Ref::Local(id)) => self.access(id),
+            Some(Ref::Global(g)) => Access::Global(g),
+            Some(Ref::NaN) => Access::Num(f64::NAN),
+            Some(Ref::Infinity) => Access::Num(f64::INFINITY),
+            Some(Ref::Undefined) | None => Access::Undef,
+        }
+    }
+
+    /// Access for a use of `ident` (as recorded by the resolver).
+    pub(crate) fn ident_access(&mut self, ident: &Ident) -> Access {
+        let r = self.res.refs.get(&ident.span.start).copied();
+        self.ref_access(r)
+    }
+
+    pub(crate) fn load_access(&mut self, a: Access, dst: Reg, pos: u32) {
+        match a {
+            Access::Reg(r) => {
+                if r != dst {
+                    self.emit(Instr::Move { dst, src: r }, pos);
+                }
+            }
+            Access::Cell(c) => {
+                self.emit(Instr::CellGet { dst, cell: c }, pos);
+            }
+            Access::Upval(idx) => {
+                self.emit(Instr::GetUpval { dst, idx }, pos);
+            }
+            Access::Global(idx) => {
+                self.emit(Instr::GetGlobal { dst, idx }, pos);
+            }
+            Access::Undef => {
+                self.emit(Instr::LoadUndef { dst }, pos);
+            }
+            Access::Num(n) => self.load_number(dst, n, pos),
+        }
+    }
+
+    pub(crate) fn store_access(&mut self, a: Access, src: Reg, pos: u32) {
+        match a {
+            Access::Reg(r) => {
+                if r != src {
+                    self.emit(Instr::Move { dst: r, src }, pos);
+                }
+            }
+            Access::Cell(c) => {
+                self.emit(Instr::CellSet { cell: c, src }, pos);
+            }
+            Access::Upval(idx) => {
+                self.emit(Instr::SetUpval { idx, src }, pos);
+            }
+            Access::Global(idx) => {
+                self.emit(Instr::SetGlobal { idx, src }, pos);
+            }
+            Access::Undef | Access::Num(_) => {}
+        }
+    }
+
+    /// Initialises the binding declared by `ident` with R[src] (its
+    /// location must have been set up: a cell, a register, or a global).
+    pub(crate) fn init_decl(&mut self, ident: &Ident, src: Reg) {
+        let Some(id) = self.decl_id(ident) else { return };
+        let a = self.access(id);
+        self.store_access(a, src, ident.span.start);
+    }
+
+    /// Gives each identifier of a declaration pattern a location, if it has
+    /// none yet in this scope: a register for uncaptured ones (allocated as
+    /// locals now), a cell register for captured ones (with `NewCell` when
+    /// `new_cells`). Globals need nothing.
+    pub(crate) fn alloc_pattern(&mut self, p: &'a Pattern, new_cells: bool) {
+        let mut ids = Vec::new();
+        pattern_idents(p, &mut ids);
+        for i in ids {
+            self.alloc_binding(i, new_cells);
+        }
+    }
+
+    pub(crate) fn alloc_binding(&mut self, ident: &Ident, new_cells: bool) {
+        let Some(id) = self.decl_id(ident) else { return };
+        let b = self.binding(id);
+        if b.global.is_some() {
+            return;
+        }
+        let r = self.alloc_local();
+        if b.captured {
+            if new_cells {
+                self.emit(Instr::NewCell { dst: r }, ident.span.start);
+            }
+            self.set_loc(id, Loc::Cell(r));
+        } else {
+            self.set_loc(id, Loc::Reg(r));
+        }
+    }
+
+    /// `NewCell` again for every captured identifier of `p` (fresh
+    /// per-iteration bindings).
+    pub(crate) fn fresh_cells(&mut self, p: &'a Pattern) {
+        let mut ids = Vec::new();
+        pattern_idents(p, &mut ids);
+        for i in ids {
+            if let Some(id) = self.decl_id(i) {
+                if let Some(&(_, Loc::Cell(c))) = self.locs.get(&id) {
+                    self.emit(Instr::NewCell { dst: c }, i.span.start);
+                }
+            }
+        }
+    }
+
+    /// Start of a block: every captured `let`/`const`/`class` gets its cell
+    /// and every function declaration a location. (Uncaptured variables
+    /// get registers when their declaration runs.)
+    pub(crate) fn hoist_cells(&mut self, stmts: &'a [Stmt]) {
+        let mut items = Vec::new();
+        block_decls(stmts, &mut items);
+        for it in items {
+            let ident = it.ident();
+            let Some(id) = self.decl_id(ident) else { continue };
+            let b = self.binding(id);
+            if b.global.is_some() {
+                continue;
+            }
+            match it {
+                DeclItem::Function(..) => self.alloc_binding(ident, true),
+                _ => {
+                    if b.captured {
+                        self.alloc_binding(ident, true);
+                    } else {
+                        self.locs.remove(&id);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Creates the closures of the block's function declarations (hoisted:
+    /// callable before their declaration).
+    pub(crate) fn hoist_functions(&mut self, stmts: &'a [Stmt]) {
+        let mut items = Vec::new();
+        block_decls(stmts, &mut items);
+        for it in items {
+            if let DeclItem::Function(f, ident) = it {
+                let m = self.mark();
+                let t = self.alloc();
+                let idx = self.function(f, &ident.name, FnKind::Normal);
+                self.emit(Instr::Closure { dst: t, proto: idx }, f.span.start);
+                self.init_decl(ident, t);
+                self.free_to(m);
+            }
+        }
+    }
+
+    pub(crate) fn hoist_block(&mut self, stmts: &'a [Stmt]) {
+        self.hoist_cells(stmts);
+        self.hoist_functions(stmts);
+    }
+
+    // ---- functions ----------------------------------------------------------------------
+
+    /// Compiles a function into a nested prototype of the current function
+    /// and returns its index (for `Closure`).
+    pub(crate) fn function(&mut self, f: &'a Function, name: &str, kind: FnKind) -> u32 {
+        let arity = f.params.iter().filter(|p| !p.rest).count() as u32;
+        let has_rest = f.params.iter().any(|p| p.rest);
+        self.push_fn(name, f.span, arity + has_rest as u32);
+        {
+            let st = self.f();
+            st.proto.arity = arity.min(u16::MAX as u32) as u16;
+            st.proto.has_rest = has_rest;
+            st.proto.is_async = f.is_async;
+            st.proto.is_arrow = f.is_arrow;
+            if let FnKind::Ctor { derived } = kind {
+                st.proto.is_constructor = true;
+                st.proto.is_derived = derived;
+            }
+        }
+        let pos = f.span.start;
+        if kind == (FnKind::Ctor { derived: false }) {
+            self.emit(Instr::InitFields, pos);
+        }
+        if !f.is_arrow {
+            let this_id = self.res.this_of.get(&f.span.start).copied();
+            self.setup_this(this_id, pos);
+        }
+        let body_stmts: &'a [Stmt] = match &f.body {
+            FunctionBody::Block(b) => b,
+            FunctionBody::Expr(_) => &[],
+        };
+        // Cells first (closures in defaults or hoisted functions may capture
+        // any of them), then parameters in order, then hoisted functions.
+        let mut param_regs = Vec::new();
+        let mut next_param = 1u32;
+        for p in &f.params {
+            let reg = if p.rest { 1 + arity } else { next_param };
+            if !p.rest {
+                next_param += 1;
+            }
+            let reg = clamp_reg(reg);
+            param_regs.push(reg);
+            match &p.pattern.kind {
+                PatternKind::Ident(i) => {
+                    if let Some(id) = self.decl_id(i) {
+                        if self.binding(id).captured {
+                            let c = self.alloc_local();
+                            self.emit(Instr::NewCell { dst: c }, i.span.start);
+                            self.set_loc(id, Loc::Cell(c));
+                        } else {
+                            self.set_loc(id, Loc::Reg(reg));
+                        }
+                    }
+                }
+                _ => self.alloc_pattern(&p.pattern, true),
+            }
+        }
+        self.hoist_cells(body_stmts);
+        for (p, &reg) in f.params.iter().zip(&param_regs) {
+            let hint = match &p.pattern.kind {
+                PatternKind::Ident(i) => Some(i.name.as_str()),
+                _ => None,
+            };
+            if let Some(d) = &p.default {
+                self.apply_default(reg, d, hint);
+            }
+            match &p.pattern.kind {
+                PatternKind::Ident(i) => {
+                    if let Some(id) = self.decl_id(i) {
+                        if let Some(&(_, Loc::Cell(c))) = self.locs.get(&id) {
+                            self.emit(Instr::CellSet { cell: c, src: reg }, i.span.start);
+                        }
+                    }
+                }
+                _ => self.bind_pattern(&p.pattern, reg, true),
+            }
+        }
+        self.hoist_functions(body_stmts);
+        match &f.body {
+            FunctionBody::Block(stmts) => {
+                self.stmts(stmts);
+                let end = f.span.end.saturating_sub(1).max(f.span.start);
+                self.emit(Instr::ReturnUndef, end);
+            }
+            FunctionBody::Expr(e) => {
+                let m = self.mark();
+                let r = self.expr_reg(e);
+                self.emit(Instr::Return { src: r }, e.span.start);
+                self.free_to(m);
+            }
+        }
+        let proto = self.pop_fn();
+        self.add_proto(proto)
+    }
+
+    /// Puts `this` in a cell when arrow functions capture it.
+    pub(crate) fn setup_this(&mut self, this_id: Option<BindingId>, pos: u32) {
+        if let Some(id) = this_id {
+            if self.binding(id).captured {
+                let c = self.alloc_local();
+                self.emit(Instr::NewCell { dst: c }, pos);
+                self.emit(Instr::CellSet { cell: c, src: 0 }, pos);
+                self.set_loc(id, Loc::Cell(c));
+            } else {
+                self.set_loc(id, Loc::Reg(0));
+            }
+        }
+    }
+
+    /// `if (R[reg] === undefined) R[reg] = default`.
+    pub(crate) fn apply_default(&mut self, reg: Reg, default: &'a Expr, name: Option<&str>) {
+        let pos = default.span.start;
+        let m = self.mark();
+        let t = self.alloc();
+        self.emit(Instr::LoadUndef { dst: t }, pos);
+        self.emit(Instr::StrictEq { dst: t, a: reg, b: t }, pos);
+        let skip = self.emit(Instr::JmpIfFalse { cond: t, off: 0 }, pos);
+        self.free_to(m);
+        if self.is_temp(reg) || !super::expr::needs_temp(default) {
+            self.expr_named(default, reg, name);
+        } else {
+            let t = self.alloc();
+            self.expr_named(default, t, name);
+            self.emit(Instr::Move { dst: reg, src: t }, pos);
+            self.free_to(m);
+        }
+        self.patch_here(skip);
+    }
+
+    // ---- statements ------------------------------------------------------------------------
+
+    pub(crate) fn stmts(&mut self, stmts: &'a [Stmt]) {
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    pub(crate) fn stmt(&mut self, s: &'a Stmt) {
+        self.stmt_labeled(s, Vec::new());
+        let f = self.f();
+        f.next_reg = f.local_top;
+    }
+
+    /// A block in its own scope.
+    pub(crate) fn block(&mut self, stmts: &'a [Stmt]) {
+        let sc = self.enter_scope();
+        self.hoist_block(stmts);
+        self.stmts(stmts);
+        self.leave_scope(sc);
+    }
+
+    /// The body of an `if`/loop: a lone declaration gets its own scope.
+    fn sub_stmt(&mut self, s: &'a Stmt) {
+        match &s.kind {
+            StmtKind::Var(_) | StmtKind::Function(_) | StmtKind::Class(_) => self.block(std::slice::from_ref(s)),
+            _ => self.stmt(s),
+        }
+    }
+
+    fn stmt_labeled(&mut self, s: &'a Stmt, labels: Vec<String>) {
+        let pos = s.span.start;
+        match &s.kind {
+            StmtKind::Expr(e) => self.expr_effect(e),
+            StmtKind::Var(d) => self.var_decl(d),
+            StmtKind::Function(_) => {} // hoisted
+            StmtKind::Class(c) => self.class_decl(c),
+            StmtKind::TypeAlias { .. }
+            | StmtKind::Interface { .. }
+            | StmtKind::Empty
+            | StmtKind::Import(_)
+            | StmtKind::ExportList(_) => {}
+            StmtKind::Export(inner) => self.stmt_labeled(inner, labels),
+            StmtKind::Block(b) => self.block(b),
+            StmtKind::If { cond, then, otherwise } => {
+                let to_else = self.cond_jump(cond, false);
+                self.sub_stmt(then);
+                match otherwise {
+                    Some(o) => {
+                        let to_end = self.emit_jmp(pos);
+                        self.patch_all_here(to_else);
+                        self.sub_stmt(o);
+                        self.patch_here(to_end);
+                    }
+                    None => self.patch_all_here(to_else),
+                }
+            }
+            StmtKind::While { cond, body } => {
+                let top = self.here();
+                let exits = self.cond_jump(cond, false);
+                let (breaks, continues) = self.loop_body(body, labels);
+                for c in continues {
+                    self.patch_to(c, top);
+                }
+                self.emit_loop(top, pos);
+                self.patch_all_here(exits);
+                self.patch_all_here(breaks);
+            }
+            StmtKind::DoWhile { body, cond } => {
+                let top = self.here();
+                let (breaks, continues) = self.loop_body(body, labels);
+                self.patch_all_here(continues);
+                let exits = self.cond_jump(cond, false);
+                self.emit_loop(top, pos);
+                self.patch_all_here(exits);
+                self.patch_all_here(breaks);
+            }
+            StmtKind::For { init, cond, update, body } => self.for_stmt(init, cond, update, body, labels, pos),
+            StmtKind::ForOf { decl, target, iterable, body } => {
+                self.for_of(*decl, target, iterable, body, labels, false, pos)
+            }
+            StmtKind::ForIn { decl, target, object, body } => {
+                self.for_of(*decl, target, object, body, labels, true, pos)
+            }
+            StmtKind::Break(label) => self.jump_stmt(label.as_ref(), false, pos),
+            StmtKind::Continue(label) => self.jump_stmt(label.as_ref(), true, pos),
+            StmtKind::Return(e) => self.return_stmt(e.as_ref(), pos),
+            StmtKind::Throw(e) => {
+                let m = self.mark();
+                let r = self.expr_reg(e);
+                self.emit(Instr::Throw { src: r }, e.span.start);
+                self.free_to(m);
+            }
+            StmtKind::Try { block, handler, finalizer } => {
+                self.try_stmt(block, handler.as_ref(), finalizer.as_deref(), pos)
+            }
+            StmtKind::Switch { discriminant, cases } => self.switch_stmt(discriminant, cases, labels, pos),
+            StmtKind::Labeled { label, body } => {
+                let mut labels = labels;
+                labels.push(label.name.clone());
+                if matches!(body.kind, StmtKind::Labeled { .. }) || super::decls::is_loop(body) {
+                    self.stmt_labeled(body, labels);
+                } else {
+                    self.f().control.push(Control::Jump {
+                        labels,
+                        kind: JumpKind::Block,
+                        breaks: Vec::new(),
+                        continues: Vec::new(),
+                    });
+                    self.sub_stmt(body);
+                    if let Some(Control::Jump { breaks, .. }) = self.f().control.pop() {
+                        self.patch_all_here(breaks);
+                    }
+                }
+            }
+            StmtKind::Select(cases) => self.select_stmt(cases, labels, pos),
+        }
+    }
+
+    /// Compiles a loop body inside its break/continue context; returns the
+    /// pending (breaks, continues).
+    fn loop_body(&mut self, body: &'a Stmt, labels: Vec<String>) -> (Vec<usize>, Vec<usize>) {
+        self.f().control.push(Control::Jump { labels, kind: JumpKind::Loop, breaks: Vec::new(), continues: Vec::new() });
+        self.sub_stmt(body);
+        match self.f().control.pop() {
+            Some(Control::Jump { breaks, continues, .. }) => (breaks, continues),
+            _ => (Vec::new(), Vec::new()),
+        }
+    }
+
+    pub(crate) fn var_decl(&mut self, d: &'a VarDecl) {
+        for decl in &d.decls {
+            match &decl.target.kind {
+                PatternKind::Ident(ident) => self.declare_ident(ident, decl.init.as_ref()),
+                _ => {
+                    self.alloc_pattern_uncaptured(&decl.target);
+                    let m = self.mark();
+                    let t = self.alloc();
+                    match &decl.init {
+                        Some(init) => self.expr(init, t),
+                        None => {
+                            self.emit(Instr::LoadUndef { dst: t }, decl.target.span.start);
+                        }
+                    }
+                    self.bind_pattern(&decl.target, t, true);
+                    self.free_to(m);
+                }
+            }
+        }
+    }
+
+    /// Registers for the uncaptured names of a declaration pattern that
+    /// have no location yet (captured ones got cells at block entry).
+    fn alloc_pattern_uncaptured(&mut self, p: &'a Pattern) {
+        let mut ids = Vec::new();
+        pattern_idents(p, &mut ids);
+        for i in ids {
+            if let Some(id) = self.decl_id(i) {
+                let b = self.binding(id);
+                if b.global.is_none() && (!b.captured || !self.locs.contains_key(&id)) {
+                    self.alloc_binding(i, true);
+                }
+            }
+        }
+    }
+
+    /// `let x = init` / `const x = init`.
+    fn declare_ident(&mut self, ident: &'a Ident, init: Option<&'a Expr>) {
+        let Some(id) = self.decl_id(ident) else { return };
+        let b = self.binding(id);
+        let pos = ident.span.start;
+        let has_cell = matches!(self.locs.get(&id), Some(&(d, Loc::Cell(_))) if d == self.depth());
+        if b.global.is_none() && (!b.captured || !has_cell) {
+            if b.captured {
+                // Not hoisted (unusual position): make its cell now.
+                self.alloc_binding(ident, true);
+            } else {
+                // The variable's register is the next free one: compute the
+                // initialiser straight into it.
+                let m = self.mark();
+                let r = self.alloc();
+                match init {
+                    Some(e) => self.expr_named(e, r, Some(&ident.name)),
+                    None => {
+                        self.emit(Instr::LoadUndef { dst: r }, pos);
+                    }
+                }
+                self.free_to(m + 1);
+                self.keep_locals();
+                self.set_loc(id, Loc::Reg(r));
+                return;
+            }
+        }
+        let Some(e) = init else {
+            if b.global.is_some() {
+                let m = self.mark();
+                let t = self.alloc();
+                self.emit(Instr::LoadUndef { dst: t }, pos);
+                self.init_decl(ident, t);
+                self.free_to(m);
+            }
+            return;
+        };
+        let m = self.mark();
+        let t = self.alloc();
+        self.expr_named(e, t, Some(&ident.name));
+        self.init_decl(ident, t);
+        self.free_to(m);
+    }
+
+    fn class_decl(&mut self, c: &'a Class) {
+        let Some(ident) = &c.name else { return };
+        let Some(id) = self.decl_id(ident) else { return };
+        let b = self.binding(id);
+        if b.global.is_none() && !b.captured {
+            let r = self.alloc_local();
+            self.set_loc(id, Loc::Reg(r));
+            self.class(c, r, &ident.name, None);
+        } else {
+            if b.global.is_none() && !self.locs.contains_key(&id) {
+                self.alloc_binding(ident, true);
+            }
+            let m = self.mark();
+            let t = self.alloc();
+            self.class(c, t, &ident.name, Some(ident));
+            self.free_to(m);
+        }
+    }
+
+    fn for_stmt(
+        &mut self,
+        init: &'a Option<ForInit>,
+        cond: &'a Option<Expr>,
+        update: &'a Option<Expr>,
+        body: &'a Stmt,
+        labels: Vec<String>,
+        pos: u32,
+    ) {
+        let sc = self.enter_scope();
+        // Captured loop variables get a fresh cell per iteration.
+        let mut per_iter: Vec<Reg> = Vec::new();
+        match init {
+            Some(ForInit::Var(d)) => {
+                for decl in &d.decls {
+                    let mut ids = Vec::new();
+                    pattern_idents(&decl.target, &mut ids);
+                    for i in ids {
+                        if let Some(id) = self.decl_id(i) {
+                            let b = self.binding(id);
+                            if b.captured && b.global.is_none() {
+                                self.alloc_binding(i, true);
+                                if let Some(&(_, Loc::Cell(c))) = self.locs.get(&id) {
+                                    per_iter.push(c);
+                                }
+                            } else {
+                                self.locs.remove(&id);
+                            }
+                        }
+                    }
+                }
+                self.var_decl(d);
+            }
+            Some(ForInit::Expr(e)) => self.expr_effect(e),
+            None => {}
+        }
+        self.copy_cells(&per_iter, pos);
+        let top = self.here();
+        let exits = match cond {
+            Some(c) => self.cond_jump(c, false),
+            None => Vec::new(),
+        };
+        let (breaks, continues) = self.loop_body(body, labels);
+        self.patch_all_here(continues);
+        self.copy_cells(&per_iter, pos);
+        if let Some(u) = update {
+            self.expr_effect(u);
+        }
+        self.emit_loop(top, pos);
+        self.patch_all_here(exits);
+        self.patch_all_here(breaks);
+        self.leave_scope(sc);
+    }
+
+    /// CreatePerIterationEnvironment: each cell in `cells` is replaced by
+    /// a new cell holding the same value.
+    fn copy_cells(&mut self, cells: &[Reg], pos: u32) {
+        if cells.is_empty() {
+            return;
+        }
+        let m = self.mark();
+        let t = self.alloc();
+        for &c in cells {
+            self.emit(Instr::CellGet { dst: t, cell: c }, pos);
+            self.emit(Instr::NewCell { dst: c }, pos);
+            self.emit(Instr::CellSet { cell: c, src: t }, pos);
+        }
+        self.free_to(m);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn for_of(
+        &mut self,
+        decl: Option<VarKind>,
+        target: &'a Pattern,
+        iterable: &'a Expr,
+        body: &'a Stmt,
+        labels: Vec<String>,
+        is_in: bool,
+        pos: u32,
+    ) {
+        let sc = self.enter_scope();
+        let it = self.alloc_local();
+        self.expr(iterable, it);
+        if is_in {
+            self.emit(Instr::ForInKeys { dst: it, src: it }, iterable.span.start);
+        }
+        self.emit(Instr::GetIter { dst: it, src: it }, iterable.span.start);
+        // The loop variable(s): one register or cell each, reserved here;
+        // captured ones get a new cell every iteration.
+        let direct = match (&target.kind, decl) {
+            (PatternKind::Ident(i), Some(_)) => self.decl_id(i).and_then(|id| {
+                let b = self.binding(id);
+                (!b.captured && b.global.is_none()).then_some(id)
+            }),
+            _ => None,
+        };
+        if decl.is_some() {
+            let mut ids = Vec::new();
+            pattern_idents(target, &mut ids);
+            for i in ids {
+                if let Some(id) = self.decl_id(i) {
+                    self.locs.remove(&id);
+                }
+                self.alloc_binding(i, false);
+            }
+        }
+        let top = self.here();
+        let exit;
+        if let Some(id) = direct {
+            let r = match self.locs.get(&id) {
+                Some(&(_, Loc::Reg(r))) => r,
+                _ => 0,
+            };
+            exit = self.emit(Instr::IterNext { dst: r, iter: it, off: 0 }, pos);
+        } else {
+            let v = self.alloc_local();
+            exit = self.emit(Instr::IterNext { dst: v, iter: it, off: 0 }, pos);
+            if decl.is_some() {
+                self.fresh_cells(target);
+            }
+            self.bind_pattern(target, v, decl.is_some());
+        }
+        let (breaks, continues) = self.loop_body(body, labels);
+        for c in continues {
+            self.patch_to(c, top);
+        }
+        self.emit_loop(top, pos);
+        self.patch_here(exit);
+        self.patch_all_here(breaks);
+        self.leave_scope(sc);
+    }
+
+    fn jump_stmt(&mut self, label: Option<&Ident>, is_continue: bool, pos: u32) {
+        let control = &self.f().control;
+        let mut target = None;
+        for (i, c) in control.iter().enumerate().rev() {
+            if let Control::Jump { labels, kind, .. } = c {
+                let ok = match (label, is_continue) {
+                    (Some(l), _) => labels.contains(&l.name),
+                    (None, true) => *kind == JumpKind::Loop,
+                    (None, false) => *kind != JumpKind::Block,
+                };
+                if ok {
+                    target = Some(i);
+                    break;
+                }
+            }
+        }
+        let Some(t) = target else { return }; // reported by the resolver
+        self.unwind_to(t + 1, pos);
+        let j = self.emit_jmp(pos);
+        if let Some(Control::Jump { breaks, continues, .. }) = self.f().control.get_mut(t) {
+            if is_continue {
+                continues.push(j);
+            } else {
+                breaks.push(j);
+            }
+        }
+    }
+
+    /// Leaves every `try` above control-stack depth `depth`: pops its
+    /// handler and runs its `finally` block (compiled in the context
+    /// outside that `try`).
+    fn unwind_to(&mut self, depth: usize, pos: u32) {
+        let mut i = self.f().control.len();
+        while i > depth {
+            i -= 1;
+            if let Control::Try { handler_active, finalizer } = self.f().control[i] {
+                if handler_active {
+                    self.emit(Instr::TryEnd, pos);
+                }
+                if let Some(fin) = finalizer {
+                    let saved = self.f().control.split_off(i);
+                    let m = self.mark();
+                    let lt = self.f().local_top;
+                    self.keep_locals();
+                    self.block(fin);
+                    self.f().local_top = lt;
+                    self.free_to(m);
+                    self.f().control.extend(saved);
+                }
+            }
+        }
+    }
+
+    fn return_stmt(&mut self, e: Option<&'a Expr>, pos: u32) {
+        let has_try = self.f().control.iter().any(|c| matches!(c, Control::Try { .. }));
+        let m = self.mark();
+        if !has_try {
+            match e {
+                Some(e) => {
+                    let r = self.expr_reg(e);
+                    self.emit(Instr::Return { src: r }, pos);
+                }
+                None => {
+                    self.emit(Instr::ReturnUndef, pos);
+                }
+            }
+        } else {
+            // Compute the value, run the finally blocks, then return.
+            let t = self.alloc();
+            match e {
+                Some(e) => self.expr(e, t),
+                None => {
+                    self.emit(Instr::LoadUndef { dst: t }, pos);
+                }
+            }
+            let lt = self.f().local_top;
+            self.keep_locals();
+            self.unwind_to(0, pos);
+            self.f().local_top = lt;
+            self.emit(Instr::Return { src: t }, pos);
+        }
+        self.free_to(m);
+    }
+
+    fn try_stmt(&mut self, block: &'a [Stmt], handler: Option<&'a CatchClause>, finalizer: Option<&'a [Stmt]>, pos: u32) {
+        let sc = self.enter_scope();
+        let exc = self.alloc_local();
+        let begin = self.emit(Instr::TryBegin { exc, off: 0 }, pos);
+        self.f().control.push(Control::Try { handler_active: true, finalizer });
+        self.block(block);
+        self.f().control.pop();
+        self.emit(Instr::TryEnd, pos);
+        if let Some(fin) = finalizer {
+            self.block(fin);
+        }
+        let mut to_end = vec![self.emit_jmp(pos)];
+        self.patch_here(begin);
+        match handler {
+            Some(h) => {
+                let inner_begin = finalizer.map(|_| self.emit(Instr::TryBegin { exc, off: 0 }, pos));
+                if finalizer.is_some() {
+                    self.f().control.push(Control::Try { handler_active: true, finalizer });
+                }
+                let hsc = self.enter_scope();
+                if let Some(p) = &h.param {
+                    match &p.kind {
+                        PatternKind::Ident(i) => {
+                            self.alloc_binding(i, true);
+                            self.init_decl(i, exc);
+                        }
+                        _ => {
+                            self.alloc_pattern(p, true);
+                            // Copy: the inner handler may overwrite `exc`.
+                            let v = self.alloc_local();
+                            self.emit(Instr::Move { dst: v, src: exc }, p.span.start);
+                            self.bind_pattern(p, v, true);
+                        }
+                    }
+                }
+                self.hoist_block(&h.body);
+                self.stmts(&h.body);
+                self.leave_scope(hsc);
+                if let (Some(fin), Some(ib)) = (finalizer, inner_begin) {
+                    self.f().control.pop();
+                    self.emit(Instr::TryEnd, pos);
+                    self.block(fin);
+                    to_end.push(self.emit_jmp(pos));
+                    // Catch-all: the catch block threw.
+                    self.patch_here(ib);
+                    self.block(fin);
+                    self.emit(Instr::Throw { src: exc }, pos);
+                }
+            }
+            None => {
+                if let Some(fin) = finalizer {
+                    self.block(fin);
+                }
+                self.emit(Instr::Throw { src: exc }, pos);
+            }
+        }
+        self.patch_all_here(to_end);
+        self.leave_scope(sc);
+    }
+
+    fn switch_stmt(&mut self, disc: &'a Expr, cases: &'a [SwitchCase], labels: Vec<String>, pos: u32) {
+        let sc = self.enter_scope();
+        let d = self.alloc_local();
+        self.expr(disc, d);
+        // Hoisting over all the case bodies together (one scope).
+        for c in cases {
+            self.hoist_cells(&c.body);
+        }
+        for c in cases {
+            self.hoist_functions(&c.body);
+        }
+        let mut case_jumps: Vec<Option<usize>> = Vec::new();
+        for c in cases {
+            match &c.test {
+                Some(t) => {
+                    let m = self.mark();
+                    let r = self.alloc();
+                    self.expr(t, r);
+                    self.emit(Instr::StrictEq { dst: r, a: d, b: r }, t.span.start);
+                    case_jumps.push(Some(self.emit(Instr::JmpIfTrue { cond: r, off: 0 }, t.span.start)));
+                    self.free_to(m);
+                }
+                None => case_jumps.push(None),
+            }
+        }
+        let to_default = self.emit_jmp(pos);
+        self.f().control.push(Control::Jump { labels, kind: JumpKind::Switch, breaks: Vec::new(), continues: Vec::new() });
+        let mut default_at = None;
+        for (c, j) in cases.iter().zip(case_jumps) {
+            match j {
+                Some(j) => self.patch_here(j),
+                None => default_at = Some(self.here()),
+            }
+            self.stmts(&c.body);
+        }
+        let breaks = match self.f().control.pop() {
+            Some(Control::Jump { breaks, .. }) => breaks,
+            _ => Vec::new(),
+        };
+        match default_at {
+            Some(t) => self.patch_to(to_default, t),
+            None => self.patch_here(to_default),
+        }
+        self.patch_all_here(breaks);
+        self.leave_scope(sc);
+    }
+
+    fn select_stmt(&mut self, cases: &'a [SelectCase], labels: Vec<String>, pos: u32) {
+        let sc = self.enter_scope();
+        let n: u32 = cases
+            .iter()
+            .map(|c| match c.kind {
+                SelectCaseKind::Receive { .. } | SelectCaseKind::Timeout(_) => 1,
+                SelectCaseKind::Send { .. } => 2,
+                SelectCaseKind::Default => 0,
+            })
+            .sum();
+        let base = self.mark();
+        for _ in 0..n {
+            self.alloc_local();
+        }
+        let base = clamp_reg(base);
+        let mut descs = Vec::new();
+        let mut k: u16 = 0;
+        for c in cases {
+            match &c.kind {
+                SelectCaseKind::Receive { channel, .. } => {
+                    self.expr(channel, base + k);
+                    descs.push(SelectCaseDesc::Receive { operand: k, target: 0 });
+                    k += 1;
+                }
+                SelectCaseKind::Send { channel, value } => {
+                    self.expr(channel, base + k);
+                    self.expr(value, base + k + 1);
+                    descs.push(SelectCaseDesc::Send { operand: k, target: 0 });
+                    k += 2;
+                }
+                SelectCaseKind::Timeout(ms) => {
+                    self.expr(ms, base + k);
+                    descs.push(SelectCaseDesc::Timeout { operand: k, target: 0 });
+                    k += 1;
+                }
+                SelectCaseKind::Default => descs.push(SelectCaseDesc::Default { target: 0 }),
+            }
+        }
+        let value_reg = self.alloc_local();
+        let desc = self.f().proto.selects.len() as u32;
+        self.f().proto.selects.push(SelectDesc { cases: descs, value_reg });
+        let sel = self.emit(Instr::Select { base, desc }, pos);
+        let mut to_end = vec![self.emit_jmp(pos)];
+        self.f().control.push(Control::Jump { labels, kind: JumpKind::Select, breaks: Vec::new(), continues: Vec::new() });
+        for (i, c) in cases.iter().enumerate() {
+            let target = (self.here() as i64 - (sel as i64 + 1)) as i32;
+            match &mut self.f().proto.selects[desc as usize].cases[i] {
+                SelectCaseDesc::Receive { target: t, .. }
+                | SelectCaseDesc::Send { target: t, .. }
+                | SelectCaseDesc::Timeout { target: t, .. }
+                | SelectCaseDesc::Default { target: t } => *t = target,
+            }
+            let csc = self.enter_scope();
+            if let SelectCaseKind::Receive { binding: Some((_, p)), .. } = &c.kind {
+                match &p.kind {
+                    PatternKind::Ident(i) => {
+                        self.alloc_binding(i, true);
+                        self.init_decl(i, value_reg);
+                    }
+                    _ => {
+                        self.alloc_pattern(p, true);
+                        self.bind_pattern(p, value_reg, true);
+                    }
+                }
+            }
+            self.hoist_block(&c.body);
+            self.stmts(&c.body);
+            self.leave_scope(csc);
+            to_end.push(self.emit_jmp(c.span.start));
+        }
+        if let Some(Control::Jump { breaks, .. }) = self.f().control.pop() {
+            to_end.extend(breaks);
+        }
+        self.patch_all_here(to_end);
+        self.leave_scope(sc);
+    }
+
+    // ---- modules ------------------------------------------------------------------------
+
+    /// Compiles a module body as a function of no parameters. `prologue`
+    /// runs first (the entry module calls the other modules there).
+    pub(crate) fn module(&mut self, prog: &'a Program, prologue: impl FnOnce(&mut Self)) -> FuncProto {
+        self.push_fn("", Span::default(), 0);
+        prologue(self);
+        self.hoist_block(&prog.body);
+        self.stmts(&prog.body);
+        let end = prog.body.last().map_or(0, |s| s.span.end.saturating_sub(1));
+        self.emit(Instr::ReturnUndef, end);
+        self.pop_fn()
+    }
+
+    pub(crate) fn error(&mut self, span: Span, msg: impl Into<String>, label: impl Into<String>) {
+        self.diags.push(Diagnostic::new(self.file, span, msg).with_label(label));
+    }
+
+    pub(crate) fn bind_kind(&self, id: BindingId) -> BindKind {
+        self.binding(id).kind
+    }
+}
+
+pub(crate) fn clamp_reg(r: u32) -> Reg {
+    r.min(MAX_REGS - 1) as Reg
+}
+
+/// A short span at the start of a node (for "function too large").
+fn head_span(s: Span) -> Span {
+    Span { start: s.start, end: s.end.min(s.start + 1).max(s.start) }
+}

@@ -1,0 +1,454 @@
+//! Compiler unit tests: resolver errors, captures and per-iteration
+//! bindings (by the shape of the emitted code), module loading, limits and
+//! the disassembler.
+
+use super::*;
+use crate::bytecode::{Capture, Instr};
+
+fn compile(src: &str) -> Program {
+    match compile_source("test.raya", src) {
+        Ok(p) => p,
+        Err(e) => panic!("unexpected compile error:\n{}", e.render()),
+    }
+}
+
+fn errors(src: &str) -> Vec<String> {
+    match compile_source("test.raya", src) {
+        Ok(_) => panic!("expected compile errors"),
+        Err(e) => e.diagnostics.iter().map(|d| d.message.clone()).collect(),
+    }
+}
+
+fn find<'p>(f: &'p FuncProto, name: &str) -> Option<&'p FuncProto> {
+    if f.name == name {
+        return Some(f);
+    }
+    f.protos.iter().find_map(|p| find(p, name))
+}
+
+fn func<'p>(p: &'p Program, name: &str) -> &'p FuncProto {
+    find(&p.entry, name).unwrap_or_else(|| panic!("no function `{name}`"))
+}
+
+fn count(f: &FuncProto, pred: impl Fn(&Instr) -> bool) -> usize {
+    f.code.iter().filter(|i| pred(i)).count()
+}
+
+// ---- resolver errors ---------------------------------------------------------
+
+#[test]
+fn undeclared_variable() {
+    let e = errors("console.log(nope);");
+    assert_eq!(e, vec!["cannot find name `nope`"]);
+}
+
+#[test]
+fn undeclared_hint_similar_name() {
+    let r = compile_source("t.raya", "const count = 1; console.log(cuont);").unwrap_err();
+    assert_eq!(r.diagnostics[0].hint.as_deref(), Some("a name with a similar spelling exists: `count`"));
+}
+
+#[test]
+fn builtins_and_constants_resolve() {
+    compile("console.log(Math.max(1, 2), undefined, NaN, Infinity, parseInt('1'));");
+}
+
+#[test]
+fn assignment_to_const_in_every_form() {
+    let e = errors(
+        "const a = 1;\n a = 2;\n a++;\n --a;\n a += 1;\n a ??= 3;\n [a] = [1];\n ({ a } = { a: 1 });\n for (a of [1]) {}",
+    );
+    assert_eq!(e.len(), 8, "{e:?}");
+    assert!(e.iter().all(|m| m == "cannot assign to `a` because it is a constant"), "{e:?}");
+}
+
+#[test]
+fn const_loop_variable_is_constant() {
+    let e = errors("for (const x of [1]) { x = 2; }");
+    assert_eq!(e, vec!["cannot assign to `x` because it is a constant"]);
+}
+
+#[test]
+fn duplicate_declarations() {
+    let e = errors(
+        "let a = 1; let a = 2;\nfunction f() {} function f() {}\nclass C {} const C = 1;\nfunction g(p) { let p = 1; }\n{ let ok = 1; } { let ok = 2; }",
+    );
+    assert_eq!(
+        e,
+        vec![
+            "the name `a` is defined multiple times",
+            "the name `f` is defined multiple times",
+            "the name `C` is defined multiple times",
+            "the name `p` is defined multiple times",
+        ]
+    );
+}
+
+#[test]
+fn shadowing_in_inner_scopes_is_fine() {
+    compile("let a = 1; { let a = 2; { const a = 3; } } function f(a) { { let a = 4; } }");
+}
+
+#[test]
+fn break_continue_return_placement() {
+    let e = errors(
+        "break;\ncontinue;\nfunction f() { break; }\nwhile (true) { const g = () => { continue; }; break; }\nreturn 1;\nl: { continue l; }\nfor (;;) { break nowhere; }",
+    );
+    assert_eq!(
+        e,
+        vec![
+            "`break` outside of a loop or switch",
+            "`continue` outside of a loop",
+            "`break` outside of a loop or switch",
+            "`continue` outside of a loop",
+            "`return` outside of a function",
+            "`continue` target `l` is not a loop",
+            "use of undeclared label `nowhere`",
+        ]
+    );
+}
+
+#[test]
+fn break_is_valid_in_switch_select_and_labelled_blocks() {
+    compile(
+        "switch (1) { case 1: break; }\nl: { break l; }\nouter: for (;;) { inner: for (;;) { continue outer; } }\nconst ch = new Channel<number>(1);\nselect { case ch.receive(): break; default: break; }",
+    );
+}
+
+#[test]
+fn await_is_valid_everywhere() {
+    compile("const x = await 1; function f() { return await x; }");
+}
+
+#[test]
+fn all_errors_are_reported_in_source_order() {
+    let r = compile_source("t.raya", "x1;\nlet d = 1;\nlet d = 2;\nconst c = 0; c = 1;\nbreak;\ny2;").unwrap_err();
+    let lines: Vec<u32> = r.diagnostics.iter().map(|d| r.sources.line_col(d.file, d.span.start).0).collect();
+    assert_eq!(lines, vec![1, 3, 4, 5, 6]);
+    let text = r.render();
+    assert!(text.contains("error: could not compile due to 5 previous errors"), "{text}");
+    assert!(text.contains("t.raya:4:14"), "{text}");
+}
+
+#[test]
+fn syntax_errors_suppress_scope_errors_of_that_file() {
+    let r = compile_source("t.raya", "let = ;\nundeclared;").unwrap_err();
+    assert!(r.diagnostics.iter().all(|d| !d.message.contains("cannot find name")));
+}
+
+// ---- captures and per-iteration bindings --------------------------------------------
+
+#[test]
+fn uncaptured_locals_live_in_registers() {
+    let p = compile("function f(a) { let b = a + 1; return b * 2; }");
+    let f = func(&p, "f");
+    assert_eq!(count(f, |i| matches!(i, Instr::NewCell { .. } | Instr::CellGet { .. } | Instr::CellSet { .. })), 0);
+    assert!(f.captures.is_empty());
+}
+
+#[test]
+fn captured_variables_live_in_cells() {
+    let p = compile("function f() { let n = 0; const inc = () => { n++; return n; }; inc(); return n; }");
+    let f = func(&p, "f");
+    assert_eq!(count(f, |i| matches!(i, Instr::NewCell { .. })), 1);
+    assert!(count(f, |i| matches!(i, Instr::CellGet { .. })) >= 1);
+    let inc = func(&p, "inc");
+    assert_eq!(inc.captures.len(), 1);
+    assert!(matches!(inc.captures[0], Capture::Local(_)));
+    assert!(count(inc, |i| matches!(i, Instr::GetUpval { .. })) >= 1);
+    assert!(count(inc, |i| matches!(i, Instr::SetUpval { .. })) >= 1);
+}
+
+#[test]
+fn captures_through_intermediate_functions_are_upvalues() {
+    let p = compile("function a() { let x = 1; function b() { function c() { return x; } return c; } return b; }");
+    let b = func(&p, "b");
+    let c = func(&p, "c");
+    assert!(matches!(b.captures[..], [Capture::Local(_)]));
+    assert!(matches!(c.captures[..], [Capture::Upval(0)]));
+}
+
+#[test]
+fn for_let_copies_captured_binding_per_iteration() {
+    let p = compile("function f() { const fs = []; for (let i = 0; i < 3; i++) { fs.push(() => i); } return fs; }");
+    let f = func(&p, "f");
+    // The initial cell, plus a fresh copy before the first test and one
+    // before every update.
+    assert_eq!(count(f, |i| matches!(i, Instr::NewCell { .. })), 3);
+    // The update acts on the new copy: the last CellSet before the Loop is
+    // the increment, after the copy's NewCell.
+    let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
+    let last_new = f.code[..lp].iter().rposition(|i| matches!(i, Instr::NewCell { .. })).unwrap();
+    let addi = f.code[..lp].iter().rposition(|i| matches!(i, Instr::AddI { .. })).unwrap();
+    assert!(addi > last_new, "update must act on the fresh cell");
+    assert!(matches!(f.code[lp - 1], Instr::CellSet { .. }));
+}
+
+#[test]
+fn for_let_without_capture_has_no_cells() {
+    let p = compile("function f() { let s = 0; for (let i = 0; i < 3; i++) { s += i; } return s; }");
+    let f = func(&p, "f");
+    assert_eq!(count(f, |i| matches!(i, Instr::NewCell { .. })), 0);
+    // i++ is AddI, the condition a fused compare-and-jump, the back edge a Loop.
+    assert_eq!(count(f, |i| matches!(i, Instr::AddI { imm: 1, .. })), 1);
+    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNotLt { .. })), 1);
+    assert_eq!(count(f, |i| matches!(i, Instr::Loop { .. })), 1);
+}
+
+#[test]
+fn for_of_const_gets_a_fresh_cell_each_iteration() {
+    let p = compile("function f(xs) { const fs = []; for (const x of xs) fs.push(() => x); return fs; }");
+    let f = func(&p, "f");
+    let top = f.code.iter().position(|i| matches!(i, Instr::IterNext { .. })).unwrap();
+    let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
+    assert_eq!(count(&FuncProto { code: f.code[top..lp].to_vec(), ..FuncProto::default() }, |i| matches!(i, Instr::NewCell { .. })), 1);
+}
+
+#[test]
+fn block_scoped_let_in_loop_body_gets_new_cell_each_iteration() {
+    let p = compile("function f() { const fs = []; let i = 0; while (i < 3) { const v = i; fs.push(() => v); i++; } return fs; }");
+    let f = func(&p, "f");
+    let top = f.code.iter().position(|i| matches!(i, Instr::JmpIfNotLt { .. })).unwrap();
+    let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
+    assert!(f.code[top..lp].iter().any(|i| matches!(i, Instr::NewCell { .. })));
+}
+
+#[test]
+fn arrow_captures_this_of_enclosing_function() {
+    let p = compile("class C { x = 1; m() { return () => this.x; } }");
+    let m = func(&p, "m");
+    assert!(matches!(m.code[..2], [Instr::NewCell { dst: c }, Instr::CellSet { cell, src: 0 }] if c == cell));
+    let arrow = m.protos.first().expect("arrow");
+    assert!(arrow.is_arrow);
+    assert_eq!(arrow.captures.len(), 1);
+    assert!(matches!(arrow.code[0], Instr::GetUpval { idx: 0, .. }));
+}
+
+#[test]
+fn hoisted_function_can_capture_later_let() {
+    let p = compile("function outer() { function g() { return later; } let later = 5; return g(); }");
+    let outer = func(&p, "outer");
+    // The cell exists before the closure that captures it.
+    let cell = outer.code.iter().position(|i| matches!(i, Instr::NewCell { .. })).unwrap();
+    let clo = outer.code.iter().position(|i| matches!(i, Instr::Closure { .. })).unwrap();
+    assert!(cell < clo);
+}
+
+#[test]
+fn top_level_bindings_are_globals() {
+    let p = compile("let counter = 0; function bump() { counter++; } bump();");
+    let slot = p.global_names.iter().position(|n| n == "counter").unwrap() as u32;
+    assert!(slot as usize >= GLOBAL_NAMES.len());
+    let bump = func(&p, "bump");
+    assert!(bump.captures.is_empty());
+    assert!(bump.code.iter().any(|i| matches!(i, Instr::SetGlobal { idx, .. } if *idx == slot)));
+}
+
+#[test]
+fn function_names_are_inferred() {
+    let p = compile("const f = () => 1; const o = { m() {}, k: function () {} }; let g; g = () => 2; class K { meth() {} }");
+    for n in ["f", "m", "k", "g", "meth", "K"] {
+        func(&p, n);
+    }
+}
+
+// ---- code shape ----------------------------------------------------------------------
+
+#[test]
+fn method_calls_use_call_method_and_spans_point_at_the_name() {
+    let p = compile("function f(o) { return o.method(1); }");
+    let f = func(&p, "f");
+    let at = f.code.iter().position(|i| matches!(i, Instr::CallMethod { .. })).unwrap();
+    let (line, col) = p.sources.line_col(f.file, f.spans[at]);
+    assert_eq!((line, col), (1, 26));
+}
+
+#[test]
+fn constants_are_deduplicated() {
+    let p = compile("function f(o) { return [o.a, o.a, 'a', 1.5, 1.5, NaN, NaN]; }");
+    let f = func(&p, "f");
+    assert_eq!(f.consts.len(), 3, "{:?}", f.consts);
+}
+
+#[test]
+fn greater_than_conditions_swap_operands() {
+    let p = compile("function f(a, b) { if (a > b) return 1; return 2; }");
+    let f = func(&p, "f");
+    assert!(f.code.iter().any(|i| matches!(i, Instr::JmpIfNotLt { a: 2, b: 1, .. })), "{:?}", f.code);
+}
+
+#[test]
+fn call_results_land_in_the_variable_register() {
+    let p = compile("function g() { return 1; } function f() { const x = g(); return x; }");
+    let f = func(&p, "f");
+    assert_eq!(count(f, |i| matches!(i, Instr::Move { .. })), 0, "{:?}", f.code);
+}
+
+#[test]
+fn finally_runs_on_every_exit_path() {
+    let p = compile("function f(x) { for (;;) { try { if (x) return 1; if (x === 2) break; } finally { mark(); } } }\nfunction mark() {}");
+    let f = func(&p, "f");
+    // return path, break path, normal path, catch-all path.
+    assert_eq!(count(f, |i| matches!(i, Instr::CallMethod { .. } | Instr::Call { .. })), 4);
+    assert_eq!(count(f, |i| matches!(i, Instr::Throw { .. })), 1);
+}
+
+#[test]
+fn classes_compile_constructors_and_field_initialisers() {
+    let p = compile("class A { x = 1; constructor() {} }\nclass B extends A { y = 2; }\nclass C extends A {}");
+    let a = func(&p, "A");
+    assert!(a.is_constructor && !a.is_derived);
+    assert!(matches!(a.code[0], Instr::InitFields));
+    let b = find(&p.entry, "B").unwrap();
+    assert!(b.is_constructor && b.is_derived && b.has_rest);
+    assert!(b.code.iter().any(|i| matches!(i, Instr::SuperCallSpread { .. })));
+    let entry = &p.entry;
+    assert_eq!(count(entry, |i| matches!(i, Instr::SetFieldInit { .. })), 2);
+    assert_eq!(count(entry, |i| matches!(i, Instr::NewClass { .. })), 3);
+}
+
+#[test]
+fn select_compiles_operands_in_order() {
+    let p = compile(
+        "function f(a, b) { select { case const v = a.receive(): console.log(v); case b.send(1): break; case sleep(5): {} default: {} } }",
+    );
+    let f = func(&p, "f");
+    assert_eq!(f.selects.len(), 1);
+    let sd = &f.selects[0];
+    assert_eq!(sd.cases.len(), 4);
+    let sel = f.code.iter().position(|i| matches!(i, Instr::Select { .. })).unwrap();
+    for c in &sd.cases {
+        let t = match *c {
+            crate::bytecode::SelectCaseDesc::Receive { target, .. }
+            | crate::bytecode::SelectCaseDesc::Send { target, .. }
+            | crate::bytecode::SelectCaseDesc::Timeout { target, .. }
+            | crate::bytecode::SelectCaseDesc::Default { target } => target,
+        };
+        assert!(t > 0 && (sel as i64 + 1 + t as i64) < f.code.len() as i64);
+    }
+}
+
+#[test]
+fn spawn_prefix_compiles_to_spawn() {
+    let p = compile("async function w(x) { return x; } const t = async w(1); const u = async obj.m(2); const obj = { m(x) { return x; } };");
+    assert_eq!(count(&p.entry, |i| matches!(i, Instr::Spawn { .. })), 2);
+    assert!(func(&p, "w").is_async);
+}
+
+// ---- modules ----------------------------------------------------------------------
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("raya-compiler-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn modules_load_once_in_dependency_order() {
+    let d = temp_dir("order");
+    std::fs::write(d.join("main.raya"), "import { a } from './a';\nimport { b } from './b.raya';\nimport * as ns from './a';\nconsole.log(a, b, ns.a);").unwrap();
+    std::fs::write(d.join("a.raya"), "import { b } from './b';\nexport const a = b + 1;").unwrap();
+    std::fs::write(d.join("b.raya"), "export const b = 1;").unwrap();
+    let p = compile_file(&d.join("main.raya")).unwrap();
+    // prelude, main, a, b: each loaded once.
+    assert_eq!(p.sources.len(), 4);
+    // The entry calls the prelude, b, then a.
+    let files: Vec<String> = p.entry.protos.iter().filter(|f| f.name.is_empty()).map(|f| p.sources.get(f.file).name.clone()).collect();
+    assert_eq!(files.len(), 3);
+    assert_eq!(files[0], "<prelude>");
+    assert!(files[1].ends_with("b.raya") && files[2].ends_with("a.raya"), "{files:?}");
+}
+
+#[test]
+fn import_cycle_is_an_error_naming_the_cycle() {
+    let d = temp_dir("cycle");
+    std::fs::write(d.join("a.raya"), "import { b } from './b';\nexport const a = 1;").unwrap();
+    std::fs::write(d.join("b.raya"), "import { a } from './a.raya';\nexport const b = 2;").unwrap();
+    let e = compile_file(&d.join("a.raya")).unwrap_err();
+    assert_eq!(e.diagnostics.len(), 1, "{}", e.render());
+    let m = &e.diagnostics[0].message;
+    assert!(m.starts_with("import cycle: ") && m.contains("a.raya -> ") && m.contains("b.raya -> ") && m.ends_with("a.raya"), "{m}");
+}
+
+#[test]
+fn importing_a_missing_export_or_file_is_an_error() {
+    let d = temp_dir("missing");
+    std::fs::write(d.join("main.raya"), "import { x, nope } from './lib';\nimport { y } from './absent';\nconsole.log(x);").unwrap();
+    std::fs::write(d.join("lib.raya"), "export const x = 1;").unwrap();
+    let e = compile_file(&d.join("main.raya")).unwrap_err();
+    let msgs: Vec<&str> = e.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(msgs, vec!["module `./lib` has no export named `nope`", "cannot find module `./absent`"]);
+}
+
+#[test]
+fn unreadable_entry_files_are_one_line_errors() {
+    let d = temp_dir("unreadable");
+    let e = compile_file(&d.join("nope.raya")).unwrap_err();
+    assert_eq!(e.render(), format!("error: cannot read '{}': No such file or directory\n", d.join("nope.raya").display()));
+    let e = compile_file(&d).unwrap_err();
+    assert!(e.render().ends_with(": Is a directory\n") && e.render().lines().count() == 1);
+    std::fs::write(d.join("bin.raya"), [0xffu8, 0xfe, 0x00]).unwrap();
+    let e = compile_file(&d.join("bin.raya")).unwrap_err();
+    assert!(e.render().contains("not valid UTF-8") && e.render().lines().count() == 1);
+}
+
+#[test]
+fn prelude_names_are_private() {
+    let e = errors("console.log(__mergeSort);");
+    assert_eq!(e, vec!["cannot find name `__mergeSort`"]);
+    // A user global may reuse a prelude name.
+    compile("function map() { return 1; } map();");
+}
+
+// ---- limits ----------------------------------------------------------------------
+
+#[test]
+fn too_many_constants_is_an_error() {
+    let mut src = String::from("function big() { return [");
+    for i in 0..70_000 {
+        src.push_str(&format!("'s{i}',"));
+    }
+    src.push_str("]; }");
+    let e = errors(&src);
+    assert_eq!(e, vec!["function too large: it has more than 65,535 constants"]);
+}
+
+#[test]
+fn too_many_registers_is_an_error() {
+    let mut src = String::from("function big() {\n");
+    for i in 0..66_000 {
+        src.push_str(&format!("let v{i} = {i};\n"));
+    }
+    src.push('}');
+    let e = errors(&src);
+    assert_eq!(e, vec!["function too large: it needs more than 65,535 registers"]);
+}
+
+// ---- disassembler ------------------------------------------------------------------
+
+#[test]
+fn disassembly_lists_every_function_with_lines() {
+    let p = compile("function add(a, b) {\n  return a + b;\n}\nconsole.log(add(1, 2));\n");
+    let text = crate::bytecode::disasm::disassemble(&p);
+    assert!(text.starts_with("function 0 <main> (test.raya:1:1)\n"), "{text}");
+    assert!(text.contains("function 1 <module> (<prelude>:1:1)"), "{text}");
+    let add = text.split("\n\n").find(|s| s.contains(" add (test.raya:1:1)")).expect("add listed");
+    let lines: Vec<&str> = add.lines().collect();
+    assert_eq!(lines[1].trim(), "2 params, 4 registers, 0 constants, 0 upvalues, 0 functions, 3 instructions");
+    assert!(lines[2].contains("[2:10]") && lines[2].contains("Add") && lines[2].contains("r3, r1, r2") && lines[2].ends_with("; return a + b;"), "{}", lines[2]);
+    assert!(lines[3].contains("Return") && lines[3].contains("r3") && !lines[3].contains(';'));
+    assert!(lines[4].contains("ReturnUndef") && lines[4].ends_with("; }"));
+    let main = text.split("\n\n").next().unwrap();
+    assert!(main.contains("GetGlobal") && main.contains("g0 (console)"), "{main}");
+    assert!(main.contains("CallMethod") && main.contains("k0 (\"log\")"), "{main}");
+}
+
+#[test]
+fn disassembly_shows_jump_targets_as_indices() {
+    let p = compile("function f(n) { let i = 0; while (i < n) { i++; } return i; }");
+    let text = crate::bytecode::disasm::disassemble(&p);
+    let f = text.split("\n\n").find(|s| s.contains(" f (test.raya")).unwrap();
+    assert!(f.contains("JmpIfNotLt        r2, r1, -> 4"), "{f}");
+    assert!(f.contains("Loop              -> 1"), "{f}");
+}

@@ -1,0 +1,382 @@
+//! The task scheduler: N worker threads running jobs, work stealing, a
+//! timer thread. Generic over the unit of work `T` (the VM plugs in its
+//! `Task`; tests use plain values), so it knows nothing about the VM.
+//! `design/scheduler.md` is the long version of this comment.
+//!
+//! # Shape
+//!
+//! * [`Scheduler<T>`] is a cheap handle (an `Arc`). [`Scheduler::new`]
+//!   starts `workers` worker threads and one timer thread.
+//! * A [`Runner<T>`] runs one job at a time on a worker: `run(cx, job)`.
+//!   When it returns, the job has left the scheduler unless the runner put
+//!   it (or others) back: [`WorkerCx::push_next`] (direct handoff),
+//!   [`WorkerCx::push_local`], [`WorkerCx::preempted`],
+//!   [`Scheduler::spawn`], [`Scheduler::wake`], [`Scheduler::sleep_until`].
+//!   A job that waits on something (a channel, a mutex, another task) is
+//!   simply not requeued: whoever wakes it later calls [`Scheduler::wake`]
+//!   from any thread.
+//! * Each worker has a crossbeam FIFO deque (others steal from it) and a
+//!   one-job **next slot** (not stealable). A global crossbeam `Injector`
+//!   takes jobs from non-worker threads (host threads, the timer thread).
+//! * Worker loop priority: every 61st tick one job from the injector
+//!   first; the next slot (at most 3 in a row); the local queue; a batch
+//!   from the injector; then *searching*: the injector again and stealing
+//!   half the queue of other workers starting at a random victim, with a
+//!   bounded spin (crossbeam `Backoff`); then park.
+//!
+//! # Invariants
+//!
+//! 1. **No lost wake-up** (`idle.rs`, `Worker::park`, `Idle::notify_one`).
+//!    A worker that goes to sleep first publishes "I am about to sleep"
+//!    (joins the sleeper list, leaves the searching count), then runs a
+//!    SeqCst fence, then re-checks the injector and every worker queue, and
+//!    only then parks. Every producer, after pushing a job to a stealable
+//!    queue, runs a SeqCst fence and then, if no worker is searching and
+//!    some worker sleeps, unparks exactly one sleeper (no thundering herd).
+//!    The fences order the two sides: either the sleeper's re-check sees
+//!    the job or the producer sees the sleeper. A searcher that finds work
+//!    and was the last searcher wakes one sleeper (Go's spinning rule), so
+//!    skipping the wake-up while someone searches leaves no core idle for
+//!    long. Parkers remember an unpark that comes before the park.
+//! 2. **A job is in exactly one place** — the injector, one local queue,
+//!    one next slot, the timer map, a runner's hands, or outside the
+//!    scheduler (suspended: the VM holds it) — and is delivered exactly
+//!    once. Jobs are moved by value (`T` is owned, never cloned): crossbeam
+//!    deques hand each job to exactly one consumer, the next slot is a
+//!    `Cell<Option<T>>` used by one thread, and a timer entry is removed
+//!    from the map under its lock by exactly one of fire or cancel.
+//! 3. **Fairness.** The next slot runs at most 3 jobs in a row
+//!    ([`MAX_NEXT_STREAK`]); then its job goes to the back of the local
+//!    queue. A displaced next-slot job also goes to the back. Every 61st
+//!    tick ([`INJECTOR_CHECK_INTERVAL`]) the injector is served before the
+//!    local queue. Idle workers steal. (Preemption of long-running jobs is
+//!    the runner's part: the VM's budget returns `Preempted`, and the runner
+//!    calls [`WorkerCx::preempted`].)
+//! 4. **Timers** (`timer.rs`). An ordered map under a mutex plus a condvar:
+//!    the timer thread sleeps until the earliest deadline, is woken only by
+//!    a new earliest timer or shutdown, never busy-waits, never fires early;
+//!    cancel and fire both remove the entry under the lock, so exactly one
+//!    wins, and a cancelled timer leaves nothing behind.
+//! 5. **Quiescence is race-free.** One counter, `active`, counts the jobs
+//!    that are queued anywhere, running, or sleeping on a timer. It is
+//!    incremented *before* a job is made visible and decremented only
+//!    *after* the runner returned (so after any job the runner queued was
+//!    counted) or when a cancel hands a timer's job back. A timer firing
+//!    moves its job to the injector without touching the count. Therefore
+//!    `active == 0` means: nothing queued, nothing running, no timer — and
+//!    it cannot be observed transiently while work remains.
+//!    [`Scheduler::wait_quiescent`] waits for it on a condvar signalled by
+//!    whoever brings it to zero. Jobs suspended outside the scheduler are
+//!    not counted, so the VM reads quiescence as "finished or deadlocked".
+//!
+//! # Threads and shutdown
+//!
+//! [`Scheduler::shutdown`] stops the workers (each finishes the job it is
+//! running) and the timer thread and joins them; jobs still queued or
+//! sleeping are dropped. Without `shutdown` the threads stay parked until
+//! the process exits. A runner that panics is caught and counted
+//! ([`StatsSnapshot::panics`]); the worker goes on.
+
+mod idle;
+mod stats;
+mod timer;
+mod worker;
+
+#[cfg(test)]
+mod tests;
+
+pub use stats::StatsSnapshot;
+pub use timer::TimerKey;
+pub use worker::{WorkerCx, INJECTOR_CHECK_INTERVAL, MAX_NEXT_STREAK};
+
+use crossbeam::deque::{Injector, Stealer, Worker};
+use idle::Idle;
+use parking_lot::{Condvar, Mutex};
+use stats::{add_shared, bump, Stats};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use timer::Timers;
+
+/// Runs one job on a worker thread. Implemented for closures
+/// `Fn(&WorkerCx<T>, T)`.
+pub trait Runner<T: Send + 'static>: Send + Sync + 'static {
+    /// Runs `job`. When this returns the job has left the scheduler unless
+    /// it was requeued (through `cx` or the scheduler).
+    fn run(&self, cx: &WorkerCx<T>, job: T);
+}
+
+impl<T: Send + 'static, F> Runner<T> for F
+where
+    F: Fn(&WorkerCx<T>, T) + Send + Sync + 'static,
+{
+    fn run(&self, cx: &WorkerCx<T>, job: T) {
+        self(cx, job)
+    }
+}
+
+/// The worker count to use when none is given: `RAYA_WORKERS` if it is a
+/// positive integer, else the number of cores.
+pub fn default_workers() -> usize {
+    std::env::var("RAYA_WORKERS")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// State shared by the handles, the workers and the timer thread.
+pub(crate) struct Inner<T: Send + 'static> {
+    injector: Injector<T>,
+    stealers: Box<[Stealer<T>]>,
+    idle: Idle,
+    runner: Box<dyn Runner<T>>,
+    /// Outstanding jobs: queued anywhere, running, or sleeping on a timer.
+    /// See invariant 5.
+    active: AtomicUsize,
+    quiet_lock: Mutex<()>,
+    quiet_cv: Condvar,
+    timers: Timers<T>,
+    shutdown: AtomicBool,
+    stats: Stats,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+impl<T: Send + 'static> Inner<T> {
+    /// A job enters (before it is made visible anywhere).
+    fn job_entered(&self) {
+        let n = self.active.fetch_add(1, Ordering::AcqRel) + 1;
+        if n > self.stats.peak_live.load(Ordering::Relaxed) {
+            self.stats.peak_live.fetch_max(n, Ordering::Relaxed);
+        }
+    }
+
+    /// A job leaves (after its runner returned, or a cancel took it back).
+    fn job_left(&self) {
+        if self.active.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // Signal under the lock: a waiter checks `active` under the same
+            // lock before waiting, so it cannot miss this.
+            let _g = self.quiet_lock.lock();
+            self.quiet_cv.notify_all();
+        }
+    }
+
+    fn push_injector(&self, job: T) {
+        self.injector.push(job);
+        // Invariant (no lost wake-up): fence + wake one sleeper if needed.
+        self.idle.notify_one();
+    }
+
+    /// Whether any stealable queue holds a job (used by the final re-check
+    /// before parking).
+    fn has_visible_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+}
+
+/// The scheduler handle. Cloning is cheap; all clones drive the same
+/// workers. See the module documentation.
+pub struct Scheduler<T: Send + 'static> {
+    inner: Arc<Inner<T>>,
+}
+
+impl<T: Send + 'static> Clone for Scheduler<T> {
+    fn clone(&self) -> Self {
+        Scheduler { inner: self.inner.clone() }
+    }
+}
+
+impl<T: Send + 'static> Scheduler<T> {
+    /// Starts `workers` worker threads (at least 1) and the timer thread.
+    pub fn new(workers: usize, runner: impl Runner<T>) -> Self {
+        let workers = workers.max(1);
+        let locals: Vec<Worker<T>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let inner = Arc::new(Inner {
+            injector: Injector::new(),
+            stealers: locals.iter().map(|w| w.stealer()).collect(),
+            idle: Idle::new(workers),
+            runner: Box::new(runner),
+            active: AtomicUsize::new(0),
+            quiet_lock: Mutex::new(()),
+            quiet_cv: Condvar::new(),
+            timers: Timers::new(),
+            shutdown: AtomicBool::new(false),
+            stats: Stats::new(workers),
+            threads: Mutex::new(Vec::with_capacity(workers + 1)),
+        });
+        let mut handles = Vec::with_capacity(workers + 1);
+        for (index, local) in locals.into_iter().enumerate() {
+            let sched = Scheduler { inner: inner.clone() };
+            let h = std::thread::Builder::new()
+                .name(format!("raya-worker-{index}"))
+                .spawn(move || worker::worker_main(sched, index, local))
+                .expect("cannot start a scheduler worker thread");
+            handles.push(h);
+        }
+        let timer_inner = inner.clone();
+        let h = std::thread::Builder::new()
+            .name("raya-timer".into())
+            .spawn(move || timer::timer_main(timer_inner))
+            .expect("cannot start the scheduler timer thread");
+        handles.push(h);
+        *inner.threads.lock() = handles;
+        Scheduler { inner }
+    }
+
+    /// Number of worker threads.
+    pub fn workers(&self) -> usize {
+        self.inner.stealers.len()
+    }
+
+    /// The index of the worker of this scheduler running on the calling
+    /// thread, if any.
+    pub fn current_worker(&self) -> Option<usize> {
+        worker::with_current(&self.inner, |cx| cx.worker_index())
+    }
+
+    /// Queues a new job. From a worker thread of this scheduler it goes to
+    /// the back of that worker's local queue; from any other thread, to the
+    /// injector.
+    pub fn spawn(&self, job: T) {
+        let inner = &*self.inner;
+        inner.job_entered();
+        let mut job = Some(job);
+        worker::with_current(&self.inner, |cx| {
+            bump(&cx.counters().spawned);
+            cx.put_local(job.take().expect("job"));
+        });
+        if let Some(job) = job {
+            add_shared(&inner.stats.shared.spawned, 1);
+            inner.push_injector(job);
+        }
+    }
+
+    /// Makes a suspended job runnable again. Called on a worker thread of
+    /// this scheduler (a running job woke it: the receiver of a send, the
+    /// waiter of a finished task), the job goes to that worker's next slot
+    /// and runs right after the current job (direct handoff); from any
+    /// other thread, to the injector.
+    pub fn wake(&self, job: T) {
+        let inner = &*self.inner;
+        inner.job_entered();
+        let mut job = Some(job);
+        worker::with_current(&self.inner, |cx| {
+            bump(&cx.counters().woken);
+            cx.put_next(job.take().expect("job"));
+        });
+        if let Some(job) = job {
+            add_shared(&inner.stats.shared.woken, 1);
+            inner.push_injector(job);
+        }
+    }
+
+    /// Puts `job` to sleep until `deadline`; then the timer thread pushes it
+    /// to the injector. The job counts as outstanding while it sleeps.
+    pub fn sleep_until(&self, deadline: Instant, job: T) -> TimerKey {
+        let inner = &*self.inner;
+        // Counted before it is in the map (invariant 5).
+        inner.job_entered();
+        if worker::with_current(&self.inner, |cx| bump(&cx.counters().timers_set)).is_none() {
+            add_shared(&inner.stats.shared.timers_set, 1);
+        }
+        inner.timers.insert(deadline, job)
+    }
+
+    /// `sleep_until(now + duration, job)`.
+    pub fn sleep_for(&self, duration: Duration, job: T) -> TimerKey {
+        self.sleep_until(Instant::now() + duration, job)
+    }
+
+    /// Cancels a pending timer and returns its job, or `None` if it already
+    /// fired (or was cancelled). Exactly one of fire and cancel gets the job.
+    pub fn cancel_timer(&self, key: TimerKey) -> Option<T> {
+        let inner = &*self.inner;
+        let job = inner.timers.cancel(key)?;
+        add_shared(&inner.stats.shared.timers_cancelled, 1);
+        // The job leaves the scheduler (handed back to the caller).
+        inner.job_left();
+        Some(job)
+    }
+
+    /// Timers set and neither fired nor cancelled.
+    pub fn pending_timers(&self) -> usize {
+        self.inner.timers.pending()
+    }
+
+    /// Jobs queued or running (not counting sleeping ones). Approximate
+    /// while jobs move; use [`Scheduler::is_quiescent`] for decisions.
+    pub fn live_jobs(&self) -> usize {
+        let active = self.inner.active.load(Ordering::Acquire);
+        active.saturating_sub(self.pending_timers())
+    }
+
+    /// Jobs queued, running or sleeping on a timer (the exact count that
+    /// quiescence waits on).
+    pub fn outstanding(&self) -> usize {
+        self.inner.active.load(Ordering::Acquire)
+    }
+
+    /// No job queued or running and no timer pending, right now.
+    pub fn is_quiescent(&self) -> bool {
+        self.outstanding() == 0
+    }
+
+    /// Blocks until no job is queued or running and no timer is pending.
+    /// Jobs suspended outside the scheduler do not count: for the VM this
+    /// means the program is finished or deadlocked. Returns at once after
+    /// `shutdown`. Must not be called from a job of this scheduler (that
+    /// job is itself outstanding, so it would wait forever).
+    pub fn wait_quiescent(&self) {
+        let inner = &*self.inner;
+        debug_assert!(self.current_worker().is_none(), "wait_quiescent called from a worker");
+        let mut g = inner.quiet_lock.lock();
+        while inner.active.load(Ordering::Acquire) != 0 && !inner.shutdown.load(Ordering::Acquire) {
+            inner.quiet_cv.wait(&mut g);
+        }
+    }
+
+    /// [`Scheduler::wait_quiescent`] with a time limit; returns whether the
+    /// scheduler was quiescent.
+    pub fn wait_quiescent_timeout(&self, timeout: Duration) -> bool {
+        let inner = &*self.inner;
+        let deadline = Instant::now() + timeout;
+        let mut g = inner.quiet_lock.lock();
+        while inner.active.load(Ordering::Acquire) != 0 && !inner.shutdown.load(Ordering::Acquire) {
+            if inner.quiet_cv.wait_until(&mut g, deadline).timed_out() {
+                return inner.active.load(Ordering::Acquire) == 0;
+            }
+        }
+        inner.active.load(Ordering::Acquire) == 0
+    }
+
+    /// A copy of every counter.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.inner.stats.snapshot(self.outstanding(), self.pending_timers())
+    }
+
+    /// Stops the workers (each finishes its current job) and the timer
+    /// thread, and joins them; queued and sleeping jobs are dropped. Other
+    /// clones of this handle stay valid but nothing runs any more. Called
+    /// from a worker (inside a runner) it does not join that worker.
+    pub fn shutdown(self) {
+        let inner = &*self.inner;
+        inner.shutdown.store(true, Ordering::SeqCst);
+        inner.timers.shutdown();
+        inner.idle.unpark_all();
+        {
+            let _g = inner.quiet_lock.lock();
+            inner.quiet_cv.notify_all();
+        }
+        let handles = std::mem::take(&mut *inner.threads.lock());
+        let me = std::thread::current().id();
+        for h in handles {
+            if h.thread().id() == me {
+                continue;
+            }
+            if let Err(e) = h.join() {
+                std::panic::resume_unwind(e);
+            }
+        }
+    }
+}

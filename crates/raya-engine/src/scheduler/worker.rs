@@ -1,0 +1,347 @@
+//! A worker thread: its loop, its local queue and next slot, and the
+//! context ([`WorkerCx`]) handed to the runner.
+
+use super::stats::{bump, Counters};
+use super::{Inner, Scheduler};
+use crossbeam::deque::{Steal, Worker};
+use crossbeam::utils::Backoff;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::atomic::{fence, Ordering};
+use std::sync::Arc;
+
+/// At most this many jobs in a row come from the next slot; then the
+/// next-slot job goes to the back of the local queue (fairness: two jobs
+/// that keep waking each other cannot starve the rest of the queue).
+pub const MAX_NEXT_STREAK: u32 = 3;
+
+/// Every this many ticks (jobs run) a worker takes one job from the
+/// injector before looking at its own next slot and queue (fairness: a
+/// worker whose local queue never empties still serves the injector).
+pub const INJECTOR_CHECK_INTERVAL: u32 = 61;
+
+/// Most jobs taken by one steal from another worker (crossbeam takes half
+/// of the victim's queue, up to this limit).
+const STEAL_LIMIT: usize = 128;
+
+/// Most jobs moved from the injector to the local queue in one go.
+const INJECTOR_BATCH: usize = 32;
+
+thread_local! {
+    /// The context of the worker running on this thread, if any (type-erased
+    /// because thread-locals cannot be generic; downcast and matched
+    /// against the scheduler by pointer).
+    static CURRENT: RefCell<Option<Rc<dyn Any>>> = const { RefCell::new(None) };
+}
+
+/// Calls `f` with this thread's worker context if this thread is a worker
+/// of the scheduler `inner`.
+pub(super) fn with_current<T: Send + 'static, R>(
+    inner: &Arc<Inner<T>>,
+    f: impl FnOnce(&WorkerCx<T>) -> R,
+) -> Option<R> {
+    CURRENT
+        .try_with(|c| {
+            let b = c.borrow();
+            let cx = b.as_deref()?.downcast_ref::<WorkerCx<T>>()?;
+            if !Arc::ptr_eq(&cx.sched.inner, inner) {
+                return None;
+            }
+            Some(f(cx))
+        })
+        .ok()
+        .flatten()
+}
+
+/// What the runner gets while it runs a job on a worker. It lives on the
+/// worker thread and cannot leave it (it is neither `Send` nor `Sync`).
+pub struct WorkerCx<T: Send + 'static> {
+    index: usize,
+    sched: Scheduler<T>,
+    /// FIFO; other workers steal from its front.
+    local: Worker<T>,
+    /// The next slot: run before the local queue. Private to this worker
+    /// (not stealable).
+    next: Cell<Option<T>>,
+    /// Jobs run from the next slot in a row.
+    streak: Cell<u32>,
+    rng: Cell<u64>,
+}
+
+impl<T: Send + 'static> WorkerCx<T> {
+    /// This worker's index, `0..workers`.
+    pub fn worker_index(&self) -> usize {
+        self.index
+    }
+
+    /// The scheduler this worker belongs to.
+    pub fn scheduler(&self) -> &Scheduler<T> {
+        &self.sched
+    }
+
+    /// Direct handoff: `job` runs next on this worker, right after the
+    /// current job returns (bounded: see [`MAX_NEXT_STREAK`]). A job already
+    /// in the next slot is moved to the back of the local queue.
+    pub fn push_next(&self, job: T) {
+        self.inner().job_entered();
+        self.put_next(job);
+    }
+
+    /// Puts `job` at the back of this worker's local queue.
+    pub fn push_local(&self, job: T) {
+        self.inner().job_entered();
+        self.put_local(job);
+    }
+
+    /// Requeues a job whose time slice ran out (back of the local queue),
+    /// counted as a preemption.
+    pub fn preempted(&self, job: T) {
+        bump(&self.counters().preemptions);
+        self.push_local(job);
+    }
+
+    /// Tells the statistics that the job just run has finished for good.
+    pub fn completed(&self) {
+        bump(&self.counters().completed);
+    }
+
+    fn inner(&self) -> &Inner<T> {
+        &self.sched.inner
+    }
+
+    pub(super) fn counters(&self) -> &Counters {
+        &self.sched.inner.stats.workers[self.index]
+    }
+
+    /// Next slot, without counting (the caller counted the job).
+    pub(super) fn put_next(&self, job: T) {
+        if let Some(old) = self.next.replace(Some(job)) {
+            // The displaced job goes to the back of the queue (Go's runnext
+            // rule), where it is visible to thieves.
+            bump(&self.counters().next_slot_overflows);
+            self.put_local(old);
+        }
+    }
+
+    /// Local queue, without counting (the caller counted the job).
+    pub(super) fn put_local(&self, job: T) {
+        self.local.push(job);
+        // Invariant (no lost wake-up): every push to a stealable queue is
+        // followed by `notify_one` (fence, then wake one sleeper if no one
+        // is searching).
+        self.inner().idle.notify_one();
+    }
+
+    fn random(&self) -> usize {
+        // xorshift64*
+        let mut x = self.rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) as usize
+    }
+
+    /// The worker loop. Priority: (every 61st tick: one job from the
+    /// injector), next slot (at most 3 in a row), local queue, a batch from
+    /// the injector, then search (injector and random victims, spinning
+    /// briefly), then park.
+    fn main_loop(&self) {
+        let inner = self.inner();
+        let mut tick: u32 = 0;
+        // Whether this worker is counted in `Idle::searching`.
+        let mut searching = false;
+        loop {
+            if inner.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            tick = tick.wrapping_add(1);
+            let mut job = self.find_local(tick);
+            if job.is_none() {
+                if !searching {
+                    inner.idle.begin_searching();
+                    searching = true;
+                }
+                job = self.search();
+            }
+            match job {
+                Some(job) => {
+                    if searching {
+                        searching = false;
+                        inner.idle.end_searching();
+                    }
+                    self.run_job(job);
+                }
+                None => {
+                    // Nothing found after spinning: sleep. On return this
+                    // worker is counted as searching again (by the producer
+                    // that woke it, or by itself if the re-check found
+                    // work), or the scheduler is shutting down.
+                    self.park();
+                    searching = true;
+                }
+            }
+        }
+    }
+
+    /// Work this worker can take without searching.
+    fn find_local(&self, tick: u32) -> Option<T> {
+        let inner = self.inner();
+        // Invariant (fairness): every 61st tick the injector comes first,
+        // so jobs from the timer and host threads are served even when
+        // this worker's own queue never empties.
+        if tick.is_multiple_of(INJECTOR_CHECK_INTERVAL) {
+            if let Some(job) = steal_one(|| inner.injector.steal()) {
+                bump(&self.counters().injector_fairness_pops);
+                self.streak.set(0);
+                return Some(job);
+            }
+        }
+        if let Some(job) = self.next.take() {
+            // Invariant (fairness): the next slot serves at most
+            // MAX_NEXT_STREAK jobs in a row; then its job goes to the back
+            // of the local queue and the queue's front runs.
+            if self.streak.get() < MAX_NEXT_STREAK {
+                self.streak.set(self.streak.get() + 1);
+                bump(&self.counters().handoffs);
+                return Some(job);
+            }
+            bump(&self.counters().next_slot_overflows);
+            self.put_local(job);
+        }
+        self.streak.set(0);
+        if let Some(job) = self.local.pop() {
+            return Some(job);
+        }
+        let job = steal_one(|| inner.injector.steal_batch_with_limit_and_pop(&self.local, INJECTOR_BATCH))?;
+        if !self.local.is_empty() {
+            // More than one job came over: let a sleeper steal some.
+            inner.idle.notify_one();
+        }
+        Some(job)
+    }
+
+    /// Searching: the injector, then every other worker starting at a
+    /// random victim (stealing half its queue), spinning with a bounded
+    /// backoff between rounds. `None` means: nothing found, go to sleep.
+    fn search(&self) -> Option<T> {
+        let inner = self.inner();
+        let stealers = &inner.stealers;
+        let n = stealers.len();
+        let backoff = Backoff::new();
+        loop {
+            let mut retry = false;
+            match inner.injector.steal_batch_with_limit_and_pop(&self.local, INJECTOR_BATCH) {
+                Steal::Success(job) => return Some(job),
+                Steal::Retry => retry = true,
+                Steal::Empty => {}
+            }
+            if n > 1 {
+                let start = self.random() % n;
+                for k in 0..n {
+                    let victim = (start + k) % n;
+                    if victim == self.index {
+                        continue;
+                    }
+                    match stealers[victim].steal_batch_with_limit_and_pop(&self.local, STEAL_LIMIT) {
+                        Steal::Success(job) => {
+                            let c = self.counters();
+                            bump(&c.steals);
+                            c.stolen_jobs.store(
+                                c.stolen_jobs.load(Ordering::Relaxed) + 1 + self.local.len() as u64,
+                                Ordering::Relaxed,
+                            );
+                            return Some(job);
+                        }
+                        Steal::Retry => retry = true,
+                        Steal::Empty => {}
+                    }
+                }
+            }
+            if inner.shutdown.load(Ordering::Acquire) {
+                return None;
+            }
+            // Retry means a race with another consumer, not emptiness:
+            // spin and look again. Otherwise a bounded number of rounds.
+            if retry {
+                backoff.spin();
+            } else if backoff.is_completed() {
+                return None;
+            } else {
+                backoff.snooze();
+            }
+        }
+    }
+
+    /// Searching → sleeping; see the protocol in `idle.rs`.
+    fn park(&self) {
+        let inner = self.inner();
+        // 1. Publish "I am about to sleep" (and stop counting as searching).
+        inner.idle.announce_sleep(self.index);
+        // 2. Invariant (no lost wake-up): this fence pairs with the fence
+        //    in `Idle::notify_one` that every producer runs after pushing.
+        fence(Ordering::SeqCst);
+        // 3. Final re-check of every queue. (The next slot and the local
+        //    queue of this worker are empty: we only get here after
+        //    `find_local` and `search` found nothing.)
+        //    If there is work, take ourselves back out of the sleeper list;
+        //    if a producer popped us already, its unpark is pending and the
+        //    park below returns at once.
+        let work = inner.shutdown.load(Ordering::SeqCst) || inner.has_visible_work();
+        if work && inner.idle.cancel_sleep(self.index) {
+            return;
+        }
+        bump(&self.counters().parks);
+        inner.idle.park(self.index);
+        if !inner.shutdown.load(Ordering::Acquire) {
+            bump(&self.counters().unparks);
+        }
+    }
+
+    fn run_job(&self, job: T) {
+        let inner = self.inner();
+        bump(&self.counters().context_switches);
+        // A panicking runner must not kill the worker (its queue would be
+        // stranded and quiescence never reached): catch, count, go on.
+        if catch_unwind(AssertUnwindSafe(|| inner.runner.run(self, job))).is_err() {
+            bump(&self.counters().panics);
+        }
+        // Invariant (quiescence): the job leaves the outstanding count only
+        // after the runner returned, i.e. after every job it queued was
+        // counted, so the count cannot touch zero while work remains.
+        inner.job_left();
+    }
+}
+
+/// Retries a steal until it succeeds or finds the queue empty.
+fn steal_one<T>(mut f: impl FnMut() -> Steal<T>) -> Option<T> {
+    loop {
+        match f() {
+            Steal::Success(job) => return Some(job),
+            Steal::Empty => return None,
+            Steal::Retry => std::hint::spin_loop(),
+        }
+    }
+}
+
+/// The worker thread's body.
+pub(super) fn worker_main<T: Send + 'static>(sched: Scheduler<T>, index: usize, local: Worker<T>) {
+    let seed = (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let cx = Rc::new(WorkerCx {
+        index,
+        sched,
+        local,
+        next: Cell::new(None),
+        streak: Cell::new(0),
+        rng: Cell::new(seed),
+    });
+    CURRENT.with(|c| *c.borrow_mut() = Some(cx.clone() as Rc<dyn Any>));
+    cx.main_loop();
+    // Drop the context outside the borrow: dropping leftover jobs may run
+    // their destructors, which may call back into the scheduler.
+    let old = CURRENT.with(|c| c.borrow_mut().take());
+    drop(old);
+    drop(cx);
+}
