@@ -48,6 +48,7 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.method(t, "flat", flat);
     b.method(t, "toString", to_string);
     b.method(t, "__sortDefault", sort_default);
+    b.method(t, "hasOwnProperty", super::object::has_own_property);
     let class = realm.classes.array;
     b.static_native(class, "isArray", is_array);
     b.static_native(class, "from", from);
@@ -63,10 +64,7 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
 fn this_array(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<&'static mut Vec<Value>, Value> {
     match ops::array_data(this) {
         Some(a) => Ok(a),
-        None => Err(ctx.type_error(format!(
-            "Array.prototype.{method} called on a non-array ({})",
-            ops::type_of(this)
-        ))),
+        None => Err(ctx.type_error(format!("Array.prototype.{method} called on a non-array ({})", ops::type_of(this)))),
     }
 }
 
@@ -714,6 +712,11 @@ mod tests {
         let cyc = t.nums(&[1.0]);
         ops::array_data(cyc).unwrap().push(cyc);
         assert_eq!(t.call(join, cyc, &[]), "'1,'");
+        // c = [1, d], d = [2, c]: c.join() is "1,2," in JS.
+        let c = t.nums(&[1.0]);
+        let d = t.ctx().array(vec![n(2.0), c]);
+        ops::array_data(c).unwrap().push(d);
+        assert_eq!(t.call(join, c, &[]), "'1,2,'");
         assert_eq!(t.call(reverse, a, &[]), "[2,1]");
     }
 
@@ -801,7 +804,10 @@ mod tests {
         assert_eq!(t.call(from, Value::UNDEFINED, &[like]), "[7,undefined,undefined]");
         let plain = t.ctx().object(&[("x", n(1.0))]);
         assert_eq!(t.call(from, Value::UNDEFINED, &[plain]), "[]");
-        assert_eq!(t.call(from, Value::UNDEFINED, &[Value::NULL]), "TypeError: object null is not iterable (cannot read property Symbol(Symbol.iterator))");
+        assert_eq!(
+            t.call(from, Value::UNDEFINED, &[Value::NULL]),
+            "TypeError: object null is not iterable (cannot read property Symbol(Symbol.iterator))"
+        );
         assert!(t.call(from, Value::UNDEFINED, &[a, a]).starts_with("TypeError"));
         assert_eq!(t.call(of, Value::UNDEFINED, &[n(3.0)]), "[3]");
         let mut ctx = t.ctx();

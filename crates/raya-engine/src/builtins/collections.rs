@@ -294,7 +294,10 @@ mod tests {
         assert_eq!(show(t.map(&[Value::NULL]).unwrap()), "Map(0) {}");
         let bad = t.ctx().array(vec![n(1.0)]);
         assert_eq!(t.map(&[bad]).unwrap_err(), "TypeError: Iterator value 1 is not an entry object");
-        assert_eq!(t.map(&[n(1.0)]).unwrap_err(), "TypeError: number 1 is not iterable (cannot read property Symbol(Symbol.iterator))");
+        assert_eq!(
+            t.map(&[n(1.0)]).unwrap_err(),
+            "TypeError: number 1 is not iterable (cannot read property Symbol(Symbol.iterator))"
+        );
     }
 
     #[test]

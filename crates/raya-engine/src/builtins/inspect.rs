@@ -350,6 +350,23 @@ fn is_builtin_class(cd: &ClassData) -> bool {
     }
 }
 
+/// A namespace object (`Math`, `JSON`): a plain object whose class is a
+/// `BuiltinKind::Namespace` class named `name`, so that it prints as Node
+/// prints it (`Object [Math] {}`: its members are not enumerable in JS).
+pub fn namespace_object(b: &mut crate::vm::realm::Builder, name: &str) -> Value {
+    let class = b.class(name, Value::UNDEFINED, BuiltinKind::Namespace, None, None);
+    let obj = b.object();
+    if let Some(d) = ops::object_data(obj) {
+        d.class = class;
+    }
+    obj
+}
+
+/// Whether `d` is a namespace object made by [`namespace_object`].
+pub fn is_namespace(d: &ObjectData) -> bool {
+    ops::class_data(d.class).is_some_and(|c| c.kind == BuiltinKind::Namespace)
+}
+
 /// The name a class instance prints with, or None for a plain object.
 fn instance_class_name(d: &ObjectData) -> Option<&'static str> {
     let cd = ops::class_data(d.class)?;
@@ -446,19 +463,23 @@ impl Inspector {
         }
         match &o.body {
             Body::Array(a) => {
-                let items = a.get().clone();
-                self.array(p, &items, recurse, indent)
+                let all = a.get();
+                let len = all.len();
+                let items = all[..len.min(MAX_ARRAY_LENGTH)].to_vec();
+                self.array(p, &items, len, recurse, indent)
             }
             Body::Object(d) => self.object(p, d.get(), recurse, indent),
             Body::Function(f) => self.function(f),
             Body::Class(c) => self.class(p, v, c.get(), recurse, indent),
             Body::Map(m) => {
-                let entries: Vec<(Value, Value)> = m.get().iter().collect();
-                self.map(p, &entries, recurse, indent)
+                let m = m.get();
+                let entries: Vec<(Value, Value)> = m.iter().take(MAX_ARRAY_LENGTH).collect();
+                self.map(p, &entries, m.len(), recurse, indent)
             }
             Body::Set(m) => {
-                let items: Vec<Value> = m.get().iter().map(|(k, _)| k).collect();
-                self.set(p, &items, recurse, indent)
+                let m = m.get();
+                let items: Vec<Value> = m.iter().take(MAX_ARRAY_LENGTH).map(|(k, _)| k).collect();
+                self.set(p, &items, m.len(), recurse, indent)
             }
             Body::Iter(it) => self.iterator(p, it.get(), recurse, indent),
             Body::Accessor(a) => {
@@ -473,24 +494,24 @@ impl Inspector {
         }
     }
 
-    fn array(&mut self, p: *const Obj, items: &[Value], recurse: usize, indent: usize) -> String {
-        if items.is_empty() && !self.show_length {
+    /// `items`: the first (at most 100) elements of an array of `len`.
+    fn array(&mut self, p: *const Obj, items: &[Value], len: usize, recurse: usize, indent: usize) -> String {
+        if len == 0 && !self.show_length {
             return "[]".into();
         }
         if recurse > self.depth {
             return "[Array]".into();
         }
         self.seen.push(p);
-        let shown = items.len().min(MAX_ARRAY_LENGTH);
-        let mut out: Vec<String> = Vec::with_capacity(shown + 1);
-        for &x in &items[..shown] {
+        let mut out: Vec<String> = Vec::with_capacity(items.len() + 1);
+        for &x in items {
             out.push(self.value(x, recurse + 1, indent + 2));
         }
-        if items.len() > shown {
-            out.push(remaining_text(items.len() - shown));
+        if len > items.len() {
+            out.push(remaining_text(len - items.len()));
         }
         if self.show_length {
-            out.push(format!("[length]: {}", items.len()));
+            out.push(format!("[length]: {len}"));
         }
         self.seen.pop();
         let base = self.ref_base(p, String::new());
@@ -523,6 +544,10 @@ impl Inspector {
     fn object(&mut self, p: *const Obj, d: &ObjectData, recurse: usize, indent: usize) -> String {
         if ops::error_name(d).is_some() {
             return self.error(p, d, recurse, indent);
+        }
+        if is_namespace(d) {
+            let name = ops::class_data(d.class).map(|c| c.name.as_str()).unwrap_or("Object");
+            return format!("Object [{name}] {{}}");
         }
         let class = instance_class_name(d);
         let keys = d.props.ordered_keys();
@@ -653,46 +678,46 @@ impl Inspector {
         reduce(&out, &base, "{", "}", indent)
     }
 
-    fn map(&mut self, p: *const Obj, entries: &[(Value, Value)], recurse: usize, indent: usize) -> String {
-        let open = format!("Map({}) {{", entries.len());
-        if entries.is_empty() {
+    /// `entries`: the first (at most 100) entries of a map of `len`.
+    fn map(&mut self, p: *const Obj, entries: &[(Value, Value)], len: usize, recurse: usize, indent: usize) -> String {
+        let open = format!("Map({len}) {{");
+        if len == 0 {
             return format!("{open}}}");
         }
         if recurse > self.depth {
             return "[Map]".into();
         }
         self.seen.push(p);
-        let shown = entries.len().min(MAX_ARRAY_LENGTH);
-        let mut out = Vec::with_capacity(shown + 1);
-        for &(k, v) in &entries[..shown] {
+        let mut out = Vec::with_capacity(entries.len() + 1);
+        for &(k, v) in entries {
             let ks = self.value(k, recurse + 1, indent + 2);
             let vs = self.value(v, recurse + 1, indent + 2);
             out.push(format!("{ks} => {vs}"));
         }
-        if entries.len() > shown {
-            out.push(remaining_text(entries.len() - shown));
+        if len > entries.len() {
+            out.push(remaining_text(len - entries.len()));
         }
         self.seen.pop();
         let base = self.ref_base(p, String::new());
         reduce(&out, &base, &open, "}", indent)
     }
 
-    fn set(&mut self, p: *const Obj, items: &[Value], recurse: usize, indent: usize) -> String {
-        let open = format!("Set({}) {{", items.len());
-        if items.is_empty() {
+    /// `items`: the first (at most 100) members of a set of `len`.
+    fn set(&mut self, p: *const Obj, items: &[Value], len: usize, recurse: usize, indent: usize) -> String {
+        let open = format!("Set({len}) {{");
+        if len == 0 {
             return format!("{open}}}");
         }
         if recurse > self.depth {
             return "[Set]".into();
         }
         self.seen.push(p);
-        let shown = items.len().min(MAX_ARRAY_LENGTH);
-        let mut out = Vec::with_capacity(shown + 1);
-        for &x in &items[..shown] {
+        let mut out = Vec::with_capacity(items.len() + 1);
+        for &x in items {
             out.push(self.value(x, recurse + 1, indent + 2));
         }
-        if items.len() > shown {
-            out.push(remaining_text(items.len() - shown));
+        if len > items.len() {
+            out.push(remaining_text(len - items.len()));
         }
         self.seen.pop();
         let base = self.ref_base(p, String::new());
@@ -996,6 +1021,10 @@ mod tests {
         let f = t.native("max");
         let anon = t.native("");
         assert_eq!(format_log_args(&[f, anon]), "[Function: max] [Function (anonymous)]");
+        let g = |name: &str| t.rt.realm.globals[crate::builtins::global_slot(name)];
+        let (math, json) = (g("Math"), g("JSON"));
+        let arr = t.arr(vec![math]);
+        assert_eq!(format_log_args(&[math, json, arr]), "Object [Math] {} Object [JSON] {} [ Object [Math] {} ]");
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::vm::value::Value;
 use std::collections::HashSet;
 
 pub fn install(b: &mut Builder, realm: &mut Realm) {
-    let json = b.object();
+    let json = super::inspect::namespace_object(b, "JSON");
     b.set_native(json, "stringify", json_stringify);
     b.set_native(json, "parse", json_parse);
     realm.globals[super::global_slot("JSON")] = json;
@@ -107,6 +107,7 @@ fn classify(v: Value, keys: Option<&[Atom]>) -> Ser {
             Ser::Text(out)
         }
         Some(Body::Array(a)) => Ser::Array(a.get().clone()),
+        Some(Body::Object(d)) if super::inspect::is_namespace(d.get()) => Ser::Object(Vec::new()),
         Some(Body::Object(d)) => Ser::Object(object_entries(d.get(), keys)),
         Some(Body::Map(_)) | Some(Body::Set(_)) | Some(Body::Iter(_)) => Ser::Object(Vec::new()),
         _ => Ser::Skip,
@@ -314,6 +315,9 @@ fn constructor_name(v: Value) -> String {
 // JSON.parse
 
 fn json_parse(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    if ops::is_callable(arg(args, 1)) {
+        return Err(ctx.type_error("JSON.parse: a reviver function is not supported"));
+    }
     let v = arg(args, 0);
     let owned;
     let text = match ops::as_str(v) {
@@ -872,6 +876,14 @@ mod tests {
         assert_eq!(crate::builtins::inspect::inspect(v), "[ 'xA\\n😀/', 0, -0, 100, 0.5 ]");
         let v = parse_js(&mut rt, "\"é\"").unwrap();
         assert_eq!(ops::as_str(v), Some("é"));
+        let math = rt.realm.globals[crate::builtins::global_slot("Math")];
+        let o = obj(&mut rt, &[("m", math)]);
+        assert_eq!(stringify(o, None, None).unwrap().unwrap(), r#"{"m":{}}"#);
+        let task = Task::new(0);
+        let (text, f) = (rt.heap.alloc_str("[1]"), rt.realm.globals[crate::builtins::global_slot("parseInt")]);
+        let mut ctx = NativeCtx { rt: &mut rt, task: &task };
+        assert!(json_parse(&mut ctx, Value::UNDEFINED, &[text, f]).is_err());
+        assert!(json_parse(&mut ctx, Value::UNDEFINED, &[text, Value::NULL]).is_ok());
     }
 
     #[test]

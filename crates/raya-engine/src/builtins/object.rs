@@ -12,11 +12,13 @@
 //! here (`Object.values`, `Object.entries`, `Object.assign`'s sources)
 //! yields undefined, and `Object.assign` onto a setter is a TypeError.
 //!
+//! An error's `message`, `stack` and `cause` are not enumerable (as in JS).
+//!
 //! Arrays cannot be frozen (they have no frozen flag): `Object.freeze`
 //! returns an array unchanged and `Object.isFrozen` reports false for it.
 
 use super::array::{iterable_values, not_iterable_message};
-use crate::vm::atom::Atom;
+use crate::vm::atom::{names, Atom};
 use crate::vm::native::{arg, NativeCtx};
 use crate::vm::object::{Body, Function, Mut, ObjectData, PropMap};
 use crate::vm::ops;
@@ -77,12 +79,25 @@ fn own_keys(ctx: &mut NativeCtx, obj: Value) -> Result<Keys, Value> {
         return Err(to_object_error(ctx));
     }
     Ok(match obj.as_obj().map(|o| &o.body) {
-        Some(Body::Object(d)) => Keys::Named(d.get().props.ordered_keys()),
+        Some(Body::Object(d)) => {
+            let d = d.get();
+            let mut ks = d.props.ordered_keys();
+            if ops::error_name(d).is_some() {
+                // An error's message, stack and cause are not enumerable.
+                ks.retain(|&k| k != names::MESSAGE && k != names::STACK && k != names::CAUSE);
+            }
+            Keys::Named(ks)
+        }
         Some(Body::Array(a)) => Keys::Indices(a.get().len()),
         Some(Body::Str(s)) => Keys::Indices(s.utf16_len as usize),
         Some(Body::Class(c)) => {
             let st = &c.get().statics;
-            Keys::Named(st.ordered_keys().into_iter().filter(|&k| !st.get(k).is_some_and(|v| is_hidden_static(obj, v))).collect())
+            Keys::Named(
+                st.ordered_keys()
+                    .into_iter()
+                    .filter(|&k| !st.get(k).is_some_and(|v| is_hidden_static(obj, v)))
+                    .collect(),
+            )
         }
         _ => Keys::Named(Vec::new()),
     })
@@ -223,7 +238,11 @@ pub(crate) fn entry_pair(ctx: &mut NativeCtx, e: Value) -> Result<(Value, Value)
     }
     let is_object = matches!(
         e.as_obj().map(|o| &o.body),
-        Some(Body::Object(_)) | Some(Body::Map(_)) | Some(Body::Set(_)) | Some(Body::Function(_)) | Some(Body::Class(_))
+        Some(Body::Object(_))
+            | Some(Body::Map(_))
+            | Some(Body::Set(_))
+            | Some(Body::Function(_))
+            | Some(Body::Class(_))
     );
     if !is_object {
         let shown = ops::to_display(e);
@@ -234,17 +253,13 @@ pub(crate) fn entry_pair(ctx: &mut NativeCtx, e: Value) -> Result<(Value, Value)
     Ok((k, v))
 }
 
-/// `obj.hasOwnProperty(key)`.
-fn has_own_property(_ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+/// `obj.hasOwnProperty(key)` (also installed on arrays).
+pub(crate) fn has_own_property(_ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let key = ops::to_key(arg(args, 0));
     let has = match this.as_obj().map(|o| &o.body) {
         Some(Body::Object(d)) => d.get().props.find(key).is_some(),
-        Some(Body::Array(a)) => {
-            key == crate::vm::atom::names::LENGTH || key.as_index().is_some_and(|i| (i as usize) < a.get().len())
-        }
-        Some(Body::Str(s)) => {
-            key == crate::vm::atom::names::LENGTH || key.as_index().is_some_and(|i| i < s.utf16_len)
-        }
+        Some(Body::Array(a)) => key == names::LENGTH || key.as_index().is_some_and(|i| (i as usize) < a.get().len()),
+        Some(Body::Str(s)) => key == names::LENGTH || key.as_index().is_some_and(|i| i < s.utf16_len),
         Some(Body::Class(c)) => c.get().statics.find(key).is_some(),
         _ => false,
     };
@@ -360,6 +375,15 @@ mod tests {
     }
 
     #[test]
+    fn error_message_and_stack_are_not_enumerable() {
+        let mut t = T::new();
+        let e = t.ctx().type_error("boom");
+        assert_eq!(t.call(keys, U, &[e]), "[]");
+        ops::object_data(e).unwrap().props.set(Atom::intern("code"), n(1.0));
+        assert_eq!(t.call(keys, U, &[e]), "['code']");
+    }
+
+    #[test]
     fn class_statics_enumerate_fields_only() {
         let mut t = T::new();
         let array_class = t.rt.realm.classes.array;
@@ -416,7 +440,10 @@ mod tests {
         assert_eq!(t.call(from_entries, U, &[list]), "{1: 3, a: 4, b: undefined}");
         let bad = t.ctx().array(vec![n(1.0)]);
         assert_eq!(t.call(from_entries, U, &[bad]), "TypeError: Iterator value 1 is not an entry object");
-        assert_eq!(t.call(from_entries, U, &[n(1.0)]), "TypeError: number 1 is not iterable (cannot read property Symbol(Symbol.iterator))");
+        assert_eq!(
+            t.call(from_entries, U, &[n(1.0)]),
+            "TypeError: number 1 is not iterable (cannot read property Symbol(Symbol.iterator))"
+        );
         let m = t.ctx().heap().alloc(Body::Map(Mut::new(Default::default())));
         if let Some(Body::Map(d)) = m.as_obj().map(|o| &o.body) {
             d.get().set(ka, n(1.0));

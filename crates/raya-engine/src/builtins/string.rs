@@ -125,10 +125,9 @@ fn js_str(v: Value) -> Option<&'static JsStr> {
 fn this_str(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<&'static JsStr, Value> {
     match js_str(this) {
         Some(s) => Ok(s),
-        None => Err(ctx.type_error(format!(
-            "String.prototype.{method} called on a non-string ({})",
-            ops::type_of(this)
-        ))),
+        None => {
+            Err(ctx.type_error(format!("String.prototype.{method} called on a non-string ({})", ops::type_of(this))))
+        }
     }
 }
 
@@ -310,7 +309,7 @@ pub(crate) fn find16(js: &JsStr, needle: &str, from: f64) -> Option<usize> {
         if !needle.is_ascii() {
             return None;
         }
-        return js.s[start..].find(needle).map(|i| i + start);
+        return find_bytes(&js.s[start..], needle).map(|i| i + start);
     }
     let (b, u) = match byte_at(js, start) {
         Ok(b) => (b, start),
@@ -318,7 +317,18 @@ pub(crate) fn find16(js: &JsStr, needle: &str, from: f64) -> Option<usize> {
         Err(b) => (b + 4, start + 1),
     };
     let rest = &js.s[b..];
-    rest.find(needle).map(|i| u + len16(&rest[..i]))
+    find_bytes(rest, needle).map(|i| u + len16(&rest[..i]))
+}
+
+/// `hay.find(needle)`, with a fast path for one-byte needles (the common
+/// `s.indexOf("=")`).
+#[inline]
+fn find_bytes(hay: &str, needle: &str) -> Option<usize> {
+    if let [c] = needle.as_bytes() {
+        // An ASCII char: searched with memchr.
+        return hay.find(*c as char);
+    }
+    hay.find(needle)
 }
 
 fn index_of(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
@@ -559,10 +569,7 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
     } else if l.is_number() {
         numconv::to_uint32(l.as_number()) as usize
     } else {
-        return Err(ctx.type_error(format!(
-            "String.prototype.split: expected a number limit, got {}",
-            ops::type_of(l)
-        )));
+        return Err(ctx.type_error(format!("String.prototype.split: expected a number limit, got {}", ops::type_of(l))));
     };
     if lim == 0 {
         return Ok(ctx.array(Vec::new()));
@@ -586,9 +593,19 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
         }
         return Ok(ctx.array(out));
     }
-    for part in js.s.split(&*sep).take(lim) {
-        let v = ctx.str(part);
-        out.push(v);
+    if let [c] = sep.as_bytes() {
+        // One ASCII byte: split on a char (memchr) instead of a substring.
+        let n = js.s.bytes().filter(|b| b == c).count() + 1;
+        out.reserve(n.min(lim));
+        for part in js.s.split(*c as char).take(lim) {
+            let v = ctx.str(part);
+            out.push(v);
+        }
+    } else {
+        for part in js.s.split(&*sep).take(lim) {
+            let v = ctx.str(part);
+            out.push(v);
+        }
     }
     Ok(ctx.array(out))
 }
@@ -750,10 +767,7 @@ fn from_char_code(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<V
     let mut u = Vec::with_capacity(args.len());
     for &a in args {
         if !a.is_number() {
-            return Err(ctx.type_error(format!(
-                "String.fromCharCode: expected a number, got {}",
-                ops::type_of(a)
-            )));
+            return Err(ctx.type_error(format!("String.fromCharCode: expected a number, got {}", ops::type_of(a))));
         }
         u.push(numconv::to_uint32(a.as_number()) as u16);
     }
@@ -766,10 +780,7 @@ fn from_code_point(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
     let mut u: Vec<u16> = Vec::with_capacity(args.len());
     for &a in args {
         if !a.is_number() {
-            return Err(ctx.type_error(format!(
-                "String.fromCodePoint: expected a number, got {}",
-                ops::type_of(a)
-            )));
+            return Err(ctx.type_error(format!("String.fromCodePoint: expected a number, got {}", ops::type_of(a))));
         }
         let n = a.as_number();
         if !(0.0..=1_114_111.0).contains(&n) || n.fract() != 0.0 {

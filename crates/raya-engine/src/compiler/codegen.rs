@@ -22,7 +22,7 @@
 //! function's upvalues (`captures`), built on demand as in clox.
 
 use super::decls::{block_decls, pattern_idents, DeclItem};
-use super::resolve::{BindKind, BindingId, Ref, Resolution};
+use super::resolve::{BindKind, BindingId, ConstVal, Ref, Resolution};
 use crate::bytecode::*;
 use crate::syntax::ast::*;
 use crate::syntax::diagnostic::{Diagnostic, FileId};
@@ -39,13 +39,20 @@ pub(crate) enum Loc {
 
 /// How the current function reaches a variable.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) enum Access {
+pub(crate) enum Access<'a> {
+    /// A `const` with a literal value.
+    Lit(&'a ConstVal),
     Reg(Reg),
     Cell(Reg),
     Upval(u16),
     Global(u32),
     Undef,
     Num(f64),
+}
+
+#[derive(Hash, PartialEq, Eq, Clone, Copy)]
+enum NumKey {
+    Bits(u64),
 }
 
 #[derive(Hash, PartialEq, Eq)]
@@ -90,6 +97,9 @@ pub(crate) struct FnState<'a> {
     max_reg: u32,
     pub control: Vec<Control<'a>>,
     span: Span,
+    /// Numbers used as operands inside the loop being compiled, loaded
+    /// once into registers before the outermost loop.
+    const_regs: HashMap<NumKey, Reg>,
 }
 
 pub(crate) struct Codegen<'a> {
@@ -129,6 +139,7 @@ impl<'a> Codegen<'a> {
             max_reg: n,
             control: Vec::new(),
             span,
+            const_regs: HashMap::new(),
         });
     }
 
@@ -244,6 +255,22 @@ impl<'a> Codegen<'a> {
         }
     }
 
+    pub(crate) fn load_const(&mut self, v: &ConstVal, dst: Reg, pos: u32) {
+        match v {
+            ConstVal::Num(n) => self.load_number(dst, *n, pos),
+            ConstVal::Str(s) => self.load_string(dst, s, pos),
+            ConstVal::Bool(true) => {
+                self.emit(Instr::LoadTrue { dst }, pos);
+            }
+            ConstVal::Bool(false) => {
+                self.emit(Instr::LoadFalse { dst }, pos);
+            }
+            ConstVal::Null => {
+                self.emit(Instr::LoadNull { dst }, pos);
+            }
+        }
+    }
+
     pub(crate) fn load_string(&mut self, dst: Reg, s: &str, pos: u32) {
         let k = self.k_str(s);
         self.emit(Instr::LoadK { dst, k }, pos);
@@ -314,7 +341,19 @@ impl<'a> Codegen<'a> {
     }
 
     /// How the current function reaches binding `id`.
-    pub(crate) fn access(&mut self, id: BindingId) -> Access {
+    pub(crate) fn access(&mut self, id: BindingId) -> Access<'a> {
+        let res = self.res;
+        if let Some(v) = res.const_values.get(&id) {
+            return Access::Lit(v);
+        }
+        if let Some(v) = res.bindings[id as usize].global.and_then(|g| res.global_consts.get(&g)) {
+            return Access::Lit(v);
+        }
+        self.access_raw(id)
+    }
+
+    /// `access` without constant folding (for initialising the binding).
+    fn access_raw(&mut self, id: BindingId) -> Access<'a> {
         let b = self.binding(id);
         if let Some(g) = b.global {
             return Access::Global(g);
@@ -358,10 +397,14 @@ impl<'a> Codegen<'a> {
         (f.upvals.len() - 1) as u16
     }
 
-    pub(crate) fn ref_access(&mut self, r: Option<Ref>) -> Access {
+    pub(crate) fn ref_access(&mut self, r: Option<Ref>) -> Access<'a> {
+        let res = self.res;
         match r {
             Some(Ref::Local(id)) => self.access(id),
-            Some(Ref::Global(g)) => Access::Global(g),
+            Some(Ref::Global(g)) => match res.global_consts.get(&g) {
+                Some(v) => Access::Lit(v),
+                None => Access::Global(g),
+            },
             Some(Ref::NaN) => Access::Num(f64::NAN),
             Some(Ref::Infinity) => Access::Num(f64::INFINITY),
             Some(Ref::Undefined) | None => Access::Undef,
@@ -369,13 +412,14 @@ impl<'a> Codegen<'a> {
     }
 
     /// Access for a use of `ident` (as recorded by the resolver).
-    pub(crate) fn ident_access(&mut self, ident: &Ident) -> Access {
+    pub(crate) fn ident_access(&mut self, ident: &Ident) -> Access<'a> {
         let r = self.res.refs.get(&ident.span.start).copied();
         self.ref_access(r)
     }
 
-    pub(crate) fn load_access(&mut self, a: Access, dst: Reg, pos: u32) {
+    pub(crate) fn load_access(&mut self, a: Access<'a>, dst: Reg, pos: u32) {
         match a {
+            Access::Lit(v) => self.load_const(v, dst, pos),
             Access::Reg(r) => {
                 if r != dst {
                     self.emit(Instr::Move { dst, src: r }, pos);
@@ -397,8 +441,9 @@ impl<'a> Codegen<'a> {
         }
     }
 
-    pub(crate) fn store_access(&mut self, a: Access, src: Reg, pos: u32) {
+    pub(crate) fn store_access(&mut self, a: Access<'a>, src: Reg, pos: u32) {
         match a {
+            Access::Lit(_) => {}
             Access::Reg(r) => {
                 if r != src {
                     self.emit(Instr::Move { dst: r, src }, pos);
@@ -421,7 +466,7 @@ impl<'a> Codegen<'a> {
     /// location must have been set up: a cell, a register, or a global).
     pub(crate) fn init_decl(&mut self, ident: &Ident, src: Reg) {
         let Some(id) = self.decl_id(ident) else { return };
-        let a = self.access(id);
+        let a = self.access_raw(id);
         self.store_access(a, src, ident.span.start);
     }
 
@@ -676,6 +721,74 @@ impl<'a> Codegen<'a> {
     }
 
     fn stmt_labeled(&mut self, s: &'a Stmt, labels: Vec<String>) {
+        if super::decls::is_loop(s) && self.f().const_regs.is_empty() {
+            self.loop_with_hoisted_consts(s, labels);
+            return;
+        }
+        self.stmt_inner(s, labels);
+    }
+
+    /// The outermost loop of a nest: the numbers its arithmetic and
+    /// comparisons use as operands are loaded into registers once, before
+    /// the loop, instead of on every iteration.
+    fn loop_with_hoisted_consts(&mut self, s: &'a Stmt, labels: Vec<String>) {
+        const MAX_HOISTED: usize = 32;
+        let mut nums: Vec<f64> = Vec::new();
+        {
+            let mut add = |n: f64| {
+                if nums.len() < MAX_HOISTED && !nums.iter().any(|m| m.to_bits() == n.to_bits()) {
+                    nums.push(n);
+                }
+            };
+            let res = self.res;
+            let num_of = |e: &Expr| -> Option<f64> { const_number(res, e) };
+            super::decls::visit_stmt_exprs(s, &mut |e: &'a Expr| match &e.kind {
+                ExprKind::Binary(op, a, b) => {
+                    if let Some(n) = num_of(a) {
+                        add(n);
+                    }
+                    if super::expr::addi_imm(*op, b).is_none() {
+                        if let Some(n) = num_of(b) {
+                            add(n);
+                        }
+                    }
+                }
+                ExprKind::Index { index, .. } => {
+                    if let Some(n) = num_of(index) {
+                        add(n);
+                    }
+                }
+                ExprKind::Assign { op: AssignOp::Compound(bop), value, .. } => {
+                    if super::expr::addi_imm(*bop, value).is_none() {
+                        if let Some(n) = num_of(value) {
+                            add(n);
+                        }
+                    }
+                }
+                _ => {}
+            });
+        }
+        let sc = self.enter_scope();
+        for n in nums {
+            let r = self.alloc_local();
+            self.load_number(r, n, s.span.start);
+            self.f().const_regs.insert(NumKey::Bits(n.to_bits()), r);
+        }
+        self.stmt_inner(s, labels);
+        self.f().const_regs.clear();
+        self.leave_scope(sc);
+    }
+
+    /// The register holding number `e` before the current loop, if any.
+    pub(crate) fn hoisted_const(&mut self, e: &Expr) -> Option<Reg> {
+        if self.f().const_regs.is_empty() {
+            return None;
+        }
+        let n = const_number(self.res, e)?;
+        self.f().const_regs.get(&NumKey::Bits(n.to_bits())).copied()
+    }
+
+    fn stmt_inner(&mut self, s: &'a Stmt, labels: Vec<String>) {
         let pos = s.span.start;
         match &s.kind {
             StmtKind::Expr(e) => self.expr_effect(e),
@@ -687,7 +800,7 @@ impl<'a> Codegen<'a> {
             | StmtKind::Empty
             | StmtKind::Import(_)
             | StmtKind::ExportList(_) => {}
-            StmtKind::Export(inner) => self.stmt_labeled(inner, labels),
+            StmtKind::Export(inner) => self.stmt_inner(inner, labels),
             StmtKind::Block(b) => self.block(b),
             StmtKind::If { cond, then, otherwise } => {
                 let to_else = self.cond_jump(cond, false);
@@ -1295,6 +1408,29 @@ impl<'a> Codegen<'a> {
 
     pub(crate) fn bind_kind(&self, id: BindingId) -> BindKind {
         self.binding(id).kind
+    }
+}
+
+/// The number `e` always evaluates to: a numeric literal, or a use of a
+/// `const` (or `NaN`/`Infinity`) with a numeric value.
+pub(crate) fn const_number(res: &Resolution, e: &Expr) -> Option<f64> {
+    if let Some(n) = super::decls::number_literal(e) {
+        return Some(n);
+    }
+    let ExprKind::Ident(i) = &super::decls::unwrap_erased(e).kind else { return None };
+    let v = match res.refs.get(&i.span.start)? {
+        Ref::Local(id) => res
+            .const_values
+            .get(id)
+            .or_else(|| res.bindings[*id as usize].global.and_then(|g| res.global_consts.get(&g)))?,
+        Ref::Global(g) => res.global_consts.get(g)?,
+        Ref::NaN => return Some(f64::NAN),
+        Ref::Infinity => return Some(f64::INFINITY),
+        Ref::Undefined => return None,
+    };
+    match v {
+        ConstVal::Num(n) => Some(*n),
+        _ => None,
     }
 }
 

@@ -245,3 +245,153 @@ fn pattern_mentions(p: &Pattern, name: &str) -> bool {
         }
     }
 }
+
+/// Calls `f` on every expression of statement `s` (pre-order), without
+/// entering nested functions or class bodies (they are other functions).
+pub(crate) fn visit_stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
+    let ve = |e: &'a Expr, f: &mut dyn FnMut(&'a Expr)| visit_expr(e, f);
+    match &s.kind {
+        StmtKind::Expr(e) | StmtKind::Throw(e) => ve(e, f),
+        StmtKind::Var(d) => visit_var(d, f),
+        StmtKind::Block(b) => b.iter().for_each(|s| visit_stmt_exprs(s, f)),
+        StmtKind::If { cond, then, otherwise } => {
+            ve(cond, f);
+            visit_stmt_exprs(then, f);
+            if let Some(o) = otherwise {
+                visit_stmt_exprs(o, f);
+            }
+        }
+        StmtKind::While { cond, body } | StmtKind::DoWhile { body, cond } => {
+            ve(cond, f);
+            visit_stmt_exprs(body, f);
+        }
+        StmtKind::For { init, cond, update, body } => {
+            match init {
+                Some(ForInit::Var(d)) => visit_var(d, f),
+                Some(ForInit::Expr(e)) => ve(e, f),
+                None => {}
+            }
+            for e in cond.iter().chain(update.iter()) {
+                ve(e, f);
+            }
+            visit_stmt_exprs(body, f);
+        }
+        StmtKind::ForOf { iterable: e, body, .. } | StmtKind::ForIn { object: e, body, .. } => {
+            ve(e, f);
+            visit_stmt_exprs(body, f);
+        }
+        StmtKind::Return(e) => {
+            if let Some(e) = e {
+                ve(e, f);
+            }
+        }
+        StmtKind::Try { block, handler, finalizer } => {
+            block.iter().for_each(|s| visit_stmt_exprs(s, f));
+            if let Some(h) = handler {
+                h.body.iter().for_each(|s| visit_stmt_exprs(s, f));
+            }
+            if let Some(fin) = finalizer {
+                fin.iter().for_each(|s| visit_stmt_exprs(s, f));
+            }
+        }
+        StmtKind::Switch { discriminant, cases } => {
+            ve(discriminant, f);
+            for c in cases {
+                if let Some(t) = &c.test {
+                    ve(t, f);
+                }
+                c.body.iter().for_each(|s| visit_stmt_exprs(s, f));
+            }
+        }
+        StmtKind::Labeled { body, .. } | StmtKind::Export(body) => visit_stmt_exprs(body, f),
+        StmtKind::Select(cases) => {
+            for c in cases {
+                match &c.kind {
+                    SelectCaseKind::Receive { channel, .. } => ve(channel, f),
+                    SelectCaseKind::Send { channel, value } => {
+                        ve(channel, f);
+                        ve(value, f);
+                    }
+                    SelectCaseKind::Timeout(e) => ve(e, f),
+                    SelectCaseKind::Default => {}
+                }
+                c.body.iter().for_each(|s| visit_stmt_exprs(s, f));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn visit_var<'a>(d: &'a VarDecl, f: &mut dyn FnMut(&'a Expr)) {
+    for decl in &d.decls {
+        if let Some(i) = &decl.init {
+            visit_expr(i, f);
+        }
+    }
+}
+
+/// Pre-order walk of an expression, not entering functions or classes.
+pub(crate) fn visit_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Template(parts) => {
+            for p in parts {
+                if let TemplatePart::Expr(x) = p {
+                    visit_expr(x, f);
+                }
+            }
+        }
+        ExprKind::Array(elems) => {
+            for el in elems {
+                if let ArrayElem::Expr(x) | ArrayElem::Spread(x) = el {
+                    visit_expr(x, f);
+                }
+            }
+        }
+        ExprKind::Object(props) => {
+            for p in props {
+                match p {
+                    ObjectProp::KeyValue(k, v) => {
+                        if let PropKey::Computed(k) = k {
+                            visit_expr(k, f);
+                        }
+                        visit_expr(v, f);
+                    }
+                    ObjectProp::Spread(x) => visit_expr(x, f),
+                    _ => {}
+                }
+            }
+        }
+        ExprKind::Unary(_, a)
+        | ExprKind::Await(a)
+        | ExprKind::Spawn(a)
+        | ExprKind::As(a, _)
+        | ExprKind::NonNull(a)
+        | ExprKind::Update { target: a, .. }
+        | ExprKind::Member { object: a, .. } => visit_expr(a, f),
+        ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) | ExprKind::Index { object: a, index: b, .. } => {
+            visit_expr(a, f);
+            visit_expr(b, f);
+        }
+        ExprKind::Assign { target, value, .. } => {
+            if let PatternKind::Expr(t) = &target.kind {
+                visit_expr(t, f);
+            }
+            visit_expr(value, f);
+        }
+        ExprKind::Conditional { cond, then, otherwise } => {
+            visit_expr(cond, f);
+            visit_expr(then, f);
+            visit_expr(otherwise, f);
+        }
+        ExprKind::Call { callee, args, .. } | ExprKind::New { callee, args } => {
+            visit_expr(callee, f);
+            for a in args {
+                let (Argument::Expr(x) | Argument::Spread(x)) = a;
+                visit_expr(x, f);
+            }
+        }
+        ExprKind::Sequence(es) => es.iter().for_each(|x| visit_expr(x, f)),
+        _ => {}
+    }
+}

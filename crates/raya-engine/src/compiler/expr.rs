@@ -36,7 +36,7 @@ fn is_chain(e: &Expr) -> bool {
 }
 
 /// The `imm` of `AddI` for `x + k` / `x - k`, if `k` is a small integer.
-fn addi_imm(op: BinaryOp, k: &Expr) -> Option<i16> {
+pub(crate) fn addi_imm(op: BinaryOp, k: &Expr) -> Option<i16> {
     let n = number_literal(k)?;
     let v = match op {
         BinaryOp::Add if ADDI_FOR_PLUS => n,
@@ -194,6 +194,9 @@ impl<'a> Codegen<'a> {
     /// A register holding the value of `e`: a local's own register when `e`
     /// is a plain local variable, else a new temporary.
     pub(crate) fn expr_reg(&mut self, e: &'a Expr) -> Reg {
+        if let Some(r) = self.hoisted_const(e) {
+            return r;
+        }
         let u = unwrap_erased(e);
         let a = match &u.kind {
             ExprKind::Ident(i) => Some(self.ident_access(i)),
@@ -832,7 +835,16 @@ impl<'a> Codegen<'a> {
                     None => self.alloc(),
                 };
                 self.expr(value, v);
-                self.bind_pattern(target, v, false);
+                // An array pattern may replace its source register by the
+                // collected elements; the expression's value is the source.
+                let src = if dst.is_some() && matches!(target.kind, PatternKind::Array { .. }) {
+                    let t = self.alloc();
+                    self.emit(Instr::Move { dst: t, src: v }, pos);
+                    t
+                } else {
+                    v
+                };
+                self.bind_pattern(target, src, false);
             }
         }
         self.free_to(m);

@@ -111,6 +111,9 @@ pub(crate) struct ModInfo {
     /// Display name (the path as the user would write it).
     pub name: String,
     pub exports: HashMap<String, u32>,
+    /// Exported type names (`export type`, `export interface`): importable,
+    /// erased.
+    pub type_exports: std::collections::HashSet<String>,
     pub ns_slot: Option<u32>,
     /// Had syntax errors: no "no such export" errors against it.
     pub broken: bool,
@@ -118,6 +121,8 @@ pub(crate) struct ModInfo {
 
 pub(crate) struct Linker {
     pub globals: Vec<String>,
+    /// Global slots holding a `const` with a literal value.
+    pub global_consts: HashMap<u32, resolve::ConstVal>,
     pub modules: Vec<ModInfo>,
     pub sources: SourceMap,
 }
@@ -178,7 +183,7 @@ impl Loader {
         let broken = !diags.is_empty();
         self.diags.extend(diags);
         self.modules.push(Module { file, ast, dir, imports: HashMap::new() });
-        self.linker.modules.push(ModInfo { name, exports: HashMap::new(), ns_slot: None, broken });
+        self.linker.modules.push(ModInfo { name, exports: HashMap::new(), type_exports: Default::default(), ns_slot: None, broken });
         self.state.push(Visit::New);
         self.modules.len() - 1
     }
@@ -324,10 +329,30 @@ fn io_reason(e: std::io::Error) -> String {
     }
 }
 
+/// The full source lines a span touches.
+fn lines_of(text: &str, span: Span) -> Vec<&str> {
+    let start = (span.start as usize).min(text.len());
+    let end = (span.end as usize).clamp(start, text.len());
+    let from = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let to = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    text.get(from..to).map(|s| s.lines().collect()).unwrap_or_default()
+}
+
+/// Whether `name` occurs in `line` as a whole identifier.
+fn contains_word(line: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    line.match_indices(name).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + name.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
 fn compile_main(path: PathBuf, name: String, text: String) -> Result<Program, CompileError> {
     let mut ld = Loader {
         linker: Linker {
             globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).collect(),
+            global_consts: HashMap::new(),
             modules: Vec::new(),
             sources: SourceMap::default(),
         },
@@ -352,9 +377,27 @@ fn compile_main(path: PathBuf, name: String, text: String) -> Result<Program, Co
     for &m in &ld.order.clone() {
         let module = &ld.modules[m];
         let (res, diags) = resolve::resolve_module(module.file, m, &module.ast, &mut ld.linker, &module.imports);
-        // Scope errors in a file with syntax errors are mostly echoes of
-        // them; report the syntax errors alone.
-        if !ld.linker.modules[m].broken {
+        if ld.linker.modules[m].broken {
+            // A statement the parser skipped may have declared a name: an
+            // undeclared-name error about a name written on a line with a
+            // syntax error is an echo of that error, not reported.
+            let file = module.file;
+            let text = &ld.linker.sources.get(file).text;
+            let broken_lines: Vec<&str> = ld
+                .diags
+                .iter()
+                .filter(|d| d.file == file)
+                .flat_map(|d| lines_of(text, d.span))
+                .collect();
+            for d in diags {
+                let echo = d.message.strip_prefix("cannot find name `").and_then(|r| r.strip_suffix('`')).is_some_and(
+                    |name| broken_lines.iter().any(|l| contains_word(l, name)),
+                );
+                if !echo {
+                    ld.diags.push(d);
+                }
+            }
+        } else {
             ld.diags.extend(diags);
         }
         resolutions[m] = Some(res);

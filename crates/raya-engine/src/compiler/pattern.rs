@@ -4,6 +4,7 @@
 //! expressions).
 
 use super::codegen::{Access, Codegen};
+use crate::builtins::GLOBAL_NAMES;
 use crate::bytecode::*;
 use crate::syntax::ast::*;
 
@@ -21,6 +22,18 @@ impl<'a> Codegen<'a> {
             }
             PatternKind::Expr(e) => self.store_to_expr(e, src),
             PatternKind::Array { elems, rest } => {
+                // Any iterable destructures: a non-array is first collected
+                // into an array (in place: `src` is always a register the
+                // pattern owns).
+                let m = self.mark();
+                let t = self.alloc();
+                let array_slot = GLOBAL_NAMES.iter().position(|n| *n == "Array").unwrap_or(0) as u32;
+                self.emit(Instr::GetGlobal { dst: t, idx: array_slot }, pos);
+                self.emit(Instr::InstanceOf { dst: t, a: src, b: t }, pos);
+                let skip = self.emit(Instr::JmpIfTrue { cond: t, off: 0 }, pos);
+                self.emit(Instr::ArrayRest { dst: src, src, start: 0 }, pos);
+                self.patch_here(skip);
+                self.free_to(m);
                 for (i, el) in elems.iter().enumerate() {
                     let Some(el) = el else { continue };
                     let m = self.mark();

@@ -55,6 +55,30 @@ pub(crate) struct Binding {
     pub span: Span,
 }
 
+/// The value of a `const` initialised with a literal: its uses compile to
+/// the literal itself.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ConstVal {
+    Num(f64),
+    Str(String),
+    Bool(bool),
+    Null,
+}
+
+impl ConstVal {
+    pub(crate) fn of(e: &Expr) -> Option<ConstVal> {
+        if let Some(n) = super::decls::number_literal(e) {
+            return Some(ConstVal::Num(n));
+        }
+        match &super::decls::unwrap_erased(e).kind {
+            ExprKind::String(s) => Some(ConstVal::Str(s.clone())),
+            ExprKind::Bool(b) => Some(ConstVal::Bool(*b)),
+            ExprKind::Null => Some(ConstVal::Null),
+            _ => None,
+        }
+    }
+}
+
 /// What an identifier use refers to.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Ref {
@@ -82,6 +106,11 @@ pub(crate) struct Resolution {
     /// module's exports, so that `ns.x` reads `x`'s slot directly (a live
     /// binding, no property lookup).
     pub namespaces: HashMap<u32, HashMap<String, u32>>,
+    /// Local `const`s with a literal value.
+    pub const_values: HashMap<BindingId, ConstVal>,
+    /// Global slots (of this and earlier modules) holding a `const` with a
+    /// literal value.
+    pub global_consts: HashMap<u32, ConstVal>,
 }
 
 impl Resolution {
@@ -149,6 +178,7 @@ pub(crate) fn resolve_module(
     // Hoisting reports some errors before the walk reaches them: report in
     // source order.
     r.diags.sort_by_key(|d| d.span.start);
+    r.out.global_consts = r.linker.global_consts.clone();
     (r.out, r.diags)
 }
 
@@ -359,8 +389,19 @@ impl<'l> Resolver<'l> {
         self.stmts(body);
         // Exports.
         let mut exports: Vec<(String, u32, Span)> = Vec::new();
+        let type_names: std::collections::HashSet<&str> = body
+            .iter()
+            .filter_map(|s| match &s.kind {
+                StmtKind::Export(inner) => type_decl_name(inner),
+                _ => type_decl_name(s),
+            })
+            .collect();
         for s in body {
             match &s.kind {
+                StmtKind::Export(inner) if type_decl_name(inner).is_some() => {
+                    let name = type_decl_name(inner).unwrap_or_default().to_string();
+                    self.linker.modules[self.module].type_exports.insert(name);
+                }
                 StmtKind::Export(inner) => {
                     let mut items = Vec::new();
                     block_decls(std::slice::from_ref(&**inner), &mut items);
@@ -378,6 +419,9 @@ impl<'l> Resolver<'l> {
                         let found = self.scopes[0].names.get(&sp.local.name).copied();
                         match found.and_then(|b| self.out.bindings[b as usize].global) {
                             Some(g) => exports.push((sp.exported.name.clone(), g, sp.exported.span)),
+                            None if type_names.contains(sp.local.name.as_str()) => {
+                                self.linker.modules[self.module].type_exports.insert(sp.exported.name.clone());
+                            }
                             None => self.error(
                                 sp.local.span,
                                 format!("cannot export `{}`: no such top-level binding", sp.local.name),
@@ -414,6 +458,8 @@ impl<'l> Resolver<'l> {
                     let slot = match target {
                         Some(m) => match self.linker.modules[m].exports.get(&imported.name) {
                             Some(&g) => Some(g),
+                            // A type: erased, binds nothing.
+                            None if self.linker.modules[m].type_exports.contains(&imported.name) => continue,
                             None => {
                                 if !self.linker.modules[m].broken {
                                     let mname = self.linker.modules[m].name.clone();
@@ -764,6 +810,18 @@ impl<'l> Resolver<'l> {
         for decl in &d.decls {
             if let Some(init) = &decl.init {
                 self.expr(init);
+                if let (VarKind::Const, PatternKind::Ident(i), Some(v)) = (d.kind, &decl.target.kind, ConstVal::of(init)) {
+                    if let Some(id) = self.out.binding_of_decl(i) {
+                        match self.out.bindings[id as usize].global {
+                            Some(g) => {
+                                self.linker.global_consts.insert(g, v);
+                            }
+                            None => {
+                                self.out.const_values.insert(id, v);
+                            }
+                        }
+                    }
+                }
             }
             self.pattern_inner(&decl.target);
             // Names not hoisted (e.g. a declaration in an unusual position)
@@ -1074,6 +1132,14 @@ impl<'l> Resolver<'l> {
                 }
             }
         }
+    }
+}
+
+/// The name declared by a `type` alias or `interface` statement.
+fn type_decl_name(s: &Stmt) -> Option<&str> {
+    match &s.kind {
+        StmtKind::TypeAlias { name, .. } | StmtKind::Interface { name, .. } => Some(&name.name),
+        _ => None,
     }
 }
 

@@ -284,12 +284,15 @@ fn scheduler_injector_checked_every_61_ticks() {
         while spins.load(SeqCst) < 1000 {
             thread::yield_now();
         }
-        let before = spins.load(SeqCst);
         s.spawn(J::Outside);
+        // The job is in the injector from here on. (If this thread is
+        // descheduled between the push and this read, `after` is larger and
+        // the check more lenient; it can never fail falsely.)
+        let after = spins.load(SeqCst);
         quiesce(&s, 20);
         let ran_at = outside_at.load(SeqCst);
         assert!(ran_at != u64::MAX);
-        let waited = ran_at - before;
+        let waited = ran_at.saturating_sub(after);
         assert!(waited <= INJECTOR_CHECK_INTERVAL as u64 + 2, "injected job waited {waited} ticks");
         let st = s.stats();
         assert!(st.injector_fairness_pops >= 1);
@@ -312,14 +315,14 @@ fn timers_fire_in_order(workers: usize) {
         r2[i].lock().push(Instant::now());
     });
     let mut rng = Rng(0x1234_5678 + workers as u64);
-    // Deadlines from 100 ms on, so all are set before the first is due
+    // Deadlines from 500 ms on, so all are set before the first is due
     // (a timer set with a deadline already past fires at once, and may
     // then legitimately come after a later deadline that fired earlier).
-    let start = Instant::now() + Duration::from_millis(100);
+    let start = Instant::now() + Duration::from_millis(500);
     let keys: Vec<TimerKey> = (0..N)
         .map(|i| s.sleep_until(start + Duration::from_micros(rng.below(200_000)), i))
         .collect();
-    assert!(Instant::now() < start, "setting 10,000 timers took over 100 ms");
+    assert!(Instant::now() < start, "setting 10,000 timers took over 500 ms");
     assert_eq!(s.pending_timers(), N);
     quiesce(&s, 20);
     for (i, key) in keys.iter().enumerate() {
@@ -360,19 +363,25 @@ fn scheduler_sleeping_jobs_cost_nothing() {
         });
         thread::sleep(Duration::from_millis(20)); // let the workers park
         let before = s.stats();
-        let deadline = Instant::now() + Duration::from_millis(400);
+        let deadline = Instant::now() + Duration::from_millis(600);
         for i in 0..N {
             s.sleep_until(deadline + Duration::from_micros(i as u64 % 7), i);
         }
         thread::sleep(Duration::from_millis(250));
         let during = s.stats();
-        assert_eq!(ran.load(SeqCst), 0);
-        assert_eq!(during.context_switches, 0);
-        assert_eq!(during.pending_timers, N);
-        assert_eq!(during.live, N, "sleeping jobs are outstanding");
-        assert_eq!(s.live_jobs(), 0, "but not queued or running");
-        assert!(during.timer_wakeups - before.timer_wakeups <= 3, "timer thread woke {} times", during.timer_wakeups);
-        assert!(during.parks - before.parks <= 2, "workers woke while nothing was due");
+        let live_now = s.live_jobs();
+        // (On a machine so loaded that this thread overslept the deadline
+        // the snapshot proves nothing; skip rather than fail falsely.)
+        if Instant::now() < deadline {
+            assert_eq!(ran.load(SeqCst), 0);
+            assert_eq!(during.context_switches, 0);
+            assert_eq!(during.pending_timers, N);
+            assert_eq!(during.live, N, "sleeping jobs are outstanding");
+            assert_eq!(live_now, 0, "but not queued or running");
+            let woke = during.timer_wakeups - before.timer_wakeups;
+            assert!(woke <= 3, "timer thread woke {woke} times");
+            assert!(during.parks - before.parks <= 2, "workers woke while nothing was due");
+        }
         quiesce(&s, 20);
         assert_eq!(ran.load(SeqCst), N);
         s.shutdown();

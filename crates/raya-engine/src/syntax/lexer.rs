@@ -622,6 +622,7 @@ fn scan_number(s: &str) -> (usize, f64, Vec<LitError>) {
         let mut exact: Option<u128> = Some(0);
         let mut approx = 0f64;
         let mut ndigits = 0;
+        let mut bad_digit = false;
         for (k, ch) in s[2..i].char_indices() {
             if ch == '_' {
                 continue;
@@ -640,6 +641,10 @@ fn scan_number(s: &str) -> (usize, f64, Vec<LitError>) {
                         i -= 1;
                         break;
                     }
+                    if bad_digit {
+                        continue; // one report per literal
+                    }
+                    bad_digit = true;
                     errs.push(lit_err(
                         2 + k,
                         2 + k + 1,
@@ -1217,6 +1222,10 @@ mod tests {
         assert_eq!(errors("1e_5"), vec!["invalid numeric separator"]);
         assert_eq!(errors("0x"), vec!["missing digits after `0x`"]);
         assert_eq!(errors("0b102"), vec!["invalid digit `2` in binary literal"]);
+        assert_eq!(
+            errors("0xZZ"),
+            vec!["invalid digit `Z` in hexadecimal literal"]
+        );
         assert_eq!(errors("017"), vec!["legacy octal literals are not allowed"]);
         assert_eq!(
             errors("09"),

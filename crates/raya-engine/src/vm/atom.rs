@@ -5,6 +5,10 @@
 //! global to the process and shared by every worker (reads take a read
 //! lock; only a name seen for the first time takes the write lock).
 //! Interned names live for the life of the process.
+//!
+//! Array-index names ("0", "1", … below 2^31) are not stored at all: their
+//! atom *is* the number with the top bit set, so `obj[i]` never touches the
+//! interner and `as_index` is a bit test.
 
 use parking_lot::RwLock;
 use std::collections::HashMap;
@@ -32,8 +36,41 @@ fn interner() -> &'static RwLock<Interner> {
     })
 }
 
+const INDEX_BIT: u32 = 0x8000_0000;
+
+/// `s` as a canonical array index below 2^31 ("0", "17"; not "01", "-1").
+fn parse_index(s: &str) -> Option<u32> {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > 10 || (b.len() > 1 && b[0] == b'0') {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + (c - b'0') as u64;
+    }
+    (n < INDEX_BIT as u64).then_some(n as u32)
+}
+
+fn index_names() -> &'static RwLock<HashMap<u32, &'static str>> {
+    static NAMES: OnceLock<RwLock<HashMap<u32, &'static str>>> = OnceLock::new();
+    NAMES.get_or_init(|| RwLock::new(HashMap::new()))
+}
+
 impl Atom {
+    /// The atom of array index `i` (must be below 2^31).
+    #[inline]
+    pub fn index(i: u32) -> Atom {
+        debug_assert!(i < INDEX_BIT);
+        Atom(INDEX_BIT | i)
+    }
+
     pub fn intern(s: &str) -> Atom {
+        if let Some(i) = parse_index(s) {
+            return Atom::index(i);
+        }
         if let Some(&a) = interner().read().ids.get(s) {
             return a;
         }
@@ -51,24 +88,29 @@ impl Atom {
     /// The atom for `s` if it was ever interned (lookups of unknown keys
     /// need not grow the table).
     pub fn lookup(s: &str) -> Option<Atom> {
+        if let Some(i) = parse_index(s) {
+            return Some(Atom::index(i));
+        }
         interner().read().ids.get(s).copied()
     }
 
     pub fn as_str(self) -> &'static str {
+        if let Some(i) = self.as_index() {
+            if let Some(&s) = index_names().read().get(&i) {
+                return s;
+            }
+            let s: &'static str = Box::leak(i.to_string().into_boxed_str());
+            index_names().write().insert(i, s);
+            return s;
+        }
         interner().read().names[self.0 as usize]
     }
 
-    /// If this name is a canonical array index ("0", "17", not "01"),
-    /// its value. Used for JS property order (integer keys first).
+    /// If this name is a canonical array index below 2^31, its value.
+    /// Used for element access and JS property order (integer keys first).
+    #[inline]
     pub fn as_index(self) -> Option<u32> {
-        let s = self.as_str();
-        if s.is_empty() || s.len() > 10 || (s.len() > 1 && s.starts_with('0')) {
-            return None;
-        }
-        if !s.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        s.parse::<u64>().ok().filter(|&n| n < u32::MAX as u64).map(|n| n as u32)
+        (self.0 & INDEX_BIT != 0).then_some(self.0 & !INDEX_BIT)
     }
 }
 
@@ -120,5 +162,7 @@ mod tests {
         assert_eq!(Atom::intern("042").as_index(), None);
         assert_eq!(Atom::intern("-1").as_index(), None);
         assert_eq!(Atom::intern("4294967295").as_index(), None);
+        assert_eq!(Atom::intern("7").as_str(), "7");
+        assert_eq!(Atom::index(7), Atom::intern("7"));
     }
 }

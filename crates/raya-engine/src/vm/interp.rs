@@ -98,6 +98,22 @@ fn js_pow(a: f64, b: f64) -> f64 {
     }
 }
 
+/// `x % y` as JS computes it. Integral operands (the common case) take an
+/// integer path: `fmod` is an order of magnitude slower than `idiv`.
+#[inline(always)]
+fn js_rem(x: f64, y: f64) -> f64 {
+    const LIMIT: f64 = 9007199254740992.0; // 2^53: every integer below is exact
+    if x.abs() < LIMIT && y.abs() < LIMIT && y != 0.0 {
+        let (i, j) = (x as i64, y as i64);
+        if i as f64 == x && j as f64 == y {
+            let r = i % j;
+            // The result takes the dividend's sign, including -0.
+            return if r == 0 && x.is_sign_negative() { -0.0 } else { r as f64 };
+        }
+    }
+    x % y
+}
+
 /// Compares two strings by UTF-16 code units, as JS does.
 fn cmp_strings(a: &str, b: &str) -> std::cmp::Ordering {
     if a.is_ascii() && b.is_ascii() {
@@ -190,6 +206,7 @@ impl<'rt> TaskInterpreter<'rt> {
 
     /// Pushes a frame for closure `callee` whose `this` is at
     /// `regs[new_base]` and arguments follow it.
+    #[inline(always)]
     fn push_frame(
         &mut self,
         task: &mut Task,
@@ -535,8 +552,13 @@ impl<'rt> TaskInterpreter<'rt> {
     /// The dispatch loop. Returns Ok on a stop, Err on a fault (which
     /// `run` turns into a throw).
     fn run_inner(&mut self, task: &mut Task, budget: &mut u32) -> Result<RunOutcome, Fault> {
+        // The budget lives in a local (a register) while the loop runs and
+        // is written back at every exit, so a task that faults and catches
+        // in a loop still runs out of budget.
+        let mut left = *budget;
         'frame: loop {
             let Some(frame) = task.frames.last() else {
+                *budget = left;
                 return Ok(RunOutcome::Completed(task.regs.first().copied().unwrap_or(Value::UNDEFINED)));
             };
             // SAFETY: the frame's closure keeps the prototype alive.
@@ -547,16 +569,27 @@ impl<'rt> TaskInterpreter<'rt> {
             let base = frame.base as usize;
             let closure = frame.closure;
             let mut pc = frame.pc as usize;
+            // Pointer to this frame's register 0. Frames are sized when
+            // pushed (`push_frame`), so every register operand the compiler
+            // emits for this function is in bounds. The register vector may
+            // be reallocated only by calls; `refresh!` re-derives the
+            // pointer after anything that can grow it.
+            let mut rp: *mut Value = unsafe { task.regs.as_mut_ptr().add(base) };
 
+            macro_rules! refresh {
+                () => {
+                    rp = unsafe { task.regs.as_mut_ptr().add(base) }
+                };
+            }
             macro_rules! reg {
                 ($r:expr) => {
-                    *unsafe { task.regs.get_unchecked(base + $r as usize) }
+                    *unsafe { &*rp.add($r as usize) }
                 };
             }
             macro_rules! set {
                 ($r:expr, $v:expr) => {{
                     let v = $v;
-                    *unsafe { task.regs.get_unchecked_mut(base + $r as usize) } = v;
+                    *unsafe { &mut *rp.add($r as usize) } = v;
                 }};
             }
             macro_rules! save_pc {
@@ -569,6 +602,7 @@ impl<'rt> TaskInterpreter<'rt> {
             macro_rules! fault {
                 ($e:expr) => {{
                     save_pc!();
+                    *budget = left;
                     return Err($e);
                 }};
             }
@@ -590,10 +624,11 @@ impl<'rt> TaskInterpreter<'rt> {
             // must run when the task resumes), 0 after a loop's jump.
             macro_rules! safepoint {
                 ($back:expr) => {{
-                    *budget -= 1;
-                    if *budget == 0 {
+                    left -= 1;
+                    if left == 0 {
                         pc -= $back;
                         save_pc!();
+                        *budget = 0;
                         return Ok(RunOutcome::Preempted);
                     }
                     if self.rt.heap.wants_collection() {
@@ -607,11 +642,16 @@ impl<'rt> TaskInterpreter<'rt> {
                     match $e {
                         Ok(Invoked::Pushed) => continue 'frame,
                         Ok(Invoked::Done) => {
+                            refresh!();
                             if let Some(code) = self.rt.exit_code {
+                                *budget = left;
                                 return Ok(RunOutcome::Exited(code));
                             }
                         }
-                        Err(f) => return Err(f),
+                        Err(f) => {
+                            *budget = left;
+                            return Err(f);
+                        }
                     }
                 }};
             }
@@ -633,7 +673,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     let x = reg!($a);
                     let y = reg!($b);
                     if x.is_number() && y.is_number() {
-                        set!($dst, Value::number(x.as_number() $op y.as_number()));
+                        set!($dst, Value::number_arith(x.as_number() $op y.as_number()));
                     } else {
                         fault!(operand_fault($sym, x, y));
                     }
@@ -714,7 +754,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let x = reg!(a);
                         let y = reg!(b);
                         if x.is_number() && y.is_number() {
-                            set!(dst, Value::number(x.as_number() + y.as_number()));
+                            set!(dst, Value::number_arith(x.as_number() + y.as_number()));
                         } else {
                             let v = tri!(self.add_slow(x, y));
                             set!(dst, v);
@@ -723,7 +763,14 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::Sub { dst, a, b } => arith!(dst, a, b, -, "-"),
                     Instr::Mul { dst, a, b } => arith!(dst, a, b, *, "*"),
                     Instr::Div { dst, a, b } => arith!(dst, a, b, /, "/"),
-                    Instr::Mod { dst, a, b } => arith!(dst, a, b, %, "%"),
+                    Instr::Mod { dst, a, b } => {
+                        let x = reg!(a);
+                        let y = reg!(b);
+                        if !(x.is_number() && y.is_number()) {
+                            fault!(operand_fault("%", x, y));
+                        }
+                        set!(dst, Value::number_arith(js_rem(x.as_number(), y.as_number())));
+                    }
                     Instr::Pow { dst, a, b } => {
                         let x = reg!(a);
                         let y = reg!(b);
@@ -735,7 +782,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::AddI { dst, src, imm } => {
                         let x = reg!(src);
                         if x.is_number() {
-                            set!(dst, Value::number(x.as_number() + imm as f64));
+                            set!(dst, Value::number_arith(x.as_number() + imm as f64));
                         } else {
                             let sym = if imm < 0 { "-" } else { "+" };
                             fault!(operand_fault(sym, x, Value::number(imm.unsigned_abs() as f64)));
@@ -883,6 +930,12 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::GetProp { dst, obj, name } => {
                         let o = reg!(obj);
                         let key = atoms[name as usize];
+                        if key == names::LENGTH {
+                            if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
+                                set!(dst, Value::number(a.get().len() as f64));
+                                continue;
+                            }
+                        }
                         // Inline cache: the slot where this site last found
                         // its key on a plain object/instance.
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
@@ -1004,6 +1057,14 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         let fa = base + f as usize;
                         let callee = reg!(f);
+                        // Fast path: a plain closure call.
+                        if let Some(c) = closure_of(callee) {
+                            let p = &c.proto.proto;
+                            if !p.is_constructor && !p.is_async {
+                                tri!(self.push_frame(task, callee, c, fa + 1, argc as usize, fa, 0));
+                                continue 'frame;
+                            }
+                        }
                         invoked!(self.invoke(task, callee, fa, argc as usize, fa, 0));
                     }
                     Instr::CallMethod { f, name, argc } => {
@@ -1060,12 +1121,14 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::Return { src } => {
                         let v = reg!(src);
+                        *budget = left;
                         if let Some(done) = self.do_return(task, v)? {
                             return Ok(done);
                         }
                         continue 'frame;
                     }
                     Instr::ReturnUndef => {
+                        *budget = left;
                         if let Some(done) = self.do_return(task, Value::UNDEFINED)? {
                             return Ok(done);
                         }
@@ -1232,8 +1295,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::Throw { src } => {
                         let v = reg!(src);
-                        save_pc!();
-                        return Err(Fault::Thrown(v));
+                        fault!(Fault::Thrown(v));
                     }
 
                     Instr::Await { dst, src } => {

@@ -111,12 +111,33 @@ impl JsStr {
     }
 }
 
+/// Hasher for atom keys: atoms are small dense integers, so a multiply
+/// spreads them well enough, at a fraction of SipHash's cost.
+#[derive(Default, Clone, Copy)]
+pub struct AtomHasher(u64);
+
+impl Hasher for AtomHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type AtomIndex = HashMap<Atom, u32, std::hash::BuildHasherDefault<AtomHasher>>;
+
 /// Ordered property storage: insertion order, with an index once large.
 #[derive(Default, Clone)]
 pub struct PropMap {
     pub keys: Vec<Atom>,
     pub vals: Vec<Value>,
-    index: Option<HashMap<Atom, u32>>,
+    index: Option<AtomIndex>,
 }
 
 const INDEX_THRESHOLD: usize = 12;

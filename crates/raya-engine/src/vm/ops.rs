@@ -153,36 +153,11 @@ pub fn instance_of(realm: &Realm, v: Value, class: Value) -> OpResult<bool> {
 
 /// Converts a number to the property key it names.
 pub fn number_key(n: f64) -> Atom {
-    if n >= 0.0 && n < 1e9 && n.fract() == 0.0 {
-        let mut buf = itoa_u32(n as u32);
-        Atom::intern(buf.as_str_mut())
+    if n >= 0.0 && n < 2147483648.0 && n.fract() == 0.0 {
+        Atom::index(n as u32)
     } else {
         Atom::intern(&numconv::number_to_string(n))
     }
-}
-
-struct SmallBuf {
-    buf: [u8; 12],
-    len: usize,
-}
-
-impl SmallBuf {
-    fn as_str_mut(&mut self) -> &str {
-        std::str::from_utf8(&self.buf[12 - self.len..]).unwrap_or("0")
-    }
-}
-
-fn itoa_u32(mut n: u32) -> SmallBuf {
-    let mut b = SmallBuf { buf: [0; 12], len: 0 };
-    loop {
-        b.len += 1;
-        b.buf[12 - b.len] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    b
 }
 
 /// ToPropertyKey for computed member access.

@@ -41,6 +41,15 @@ impl Value {
         }
     }
 
+    /// For the result of `+ - * / %` on two numbers. IEEE arithmetic on
+    /// canonical inputs only produces the default NaNs (`0x7FF8…` or
+    /// `0xFFF8…`), which are below the tag range, so no check is needed.
+    #[inline(always)]
+    pub fn number_arith(f: f64) -> Value {
+        debug_assert!(f.to_bits() < TAG_BASE);
+        Value(f.to_bits())
+    }
+
     #[inline(always)]
     pub fn bool(b: bool) -> Value {
         if b {

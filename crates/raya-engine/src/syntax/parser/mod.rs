@@ -58,6 +58,17 @@ fn parse_here(src: &str, file: FileId, max_depth: u32) -> (Program, Vec<Diagnost
     let (toks, lex_diags) = lexer::tokenize(src, file);
     let mut p = Parser::new(src, file, toks, max_depth);
     let body = p.parse_program();
+    if p.recoveries > 0 && p.diags.is_empty() && lex_diags.is_empty() {
+        // Code was skipped but nothing said why: never drop code silently.
+        let d = Diagnostic::new(
+            file,
+            Span::default(),
+            "internal error: the parser skipped code without reporting why",
+        )
+        .with_label("in this file")
+        .with_hint("this is a bug in Raya; please report it with the file");
+        p.diags.push(d);
+    }
     let mut diags = lex_diags;
     diags.extend(p.diags);
     diags.sort_by_key(|d| d.span.start);
@@ -103,6 +114,8 @@ pub(crate) struct Parser<'s> {
     /// Nesting depth of the expression that is the true branch of the
     /// innermost `?:` being parsed (0 when none); see `paren_arrow`.
     cond_then_depth: u32,
+    /// Number of error recoveries (code skipped after a failure).
+    recoveries: usize,
     /// The nesting limit was reported (it is reported once).
     too_deep: bool,
 }
@@ -119,6 +132,7 @@ impl<'s> Parser<'s> {
             depth: 0,
             max_depth,
             cond_then_depth: 0,
+            recoveries: 0,
             too_deep: false,
         }
     }
@@ -460,9 +474,45 @@ impl<'s> Parser<'s> {
     /// on a new line). `stmt_start` is the index of the failed statement's
     /// first token; brackets it left open are skipped to their close.
     fn recover(&mut self, stmt_start: usize) {
+        self.skip_to_boundary(stmt_start, false);
+    }
+
+    /// Like [`Parser::recover`] for a class member: the boundary is a `;`,
+    /// the class's `}`, or a new line starting with a member name.
+    fn recover_member(&mut self, member_start: usize) {
+        self.skip_to_boundary(member_start, true);
+    }
+
+    /// Test builds check that every recovery is explained by an error
+    /// reported inside the skipped construct (starting at token `start`).
+    #[cfg(test)]
+    fn check_reported(&mut self, start: usize) {
+        let last = self.toks.len() - 1;
+        let from = self.toks[start.min(last)].span.start;
+        let reported = self.too_deep
+            || self.diags.iter().any(|d| d.span.start >= from)
+            || self.toks[start.min(last)..=self.pos.min(last)]
+                .iter()
+                .any(|t| t.kind == T::Error);
+        if !reported {
+            let span = self.cur().span;
+            self.diags.push(Diagnostic::new(
+                self.file,
+                span,
+                "internal error: silent recovery",
+            ));
+        }
+    }
+
+    #[cfg(not(test))]
+    fn check_reported(&mut self, _start: usize) {}
+
+    fn skip_to_boundary(&mut self, start: usize, members: bool) {
+        self.recoveries += 1;
+        self.check_reported(start);
         let mut braces = 0usize;
         let mut parens = 0usize;
-        for t in &self.toks[stmt_start.min(self.pos)..self.pos] {
+        for t in &self.toks[start.min(self.pos)..self.pos] {
             match t.kind {
                 T::LBrace => braces += 1,
                 T::RBrace => braces = braces.saturating_sub(1),
@@ -480,26 +530,57 @@ impl<'s> Parser<'s> {
                     return;
                 }
                 T::RBrace if braces == 0 => return,
+                // The next clause of the enclosing `switch` / `select`.
+                T::Case | T::Default if braces == 0 && !members && self.pos > start => return,
                 _ => {}
             }
             // After a `}` that ends a line, a new line that can start a
             // statement is taken as one even if a `(` was left open.
             let after_block = self.pos > 0 && self.toks[self.pos - 1].kind == T::RBrace;
-            let at_boundary = braces == 0
-                && t.nl_before
-                && self.pos > stmt_start
-                && (is_statement_keyword(&t.kind)
-                    || ((parens == 0 || after_block)
+            let open_ok = parens == 0 || after_block;
+            let starts = if members {
+                open_ok
+                    && (matches!(t.kind, T::Ident(_) | T::Str(_) | T::Number(_))
+                        || t.kind.is_keyword())
+            } else {
+                is_statement_keyword(&t.kind)
+                    || (open_ok
                         && (matches!(t.kind, T::Function | T::Class)
-                            || starts_expression_statement(&t.kind))));
-            if at_boundary {
+                            || starts_expression_statement(&t.kind)))
+            };
+            if braces == 0 && t.nl_before && self.pos > start && starts {
                 return;
             }
             match t.kind {
                 T::LBrace => braces += 1,
-                T::RBrace => braces -= 1,
+                T::RBrace => braces = braces.saturating_sub(1),
                 T::LParen | T::LBracket => parens += 1,
                 T::RParen | T::RBracket => parens = parens.saturating_sub(1),
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// After an error in a `case` head: skips to its `:` on the same line
+    /// (consumed) so that the case's statements are still parsed.
+    fn recover_case_head(&mut self, start: usize) {
+        self.recoveries += 1;
+        self.check_reported(start);
+        let mut depth = 0usize;
+        loop {
+            let t = self.cur();
+            match t.kind {
+                T::Eof => return,
+                T::Colon if depth == 0 => {
+                    self.bump();
+                    return;
+                }
+                T::Case | T::Default if depth == 0 => return,
+                T::RBrace if depth == 0 => return,
+                _ if t.nl_before && depth == 0 => return,
+                T::LBrace | T::LParen | T::LBracket => depth += 1,
+                T::RBrace | T::RParen | T::RBracket => depth = depth.saturating_sub(1),
                 _ => {}
             }
             self.bump();

@@ -532,10 +532,21 @@ impl<'s> Parser<'s> {
                     break;
                 }
                 T::Case => {
+                    let case_idx = self.pos;
                     self.bump();
-                    let t = self.parse_expression(false)?;
-                    self.expect(&T::Colon)?;
-                    Some(t)
+                    let head = self
+                        .parse_expression(false)
+                        .and_then(|t| self.expect(&T::Colon).map(|_| t));
+                    match head {
+                        Ok(t) => Some(t),
+                        Err(Fail) => {
+                            self.recover_case_head(case_idx);
+                            Some(Expr {
+                                kind: ExprKind::Error,
+                                span: self.span_from(start),
+                            })
+                        }
+                    }
                 }
                 T::Default => {
                     let span = self.bump();
@@ -578,10 +589,18 @@ impl<'s> Parser<'s> {
                     break;
                 }
                 T::Case => {
+                    let case_idx = self.pos;
                     self.bump();
-                    let k = self.parse_select_head()?;
-                    self.expect(&T::Colon)?;
-                    k
+                    let head = self
+                        .parse_select_head()
+                        .and_then(|k| self.expect(&T::Colon).map(|_| k));
+                    match head {
+                        Ok(k) => k,
+                        Err(Fail) => {
+                            self.recover_case_head(case_idx);
+                            None
+                        }
+                    }
                 }
                 T::Default => {
                     let span = self.bump();
@@ -863,8 +882,18 @@ impl<'s> Parser<'s> {
             if self.at_eof() {
                 return Err(self.unexpected("`}`"));
             }
-            if let Some(m) = self.parse_class_member()? {
-                members.push(m);
+            let member_start = self.pos;
+            let cover_start = self.start();
+            match self.parse_class_member() {
+                Ok(Some(m)) => members.push(m),
+                Ok(None) => {}
+                Err(Fail) => {
+                    self.flush_cover_inits(cover_start, false);
+                    self.recover_member(member_start);
+                    if self.pos == member_start {
+                        self.bump();
+                    }
+                }
             }
         }
         Ok(Class {
@@ -945,7 +974,6 @@ impl<'s> Parser<'s> {
             else {
                 return Ok(None);
             };
-            let _ = is_abstract;
             match accessor {
                 Some(true) => {
                     self.check_getter(&func);
@@ -987,6 +1015,10 @@ impl<'s> Parser<'s> {
                 None
             };
             self.semicolon()?;
+            if is_abstract {
+                // `declare x: T` / `abstract x: T` create no field at run time.
+                return Ok(None);
+            }
             ClassMemberKind::Field { key, ty, init }
         };
         Ok(Some(ClassMember {
@@ -1134,7 +1166,7 @@ impl<'s> Parser<'s> {
     }
 
     fn parse_export(&mut self) -> PResult<StmtKind> {
-        let kw = self.bump();
+        self.bump();
         match self.kind() {
             T::Default => {
                 let span = self.cur().span;
@@ -1213,10 +1245,7 @@ impl<'s> Parser<'s> {
                     Err(self.unexpected("a declaration or `{` after `export`"))
                 }
             }
-            _ => {
-                let _ = kw;
-                Err(self.unexpected("a declaration or `{` after `export`"))
-            }
+            _ => Err(self.unexpected("a declaration or `{` after `export`")),
         }
     }
 

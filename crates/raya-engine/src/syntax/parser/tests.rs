@@ -1004,7 +1004,7 @@ fn class_members() {
 }";
     assert_eq!(
         ok(src),
-        "(class A <T> extends B implements I,J<T> (field x:number=1) static (field y=2) (field z:string) (field w:number) \
+        "(class A <T> extends B implements I,J<T> (field x:number=1) static (field y=2) (field z:string) \
          (ctor (fn constructor (a:number) {(call super a)})) (method m (fn m ():void {})) static (method s (fn s () {})) \
          (method am (fn async am () {})) static (method sam (fn async sam () {})) (get g (fn g ():number {(return 1)})) \
          (set g (fn g (v:number) {})) static (get sg (fn sg () {(return 1)})) (method str (fn str () {})) (method [k] (fn () {})) \
@@ -1469,6 +1469,41 @@ fn recovery_keeps_function_arguments_together() {
 }
 
 #[test]
+fn recovery_inside_classes_and_cases() {
+    let src = "class A {
+  m(a b) { return 1 }
+  n() { return 2 }
+  p(: number) {}
+  static q = 1
+}
+switch (x) {
+  case 1 2: f()
+  case 3: g(
+  case 4: h()
+}
+select {
+  case ch.receive(1: a()
+  case ch2.receive(): b()
+}
+";
+    let (prog, diags) = parse(src, 0);
+    let msgs: Vec<(String, u32)> = diags
+        .iter()
+        .map(|d| (d.message.clone(), d.span.start))
+        .collect();
+    assert_eq!(msgs.len(), 5, "{msgs:#?}");
+    let printed: Vec<String> = prog.body.iter().map(st).collect();
+    assert_eq!(
+        printed,
+        vec![
+            "(class A (method n (fn n () {(return 2)})) static (field q=1))",
+            "(switch x (case <error> (call f)) (case 3 ) (case 4 (call h)))",
+            "(select (recv ch2 {(call b)}))",
+        ]
+    );
+}
+
+#[test]
 fn recovery_skips_unbalanced_objects() {
     let src = "const o = { a: 1, b: 2 c: 3 }\nconst p = 2\nx = { y: }\nz()";
     let (prog, diags) = parse(src, 0);
@@ -1592,11 +1627,11 @@ fn never_panics_on_prefixes() {
     // `parse_here` so that a panic fails the test instead of becoming an
     // "internal error" diagnostic.
     for (i, _) in BIG_PROGRAM.char_indices() {
-        let _ = parse_here(&BIG_PROGRAM[..i], 0, MAX_DEPTH);
+        check_no_internal_error(&BIG_PROGRAM[..i]);
     }
     // Suffixes too (start in the middle of constructs).
     for (i, _) in BIG_PROGRAM.char_indices().step_by(7) {
-        let _ = parse_here(&BIG_PROGRAM[i..], 0, MAX_DEPTH);
+        check_no_internal_error(&BIG_PROGRAM[i..]);
     }
 }
 
@@ -1722,8 +1757,20 @@ fn fuzz_random_token_soup() {
                 s.push(' ');
             }
         }
-        let _ = parse_here(&s, 0, MAX_DEPTH);
+        check_no_internal_error(&s);
     }
+}
+
+/// Parses on this thread (so a panic fails the test) and checks that no
+/// code was skipped without a diagnostic.
+fn check_no_internal_error(src: &str) {
+    let (_, diags) = parse_here(src, 0, MAX_DEPTH);
+    assert!(
+        !diags
+            .iter()
+            .any(|d| d.message.starts_with("internal error")),
+        "internal error for {src:?}"
+    );
 }
 
 #[test]
@@ -1749,7 +1796,7 @@ fn fuzz_mutated_program() {
             }
         }
         let s = String::from_utf8_lossy(&v);
-        let _ = parse_here(&s, 0, MAX_DEPTH);
+        check_no_internal_error(&s);
     }
 }
 

@@ -351,7 +351,8 @@ impl<'s> Parser<'s> {
         self.bump();
         let mut elems = Vec::new();
         while !self.at(&T::RBracket) {
-            let rest = self.eat(&T::DotDotDot);
+            // A rest element `...T[]` is kept as its array type.
+            self.eat(&T::DotDotDot);
             // Named member: `name: T` / `name?: T`.
             if self.at_ident_name()
                 && (self.peek_kind(1) == &T::Colon
@@ -363,7 +364,6 @@ impl<'s> Parser<'s> {
             }
             let t = self.parse_type()?;
             self.eat(&T::Question);
-            let _ = rest;
             elems.push(t);
             if !self.eat(&T::Comma) {
                 break;
