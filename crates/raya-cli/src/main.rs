@@ -59,12 +59,13 @@ fn main() -> ExitCode {
                 eprintln!("error: --workers must be at least 1");
                 return ExitCode::from(2);
             }
-            let _ = stats;
+            let stats = stats || std::env::var("RAYA_STATS").is_ok_and(|v| v == "1");
             let program = match compile_file(&file) {
                 Ok(p) => p,
                 Err(e) => return compile_failed(&e),
             };
-            let code = raya_engine::driver::run_program(&program, args);
+            let opts = raya_engine::driver::RunOptions { args, workers, stats };
+            let code = raya_engine::driver::run_program_with(&program, opts);
             ExitCode::from(code.clamp(0, 255) as u8)
         }
         Command::Check { file } => match compile_file(&file) {

@@ -1,48 +1,351 @@
-//! Running a compiled program to completion on the current thread.
+//! Running a program: the main task and every task it spawns, on the
+//! scheduler, until the program ends.
 //!
-//! This is the sequential driver: the main task runs on one worker (this
-//! thread) in budgeted slices, exactly as a scheduler worker would run it,
-//! until it completes, fails or calls `exit`.
+//! # How a task runs
+//!
+//! Scheduler jobs are [`Job`]s naming a task. A worker running a job takes
+//! the task's execution state out of its `TaskCell`, applies the pending
+//! resume (what its waker delivered), runs it for one time slice, and then
+//! acts on the outcome: requeue it (preempted), settle its completion and
+//! wake its awaiters (completed, failed), or park it on what it waits for
+//! (suspended) following the protocol of `sync` and
+//! `design/concurrency.md`: the execution state is put back *before* the
+//! task is registered anywhere, so no waker can see a running task.
+//!
+//! # Workers
+//!
+//! The heap is not yet safe for several mutator threads (see
+//! `design/memory.md`), so programs run on one scheduler worker; blocking
+//! operations still suspend only the task, timers run on the scheduler's
+//! timer thread, and `--workers` is accepted for forward compatibility.
+//!
+//! # Ending
+//!
+//! The main thread waits until `exit()` is called or the scheduler is
+//! quiescent (nothing queued, running or sleeping). Then: main finished →
+//! report unhandled task errors and never-finished tasks; main blocked →
+//! deadlock report.
 
 use crate::builtins::inspect;
 use crate::compiler::Program;
+use crate::scheduler::{Scheduler, WorkerCx};
+use crate::sync::{Outcome, Resume, TaskCell, Wait, Waiter};
 use crate::vm::atom::names;
-use crate::vm::interp::{RunOutcome, TaskInterpreter};
+use crate::vm::interp::{is_waitable, RunOutcome, TaskInterpreter};
 use crate::vm::object::Body;
 use crate::vm::task::Task;
 use crate::vm::{ops, Runtime, Value};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
-/// Safepoints a task runs before it yields to the run queue.
+/// Safepoints a task runs before it yields its worker.
 pub const TIME_SLICE: u32 = 10_000;
+
+/// A unit of scheduler work.
+pub enum Job {
+    /// Run (or resume) this task.
+    Run(Arc<TaskCell>),
+    /// A timer of this task's wait generation fired: claim, then run.
+    Timer(Arc<TaskCell>, u64),
+}
+
+/// Options for running a program.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    pub args: Vec<String>,
+    /// Requested worker count (see the module docs).
+    pub workers: Option<usize>,
+    /// Print scheduler and GC statistics on stderr at exit.
+    pub stats: bool,
+}
+
+struct Shared {
+    rt: Mutex<Runtime>,
+    main: Arc<TaskCell>,
+    exit_code: AtomicI32,
+    exited: AtomicBool,
+}
+
+struct VmRunner {
+    shared: Arc<Shared>,
+}
 
 /// Runs `program` with `args` as its `args`; returns the process exit code.
 pub fn run_program(program: &Program, args: Vec<String>) -> i32 {
-    let (mut rt, entry) = Runtime::new(&program.entry, &program.sources, program.global_names.len(), args);
+    run_program_with(program, RunOptions { args, ..Default::default() })
+}
+
+pub fn run_program_with(program: &Program, opts: RunOptions) -> i32 {
+    let (mut rt, entry) =
+        Runtime::new(&program.entry, &program.sources, program.global_names.len(), opts.args.clone());
     crate::builtins::process::set_args(&mut rt);
-    let code = run_main(&mut rt, entry);
+    // The main task.
+    let id = crate::vm::object::next_id();
+    let mut exec = Task::new(id);
+    if let Err(e) = TaskInterpreter::new(&mut rt).start(&mut exec, entry, Value::UNDEFINED, &[]) {
+        report_uncaught(&mut rt, e);
+        rt.flush_stdout();
+        return 1;
+    }
+    let main = Arc::new(TaskCell::new(id, Box::new(Task::new(id))));
+    exec.cell = Some(main.clone());
+    *main.exec.lock() = Some(Box::new(exec));
+    let obj = rt.heap.alloc(Body::Task(main.clone()));
+    main.object.store(obj.bits(), Ordering::Release);
+    rt.live_tasks.insert(id, obj);
+
+    let shared = Arc::new(Shared {
+        rt: Mutex::new(rt),
+        main: main.clone(),
+        exit_code: AtomicI32::new(0),
+        exited: AtomicBool::new(false),
+    });
+    let sched = Scheduler::new(1, VmRunner { shared: shared.clone() });
+    sched.spawn(Job::Run(main.clone()));
+    loop {
+        if shared.exited.load(Ordering::Acquire) {
+            break;
+        }
+        if sched.wait_quiescent_timeout(Duration::from_millis(20)) {
+            break;
+        }
+    }
+    let stats = sched.stats();
+    let mut rt = shared.rt.lock();
+    let code = if shared.exited.load(Ordering::Acquire) {
+        shared.exit_code.load(Ordering::Acquire)
+    } else {
+        finish(&mut rt, &main)
+    };
+    if opts.stats {
+        let gc = rt.heap.stats.clone();
+        rt.write_stderr(&format!(
+            "{stats}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms\n",
+            gc.collections,
+            gc.total_pause_ns as f64 / 1e6,
+            gc.max_pause_ns as f64 / 1e6
+        ));
+    }
     rt.flush_stdout();
     code
 }
 
-fn run_main(rt: &mut Runtime, entry: Value) -> i32 {
-    let mut task = Task::new(crate::vm::object::next_id());
-    let mut interp = TaskInterpreter::new(rt);
-    if let Err(e) = interp.start(&mut task, entry, Value::UNDEFINED, &[]) {
-        report_uncaught(interp.rt, e);
-        return 1;
+/// The end of a program whose scheduler went quiet: the exit code and the
+/// reports LANGUAGE.md §6 asks for.
+fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
+    let mut code = 0;
+    match main.completion.outcome() {
+        Some(Outcome::Value(_)) | Some(Outcome::Cancelled(_)) => {}
+        Some(Outcome::Error(e)) => {
+            report_uncaught(rt, e);
+            code = 1;
+        }
+        None => {
+            let mut text = String::from("DeadlockError: all tasks are blocked\n");
+            text.push_str(&blocked_report(rt));
+            rt.write_stderr(&text);
+            return 1;
+        }
     }
-    loop {
-        match interp.run(&mut task, TIME_SLICE) {
-            RunOutcome::Preempted => continue,
-            RunOutcome::Completed(_) => return 0,
-            RunOutcome::Exited(code) => return code,
-            RunOutcome::Failed(e) => {
-                report_uncaught(interp.rt, e);
-                return 1;
+    for t in std::mem::take(&mut rt.failed_tasks) {
+        let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
+        let (observed, outcome) = {
+            let g = cell.completion.inner.lock();
+            (g.observed, g.outcome)
+        };
+        if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
+            rt.write_stderr(&format!("Unhandled error in task {}: {}\n", cell.id, uncaught_text(e)));
+            code = 1;
+        }
+    }
+    let blocked: Vec<Value> = sorted_live(rt);
+    if !blocked.is_empty() {
+        let n = blocked.len();
+        let mut text = format!("warning: {} task{} never finished\n", n, if n == 1 { "" } else { "s" });
+        text.push_str(&blocked_report(rt));
+        rt.write_stderr(&text);
+    }
+    code
+}
+
+fn sorted_live(rt: &Runtime) -> Vec<Value> {
+    let mut ids: Vec<(u32, Value)> = rt.live_tasks.iter().map(|(&k, &v)| (k, v)).collect();
+    ids.sort_by_key(|&(k, _)| k);
+    ids.into_iter().map(|(_, v)| v).collect()
+}
+
+/// One entry per unfinished task: its id, what it waits on, its stack.
+fn blocked_report(rt: &Runtime) -> String {
+    let mut out = String::new();
+    for t in sorted_live(rt) {
+        let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
+        let what = cell.blocked_on.lock().clone();
+        out.push_str(&format!("  task {} blocked {}", cell.id, if what.is_empty() { "waiting" } else { &what }));
+        if let Some(exec) = cell.exec.lock().as_ref() {
+            out.push_str(&rt.stack_trace(exec).replace("\n    at ", "\n      at "));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+impl crate::scheduler::Runner<Job> for VmRunner {
+    fn run(&self, cx: &WorkerCx<Job>, job: Job) {
+        if self.shared.exited.load(Ordering::Acquire) {
+            return;
+        }
+        let cell = match job {
+            Job::Run(c) => c,
+            Job::Timer(c, gen) => {
+                if !c.token.claim(gen) {
+                    return; // cancelled or otherwise woken first
+                }
+                *c.resume.lock() = Some(Resume::Value(Value::UNDEFINED));
+                c
             }
-            RunOutcome::Suspended(_) => {
-                interp.rt.write_stderr("DeadlockError: all tasks are blocked\n");
-                return 1;
+        };
+        let mut rt = self.shared.rt.lock();
+        let Some(mut exec) = cell.exec.lock().take() else { return };
+        let first_run = !cell.started.swap(true, Ordering::AcqRel);
+        let mut interp = TaskInterpreter::new(&mut rt);
+        let outcome = if first_run && cell.is_cancel_requested() {
+            // A task cancelled before it started never runs.
+            RunOutcome::Failed(Value::UNDEFINED)
+        } else {
+            let resume = cell.resume.lock().take();
+            match resume.map(|r| interp.resume(&mut exec, r)) {
+                Some(Err(e)) => RunOutcome::Failed(e),
+                _ => interp.run(&mut exec, TIME_SLICE),
+            }
+        };
+        drop(interp);
+        match outcome {
+            RunOutcome::Preempted => {
+                *cell.exec.lock() = Some(exec);
+                cx.preempted(Job::Run(cell));
+            }
+            RunOutcome::Completed(v) if is_waitable(v) && crate::vm::interp::settled(v).is_none() => {
+                // `return someTask` in an async function: finish with that
+                // task's outcome (flattening), by awaiting it first.
+                *cell.exec.lock() = Some(exec);
+                park(&mut rt, cx, &cell, Wait::Settled(vec![v]));
+            }
+            RunOutcome::Completed(v) => {
+                let o = match crate::vm::interp::settled(v) {
+                    Some(o) => o,
+                    None => Outcome::Value(v),
+                };
+                complete(&mut rt, &cell, o);
+            }
+            RunOutcome::Failed(e) => {
+                let o = if cell.is_cancel_requested() && (e.is_undefined() || is_cancelled_error(&rt, e)) {
+                    let e = if e.is_undefined() {
+                        let c = rt.realm.classes.task_cancelled_error;
+                        rt.make_error(&exec, c, "task was cancelled")
+                    } else {
+                        e
+                    };
+                    Outcome::Cancelled(e)
+                } else {
+                    Outcome::Error(e)
+                };
+                complete(&mut rt, &cell, o);
+            }
+            RunOutcome::Suspended(w) => {
+                *cell.exec.lock() = Some(exec);
+                park(&mut rt, cx, &cell, w);
+            }
+            RunOutcome::Exited(code) => {
+                self.shared.exit_code.store(code, Ordering::Release);
+                self.shared.exited.store(true, Ordering::Release);
+                rt.flush_stdout();
+            }
+        }
+        // Queue what this slice spawned and woke: a woken task runs next on
+        // this worker (direct handoff), the others go to the local queue.
+        for t in std::mem::take(&mut rt.spawned) {
+            cx.push_local(Job::Run(t));
+        }
+        let mut woken = std::mem::take(&mut rt.woken).into_iter();
+        if let Some(first) = woken.next() {
+            for t in woken {
+                cx.push_local(Job::Run(t));
+            }
+            cx.push_next(Job::Run(first));
+        }
+        let _ = &self.shared.main;
+    }
+}
+
+fn is_cancelled_error(rt: &Runtime, e: Value) -> bool {
+    ops::instance_of(&rt.realm, e, rt.realm.classes.task_cancelled_error).unwrap_or(false)
+}
+
+/// Settles a finished task and wakes its awaiters.
+fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, o: Outcome) {
+    // The task's frames are gone; drop its state so its registers are no
+    // longer roots.
+    cell.exec.lock().take();
+    cell.blocked_on.lock().clear();
+    if let Some(waiters) = cell.completion.settle(o) {
+        wake_all(rt, waiters);
+    }
+    rt.live_tasks.remove(&cell.id);
+    if let Outcome::Error(_) = o {
+        rt.failed_tasks.push(cell.object());
+    }
+}
+
+/// Claims each waiter and queues those claimed (they re-run their wait).
+pub fn wake_all(rt: &mut Runtime, waiters: Vec<Waiter>) {
+    for w in waiters {
+        if w.claim() {
+            *w.task.resume.lock() = Some(Resume::Retry);
+            rt.woken.push(w.task);
+        }
+    }
+}
+
+/// Step 2 of the protocol: the task's state is saved; arm its token and
+/// register it with what it waits for, re-checking each condition.
+fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
+    *cell.blocked_on.lock() = w.describe();
+    if cell.is_cancel_requested() {
+        // Cancellation is sticky: every suspension of a cancelled task
+        // throws at once.
+        *cell.resume.lock() = Some(Resume::Cancel);
+        cx.push_local(Job::Run(cell.clone()));
+        return;
+    }
+    let gen = cell.token.arm();
+    let waiter = Waiter { task: cell.clone(), gen, tag: 0 };
+    match w {
+        Wait::Settled(list) => {
+            for v in list {
+                let registered = match v.as_obj().map(|o| &o.body) {
+                    Some(Body::Task(t)) => t.completion.register(waiter.clone()),
+                    Some(Body::Promise(p)) => p.completion.register(waiter.clone()),
+                    _ => false,
+                };
+                if !registered && waiter.claim() {
+                    *cell.resume.lock() = Some(Resume::Retry);
+                    rt.woken.push(cell.clone());
+                    return;
+                }
+            }
+        }
+        Wait::Until(deadline) => {
+            cx.scheduler().sleep_until(deadline, Job::Timer(cell.clone(), gen));
+        }
+        Wait::Forever => {}
+        Wait::Object(obj) => {
+            if let Some(r) = obj.register(waiter.clone()) {
+                if waiter.claim() {
+                    *cell.resume.lock() = Some(r);
+                    rt.woken.push(cell.clone());
+                }
             }
         }
     }

@@ -7,5 +7,6 @@ pub mod bytecode;
 pub mod compiler;
 pub mod driver;
 pub mod scheduler;
+pub mod sync;
 pub mod syntax;
 pub mod vm;

@@ -39,6 +39,8 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         task_cancelled_error: sub(b, "TaskCancelledError"),
         channel_closed_error: sub(b, "ChannelClosedError"),
         deadlock_error: sub(b, "DeadlockError"),
+        task: b.class("Task", u, BuiltinKind::Namespace, None, None),
+        promise: b.class("Promise", u, BuiltinKind::Promise, None, None),
     };
     let mut realm = Realm { globals: vec![Value::UNDEFINED; GLOBAL_NAMES.len()], classes, methods: Methods::default() };
     let c = realm.classes;
@@ -58,6 +60,8 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         ("TaskCancelledError", c.task_cancelled_error),
         ("ChannelClosedError", c.channel_closed_error),
         ("DeadlockError", c.deadlock_error),
+        ("Task", c.task),
+        ("Promise", c.promise),
     ] {
         realm.globals[global_slot(name)] = v;
     }

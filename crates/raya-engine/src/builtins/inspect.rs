@@ -9,9 +9,11 @@
 //! - [`inspect`]: one value as it appears inside a container (strings
 //!   quoted).
 //! - [`format_log_args`]: the line `console.log(...args)` prints: strings
-//!   raw at top level, arguments joined by a space, and Node's `%s %d %i
-//!   %f %j %o %O %c %%` format directives when the first argument is a
-//!   string.
+//!   raw at top level, arguments joined by a space (no `%s` directives).
+//! - [`format_with_directives`]: Node's `util.format`, with `%s %d %i %f
+//!   %j %o %O %c %%` directives in a first string argument.
+//! - [`namespace_object`]: `Math`/`JSON`-style objects printing as
+//!   `Object [Math] {}`.
 //! - [`error_stack`]: an error's stack as Node would print it today (V8
 //!   formats `stack` lazily, so a `name` or `message` changed right after
 //!   construction shows in it).
@@ -37,8 +39,27 @@ pub fn inspect_depth(v: Value, depth: usize) -> String {
     Inspector::new(depth).value(v, 0, 0)
 }
 
-/// The line `console.log(...args)` prints (without the newline).
+/// The line `console.log(...args)` prints (without the newline): the
+/// arguments joined by a space, strings raw, everything else inspected.
+/// (Raya's `console.log` takes no `%s`-style directives; see
+/// [`format_with_directives`] for Node's `util.format`.)
 pub fn format_log_args(args: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, &v) in args.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        match ops::as_str(v) {
+            Some(s) => out.push_str(s),
+            None => out.push_str(&inspect(v)),
+        }
+    }
+    out
+}
+
+/// Node's `util.format(...args)`: like [`format_log_args`], but a first
+/// string argument may hold `%s %d %i %f %j %o %O %c %%` directives.
+pub fn format_with_directives(args: &[Value]) -> String {
     let mut out = String::new();
     let mut a = 0;
     let mut join = "";
@@ -202,8 +223,7 @@ fn current_stack(d: &ObjectData) -> String {
         return stack.to_owned();
     }
     let default = chain_error_name(d);
-    let constructed = old == default
-        || old.strip_prefix(default.as_str()).is_some_and(|rest| rest.starts_with(": "));
+    let constructed = old == default || old.strip_prefix(default.as_str()).is_some_and(|rest| rest.starts_with(": "));
     if constructed {
         format!("{header}{}", &stack[frames_at..])
     } else {
@@ -422,14 +442,10 @@ impl Inspector {
         self.circular.iter().find(|(q, _)| *q == p).map(|&(_, i)| i)
     }
 
-    /// Adds `<ref *N>` to `base` when the object turned out to be the
-    /// target of a circular reference.
-    fn ref_base(&self, p: *const Obj, base: String) -> String {
-        match self.circular_index(p) {
-            Some(i) if base.is_empty() => format!("<ref *{i}>"),
-            Some(i) => format!("<ref *{i}> {base}"),
-            None => base,
-        }
+    /// LANGUAGE.md §5 prints a cycle as a plain `[Circular]`, without
+    /// Node's `<ref *N>` markers, so the base is left as it is.
+    fn ref_base(&self, _p: *const Obj, base: String) -> String {
+        base
     }
 
     /// `formatValue`: `recurse` is the nesting level, `indent` Node's
@@ -459,7 +475,8 @@ impl Inspector {
                     i
                 }
             };
-            return format!("[Circular *{i}]");
+            let _ = i;
+            return "[Circular]".into();
         }
         match &o.body {
             Body::Array(a) => {
@@ -482,6 +499,8 @@ impl Inspector {
                 self.set(p, &items, m.len(), recurse, indent)
             }
             Body::Iter(it) => self.iterator(p, it.get(), recurse, indent),
+            Body::Task(t) => format!("Task {{ id: {}, state: '{}' }}", t.id, crate::sync::task::state_name(t)),
+            Body::Promise(p) => format!("Promise {{ state: '{}' }}", crate::sync::task::outcome_name(p.completion.outcome())),
             Body::Accessor(a) => {
                 let a = *a.get();
                 accessor_label(a.get, a.set).into()
@@ -790,10 +809,8 @@ fn dedupe_cause_frames(stack: &str, start: usize, cause: Value) -> String {
         return stack.to_owned();
     }
     let skipped = len - 2;
-    frames.splice(
-        offset + 1..offset + 1 + skipped,
-        [format!("    ... {skipped} lines matching cause stack trace ...")],
-    );
+    frames
+        .splice(offset + 1..offset + 1 + skipped, [format!("    ... {skipped} lines matching cause stack trace ...")]);
     format!("{}\n{}", &stack[..start], frames.join("\n"))
 }
 
@@ -947,7 +964,15 @@ mod tests {
         let o = t.obj(&[]);
         assert_eq!(inspect(o), "{}");
         let vals = [n(1.0), n(2.0), n(3.0), n(4.0), n(5.0), n(6.0), n(7.0)];
-        let o = t.obj(&[("$a", vals[0]), ("_b", vals[1]), ("b-c", vals[2]), ("1", vals[3]), ("a1", vals[4]), ("é", vals[5]), ("", vals[6])]);
+        let o = t.obj(&[
+            ("$a", vals[0]),
+            ("_b", vals[1]),
+            ("b-c", vals[2]),
+            ("1", vals[3]),
+            ("a1", vals[4]),
+            ("é", vals[5]),
+            ("", vals[6]),
+        ]);
         assert_eq!(inspect(o), "{ '1': 4, '$a': 1, _b: 2, 'b-c': 3, a1: 5, 'é': 6, '': 7 }");
         let u = t.arr(vec![Value::UNDEFINED, Value::NULL]);
         let o = t.obj(&[("u", Value::UNDEFINED)]);
@@ -1064,19 +1089,19 @@ mod tests {
         let mut t = T::new();
         let o = t.obj(&[("a", n(1.0))]);
         t.set(o, "self", o);
-        assert_eq!(inspect(o), "<ref *1> { a: 1, self: [Circular *1] }");
+        assert_eq!(inspect(o), "{ a: 1, self: [Circular] }");
         let inner = t.obj(&[]);
         t.set(inner, "me", inner);
         let x = t.obj(&[("inner", inner)]);
-        assert_eq!(inspect(x), "{ inner: <ref *1> { me: [Circular *1] } }");
+        assert_eq!(inspect(x), "{ inner: { me: [Circular] } }");
         let arr = t.arr(vec![]);
         let y = t.obj(&[("a", arr)]);
         ops::array_data(arr).unwrap().extend([arr, y]);
-        assert_eq!(inspect(y), "<ref *2> { a: <ref *1> [ [Circular *1], [Circular *2] ] }");
+        assert_eq!(inspect(y), "{ a: [ [Circular], [Circular] ] }");
         let a = t.obj(&[]);
         t.set(a, "s", a);
         let both = t.arr(vec![a, a]);
-        assert_eq!(inspect(both), "[ <ref *1> { s: [Circular *1] }, <ref *1> { s: [Circular *1] } ]");
+        assert_eq!(inspect(both), "[ { s: [Circular] }, { s: [Circular] } ]");
     }
 
     #[test]
@@ -1163,7 +1188,15 @@ mod tests {
     }
 
     #[test]
-    fn log_format_directives() {
+    fn log_args_are_joined_without_directives() {
+        let mut t = T::new();
+        let (f, x) = (t.s("%s and %d"), t.s("x"));
+        assert_eq!(format_log_args(&[f, x, n(5.0)]), "%s and %d x 5");
+        assert_eq!(format_log_args(&[]), "");
+    }
+
+    #[test]
+    fn util_format_directives() {
         let mut t = T::new();
         let s = |t: &mut T, x: &str| t.s(x);
         let args = [
@@ -1178,36 +1211,36 @@ mod tests {
             s(&mut t, "extra"),
             n(5.0),
         ];
-        assert_eq!(format_log_args(&args), "Bob is 42.5 years and 42, 3.5, {\"a\":1} { b: 2 } % | extra 5");
+        assert_eq!(format_with_directives(&args), "Bob is 42.5 years and 42, 3.5, {\"a\":1} { b: 2 } % | extra 5");
         let one = t.arr(vec![n(1.0)]);
         let args = [s(&mut t, "%o"), one];
-        assert_eq!(format_log_args(&args), "[ 1, [length]: 1 ]");
+        assert_eq!(format_with_directives(&args), "[ 1, [length]: 1 ]");
         let x = s(&mut t, "a");
         let arr = t.arr(vec![n(1.0), x]);
         let args = [s(&mut t, "%s %s"), n(-0.0), arr, t.obj(&[("a", n(1.0))]), Value::NULL];
-        assert_eq!(format_log_args(&args), "-0 [ 1, 'a' ] { a: 1 } null");
+        assert_eq!(format_with_directives(&args), "-0 [ 1, 'a' ] { a: 1 } null");
         let e = t.obj(&[]);
         let seven = t.arr(vec![n(7.0)]);
         let args = [s(&mut t, "%d %d %d %d %d"), s(&mut t, "42"), Value::NULL, Value::UNDEFINED, e, seven];
-        assert_eq!(format_log_args(&args), "42 0 NaN NaN 7");
+        assert_eq!(format_with_directives(&args), "42 0 NaN NaN 7");
         let args = [s(&mut t, "%i %f"), s(&mut t, "12.9px"), s(&mut t, "1e3x")];
-        assert_eq!(format_log_args(&args), "12 1000");
+        assert_eq!(format_with_directives(&args), "12 1000");
         let args = [s(&mut t, "100%"), n(5.0), s(&mut t, "%s")];
-        assert_eq!(format_log_args(&args), "100% 5 %s");
+        assert_eq!(format_with_directives(&args), "100% 5 %s");
         let args = [s(&mut t, "%%")];
-        assert_eq!(format_log_args(&args), "%%");
+        assert_eq!(format_with_directives(&args), "%%");
         let args = [s(&mut t, "%% %s"), n(1.0)];
-        assert_eq!(format_log_args(&args), "% 1");
+        assert_eq!(format_with_directives(&args), "% 1");
         let args = [s(&mut t, "a%"), n(1.0)];
-        assert_eq!(format_log_args(&args), "a% 1");
+        assert_eq!(format_with_directives(&args), "a% 1");
         let cyc = t.obj(&[]);
         t.set(cyc, "o", cyc);
         let args = [s(&mut t, "%j"), cyc];
-        assert_eq!(format_log_args(&args), "[Circular]");
+        assert_eq!(format_with_directives(&args), "[Circular]");
         let d = t.obj(&[("c", n(1.0))]);
         let d = t.obj(&[("b", d)]);
         let d = t.obj(&[("a", d)]);
         let args = [s(&mut t, "%s"), d];
-        assert_eq!(format_log_args(&args), "{ a: [Object] }");
+        assert_eq!(format_with_directives(&args), "{ a: [Object] }");
     }
 }

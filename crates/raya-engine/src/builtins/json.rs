@@ -640,7 +640,9 @@ impl Parser<'_> {
             Msg::NoNumberAfterMinusSign => at("No number after minus sign"),
             Msg::ExponentPartMissingNumber => at("Exponent part is missing a number"),
             Msg::UnterminatedFractionalNumber => at("Unterminated fractional number"),
-            Msg::NonWhiteSpaceAfterJson => format!("Unexpected non-whitespace character after JSON at position {pos16}"),
+            Msg::NonWhiteSpaceAfterJson => {
+                format!("Unexpected non-whitespace character after JSON at position {pos16}")
+            }
         }
     }
 
@@ -742,9 +744,19 @@ mod tests {
         let arr = rt.heap.alloc_array(vec![n(1.0), n(2.0), o3]);
         let o = obj(
             &mut rt,
-            &[("a", arr), ("u", Value::UNDEFINED), ("f", f), ("n", n(f64::NAN)), ("i", n(f64::NEG_INFINITY)), ("z", n(-0.0))],
+            &[
+                ("a", arr),
+                ("u", Value::UNDEFINED),
+                ("f", f),
+                ("n", n(f64::NAN)),
+                ("i", n(f64::NEG_INFINITY)),
+                ("z", n(-0.0)),
+            ],
         );
-        assert_eq!(stringify_js(&mut rt, &[o]).unwrap(), r#"{"a":[1,2,{"b":"x","c":[true,null,null,null]}],"n":null,"i":null,"z":0}"#);
+        assert_eq!(
+            stringify_js(&mut rt, &[o]).unwrap(),
+            r#"{"a":[1,2,{"b":"x","c":[true,null,null,null]}],"n":null,"i":null,"z":0}"#
+        );
         assert_eq!(stringify_js(&mut rt, &[Value::UNDEFINED]).unwrap(), "undefined");
         assert_eq!(stringify_js(&mut rt, &[f]).unwrap(), "undefined");
         assert_eq!(stringify_js(&mut rt, &[n(1e21)]).unwrap(), "1e+21");

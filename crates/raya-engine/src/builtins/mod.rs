@@ -13,6 +13,7 @@ pub mod numconv;
 pub mod object;
 pub mod process;
 pub mod string;
+pub mod tasks;
 
 use crate::vm::heap::Heap;
 use crate::vm::realm::{Builder, Realm};
@@ -31,6 +32,7 @@ pub fn install(heap: &mut Heap) -> Realm {
     array::install(&mut b, &mut realm);
     object::install(&mut b, &mut realm);
     collections::install(&mut b, &mut realm);
+    tasks::install(&mut b, &mut realm);
     realm
 }
 

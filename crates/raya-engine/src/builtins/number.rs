@@ -290,7 +290,12 @@ fn digits_str(d: &[u8]) -> String {
 /// `x.toPrecision(p)` for finite `x`.
 pub fn format_precision(x: f64, p: usize) -> String {
     let sign = if x < 0.0 { "-" } else { "" };
-    let (d, e) = if x == 0.0 { (vec![0; p], 0) } else { let (d, e) = exact_digits(x); round_digits(d, e, p) };
+    let (d, e) = if x == 0.0 {
+        (vec![0; p], 0)
+    } else {
+        let (d, e) = exact_digits(x);
+        round_digits(d, e, p)
+    };
     let m = digits_str(&d);
     let body = if e < -6 || e >= p as i32 {
         let mut s = m[..1].to_owned();

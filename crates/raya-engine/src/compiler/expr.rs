@@ -370,11 +370,36 @@ impl<'a> Codegen<'a> {
         if let Some(imm) = addi_imm(op, b) {
             let ra = self.expr_reg(a);
             self.emit(Instr::AddI { dst, src: ra, imm }, pos);
+        } else if self.is_temp(dst) && !self.is_register_operand(a) {
+            // The left operand is computed straight into the (temporary)
+            // destination: a chain `a + b + c + …` needs no more registers
+            // than `a + b`.
+            self.expr(a, dst);
+            let rb = self.expr_reg(b);
+            self.emit(binop(op, dst, dst, rb), pos);
         } else {
             let (ra, rb) = self.operands(a, b);
             self.emit(binop(op, dst, ra, rb), pos);
         }
         self.free_to(m);
+    }
+
+    /// Whether `e` already sits in a register (a local variable, `this`, a
+    /// hoisted loop constant): no code to compute it.
+    fn is_register_operand(&mut self, e: &'a Expr) -> bool {
+        if self.hoisted_const(e).is_some() {
+            return true;
+        }
+        let u = unwrap_erased(e);
+        let a = match &u.kind {
+            ExprKind::Ident(i) => self.ident_access(i),
+            ExprKind::This => {
+                let r = self.res.refs.get(&u.span.start).copied();
+                self.ref_access(r)
+            }
+            _ => return false,
+        };
+        matches!(a, Access::Reg(_))
     }
 
     fn unary(&mut self, op: UnaryOp, a: &'a Expr, dst: Reg, pos: u32) {
@@ -704,7 +729,9 @@ impl<'a> Codegen<'a> {
                 let this_r = self.alloc();
                 if matches!(object.kind, ExprKind::Super) {
                     self.emit(Instr::GetSuper { dst: f, name: k }, pos);
-                    self.load_this_into(this_r, pos);
+                    let r = self.res.refs.get(&object.span.start).copied();
+                    let a = self.ref_access(r);
+                    self.load_access(a, this_r, pos);
                 } else if let Some(g) = self.namespace_member(object, &property.name) {
                     self.emit(Instr::GetGlobal { dst: f, idx: g }, pos);
                     self.emit(Instr::LoadUndef { dst: this_r }, pos);
@@ -773,11 +800,6 @@ impl<'a> Codegen<'a> {
         let ExprKind::Ident(i) = &unwrap_erased(object).kind else { return None };
         let Some(Ref::Global(g)) = self.res.refs.get(&i.span.start).copied() else { return None };
         self.res.namespaces.get(&g)?.get(name).copied()
-    }
-
-    /// `this` of the current function (for `super.m()` the receiver).
-    fn load_this_into(&mut self, dst: Reg, pos: u32) {
-        self.emit(Instr::Move { dst, src: 0 }, pos);
     }
 
     fn new_expr(&mut self, callee: &'a Expr, args: &'a [Argument], dst: Reg, pos: u32) {

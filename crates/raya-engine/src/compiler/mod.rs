@@ -348,7 +348,27 @@ fn contains_word(line: &str, name: &str) -> bool {
     })
 }
 
+/// The resolver and code generator recurse over the AST; they run on a
+/// helper thread with a large stack (reserved lazily by the OS) so that
+/// deeply nested code (a chain of 100,000 `+`) compiles whatever the
+/// caller's stack size.
 fn compile_main(path: PathBuf, name: String, text: String) -> Result<Program, CompileError> {
+    const STACK_SIZE: usize = 1 << 30;
+    let outcome = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("raya-compiler".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, || compile_here(path.clone(), name.clone(), text.clone()))
+            .map(|h| h.join())
+    });
+    match outcome {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => compile_here(path, name, text),
+    }
+}
+
+fn compile_here(path: PathBuf, name: String, text: String) -> Result<Program, CompileError> {
     let mut ld = Loader {
         linker: Linker {
             globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).collect(),

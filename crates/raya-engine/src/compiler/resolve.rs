@@ -1035,8 +1035,16 @@ impl<'l> Resolver<'l> {
             | ExprKind::Bool(_)
             | ExprKind::Null
             | ExprKind::Undefined
-            | ExprKind::Super
             | ExprKind::Error => {}
+            // `super.m()` calls `m` with the lexical `this` (also inside an
+            // arrow function): recorded like a use of `this`.
+            ExprKind::Super => {
+                let r = match self.lookup("this") {
+                    Some(id) => Ref::Local(id),
+                    None => Ref::Undefined,
+                };
+                self.out.refs.insert(e.span.start, r);
+            }
             ExprKind::Template(parts) => {
                 for p in parts {
                     if let TemplatePart::Expr(x) = p {

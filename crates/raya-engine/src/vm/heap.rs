@@ -77,6 +77,15 @@ impl Marker {
         }
     }
 
+    fn mark_completion(&mut self, c: &crate::sync::Completion) {
+        match c.outcome() {
+            Some(crate::sync::Outcome::Value(v) | crate::sync::Outcome::Error(v) | crate::sync::Outcome::Cancelled(v)) => {
+                self.mark(v)
+            }
+            None => {}
+        }
+    }
+
     fn drain(&mut self) {
         while let Some(p) = self.stack.pop() {
             // SAFETY: only live objects are pushed.
@@ -132,6 +141,18 @@ impl Marker {
                 self.mark(a.get);
                 self.mark(a.set);
             }
+            Body::Task(cell) => {
+                self.mark_completion(&cell.completion);
+                if let Some(exec) = cell.exec.lock().as_ref() {
+                    for v in exec.roots() {
+                        self.mark(v);
+                    }
+                }
+                if let Some(crate::sync::Resume::Value(v) | crate::sync::Resume::Throw(v)) = *cell.resume.lock() {
+                    self.mark(v);
+                }
+            }
+            Body::Promise(p) => self.mark_completion(&p.completion),
             Body::Iter(it) => match it.get() {
                 IterState::Array { arr, .. } => self.mark(*arr),
                 IterState::Str { s, .. } => self.mark(*s),

@@ -31,6 +31,7 @@ use super::task::{flags, Frame, Handler, Task};
 use super::value::Value;
 use crate::builtins::numconv;
 use crate::bytecode::{Capture, Instr, MethodKind};
+use crate::sync::{Outcome, Resume, TaskCell, Wait};
 use std::sync::Arc;
 
 /// Maximum call depth before `RangeError: Maximum call stack size exceeded`.
@@ -44,18 +45,11 @@ pub enum RunOutcome {
     /// The task ended with this uncaught error.
     Failed(Value),
     /// The task is waiting; the scheduler parks it on what it waits for.
-    Suspended(SuspendReason),
+    Suspended(Wait),
     /// The budget ran out; the task is runnable and should be requeued.
     Preempted,
     /// `exit(code)` was called.
     Exited(i32),
-}
-
-/// What a suspended task waits for.
-#[derive(Debug)]
-pub enum SuspendReason {
-    /// `await` on a waitable in this register (absolute index).
-    Await { value: Value, dst: u32 },
 }
 
 pub struct TaskInterpreter<'rt> {
@@ -90,13 +84,6 @@ fn describe_type(v: Value) -> &'static str {
     }
 }
 
-fn js_pow(a: f64, b: f64) -> f64 {
-    if b.is_nan() || (a.abs() == 1.0 && b.is_infinite()) {
-        f64::NAN
-    } else {
-        a.powf(b)
-    }
-}
 
 /// `x % y` as JS computes it. Integral operands (the common case) take an
 /// integer path: `fmod` is an order of magnitude slower than `idiv`.
@@ -163,6 +150,13 @@ impl<'rt> TaskInterpreter<'rt> {
         task.regs.push(Value::UNDEFINED); // result slot
         task.regs.push(this);
         task.regs.extend_from_slice(args);
+        if let Some(c) = closure_of(closure) {
+            // Directly, even for an async function: this *is* its task.
+            return match self.push_frame(task, closure, c, 1, args.len(), 0, 0) {
+                Ok(()) => Ok(()),
+                Err(f) => Err(self.rt.fault_to_error(task, f)),
+            };
+        }
         match self.invoke(task, closure, 0, args.len(), 0, 0) {
             Ok(_) => Ok(()),
             Err(f) => Err(self.rt.fault_to_error(task, f)),
@@ -183,6 +177,96 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                 }
             }
+        }
+    }
+
+    /// Applies what the waker delivered before the task runs again.
+    /// Returns Err(error) if the task ends because of it (an uncaught
+    /// throw at the suspension point).
+    pub fn resume(&mut self, task: &mut Task, r: Resume) -> Result<(), Value> {
+        match r {
+            Resume::Value(v) => {
+                let dst = task.resume_dst as usize;
+                if dst < task.regs.len() {
+                    task.regs[dst] = v;
+                }
+                Ok(())
+            }
+            Resume::Retry => Ok(()),
+            Resume::Throw(e) => self.unwind(task, e),
+            Resume::Cancel => {
+                let e = self.cancelled_error(task);
+                self.unwind(task, e)
+            }
+        }
+    }
+
+    fn cancelled_error(&mut self, task: &Task) -> Value {
+        let c = self.rt.realm.classes.task_cancelled_error;
+        self.rt.make_error(task, c, "task was cancelled")
+    }
+
+    /// Starts `callee(this, args)` as a new task; returns its `Task` object.
+    pub fn spawn(&mut self, callee: Value, this: Value, args: &[Value]) -> Result<Value, Value> {
+        let id = super::object::next_id();
+        let mut t = Task::new(id);
+        self.start(&mut t, callee, this, args)?;
+        let mut exec = Box::new(t);
+        let cell = Arc::new(TaskCell::new(id, Box::new(Task::new(id))));
+        exec.cell = Some(cell.clone());
+        *cell.exec.lock() = Some(exec);
+        let obj = self.rt.heap.alloc(Body::Task(cell.clone()));
+        cell.object.store(obj.bits(), std::sync::atomic::Ordering::Release);
+        self.rt.live_tasks.insert(id, obj);
+        self.rt.spawned.push(cell);
+        Ok(obj)
+    }
+
+    /// Spawns with the arguments in `regs[f + 2..]`; the Task goes to
+    /// `regs[ret]`.
+    fn spawn_from_regs(&mut self, task: &mut Task, callee: Value, f: usize, argc: usize, ret: usize) -> Result<(), Fault> {
+        let this = task.regs[f + 1];
+        let args: Vec<Value> = task.regs[f + 2..f + 2 + argc].to_vec();
+        match self.spawn(callee, this, &args) {
+            Ok(t) => {
+                task.regs[ret] = t;
+                Ok(())
+            }
+            Err(e) => Err(Fault::Thrown(e)),
+        }
+    }
+
+    /// `await v`: Ok(Some(value)) when it can complete now, Ok(None) when
+    /// the task must wait for the waitables in `pending`.
+    fn try_await(&mut self, v: Value, pending: &mut Vec<Value>) -> Result<Option<Value>, Fault> {
+        match v.as_obj().map(|o| &o.body) {
+            Some(Body::Task(_)) | Some(Body::Promise(_)) => match settled(v) {
+                Some(o) => outcome_value(o).map(Some),
+                None => {
+                    pending.push(v);
+                    Ok(None)
+                }
+            },
+            Some(Body::Array(a)) => {
+                let items = a.get().clone();
+                let mut out = Vec::with_capacity(items.len());
+                for x in items {
+                    match settled(x) {
+                        Some(o) => out.push(outcome_value(o)?),
+                        None if is_waitable(x) => {
+                            pending.push(x);
+                            out.push(Value::UNDEFINED);
+                        }
+                        None => out.push(x),
+                    }
+                }
+                if pending.is_empty() {
+                    Ok(Some(self.rt.heap.alloc_array(out)))
+                } else {
+                    Ok(None)
+                }
+            }
+            _ => Ok(Some(v)),
         }
     }
 
@@ -279,13 +363,21 @@ impl<'rt> TaskInterpreter<'rt> {
                         "Class constructor {name} cannot be invoked without 'new'"
                     )));
                 }
+                if c.proto.proto.is_async {
+                    // Calling an async function spawns a task at once.
+                    self.spawn_from_regs(task, callee, f, argc, ret)?;
+                    return Ok(Invoked::Done);
+                }
                 self.push_frame(task, callee, c, f + 1, argc, ret, flags)?;
                 Ok(Invoked::Pushed)
             }
             Body::Function(Function::Native(n)) => {
+                task.resume_dst = ret as u32;
                 let this = task.regs[f + 1];
                 let v = self.call_native(task, n.f, this, f + 2, argc)?;
-                if flags & flags::DISCARD == 0 {
+                // A built-in that suspends delivers its result later (or
+                // is re-run), so the callee register is left untouched.
+                if flags & flags::DISCARD == 0 && self.rt.suspend.is_none() {
                     task.regs[ret] = v;
                 }
                 Ok(Invoked::Done)
@@ -370,6 +462,9 @@ impl<'rt> TaskInterpreter<'rt> {
         match cd.kind {
             BuiltinKind::Ordinary => {}
             BuiltinKind::Array => return self.construct_builtin(task, crate::builtins::array::construct_array, f, argc),
+            BuiltinKind::Promise => {
+                return self.construct_builtin(task, crate::builtins::tasks::construct_promise, f, argc)
+            }
             BuiltinKind::Map => {
                 return self.construct_builtin(task, crate::builtins::collections::construct_map, f, argc)
             }
@@ -629,6 +724,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         pc -= $back;
                         save_pc!();
                         *budget = 0;
+                        if task.cell.as_ref().is_some_and(|c| c.is_cancel_requested()) {
+                            let e = self.cancelled_error(task);
+                            return Err(Fault::Thrown(e));
+                        }
                         return Ok(RunOutcome::Preempted);
                     }
                     if self.rt.heap.wants_collection() {
@@ -643,6 +742,16 @@ impl<'rt> TaskInterpreter<'rt> {
                         Ok(Invoked::Pushed) => continue 'frame,
                         Ok(Invoked::Done) => {
                             refresh!();
+                            if let Some(w) = self.rt.suspend.take() {
+                                if matches!(w, Wait::Settled(_)) {
+                                    // Waits on tasks re-run the call when
+                                    // woken (it then finds them settled).
+                                    pc -= 1;
+                                    save_pc!();
+                                }
+                                *budget = left;
+                                return Ok(RunOutcome::Suspended(w));
+                            }
                             if let Some(code) = self.rt.exit_code {
                                 *budget = left;
                                 return Ok(RunOutcome::Exited(code));
@@ -777,7 +886,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         if !(x.is_number() && y.is_number()) {
                             fault!(operand_fault("**", x, y));
                         }
-                        set!(dst, Value::number(js_pow(x.as_number(), y.as_number())));
+                        set!(dst, Value::number(crate::builtins::math::js_pow(x.as_number(), y.as_number())));
                     }
                     Instr::AddI { dst, src, imm } => {
                         let x = reg!(src);
@@ -1299,12 +1408,37 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
 
                     Instr::Await { dst, src } => {
-                        // Waitables arrive with the task runtime; every
-                        // other value passes through unchanged.
-                        set!(dst, reg!(src));
+                        let v = reg!(src);
+                        let mut pending = Vec::new();
+                        match tri!(self.try_await(v, &mut pending)) {
+                            Some(x) => set!(dst, x),
+                            None => {
+                                // Re-run this `await` when woken: it then
+                                // finds its operand settled.
+                                pc -= 1;
+                                save_pc!();
+                                *budget = left;
+                                return Ok(RunOutcome::Suspended(Wait::Settled(pending)));
+                            }
+                        }
                     }
-                    Instr::Spawn { .. } | Instr::SpawnSpread { .. } | Instr::Select { .. } => {
-                        fault!(Fault::Type("tasks are not available in this build of the runtime".into()));
+                    Instr::Spawn { f, argc } => {
+                        save_pc!();
+                        let fa = base + f as usize;
+                        let callee = reg!(f);
+                        tri!(self.spawn_from_regs(task, callee, fa, argc as usize, fa));
+                        refresh!();
+                    }
+                    Instr::SpawnSpread { f } => {
+                        save_pc!();
+                        let fa = base + f as usize;
+                        let argc = tri!(self.spread_args(task, fa));
+                        let callee = reg!(f);
+                        tri!(self.spawn_from_regs(task, callee, fa, argc, fa));
+                        refresh!();
+                    }
+                    Instr::Select { .. } => {
+                        fault!(Fault::Type("select is not available in this build of the runtime".into()));
                     }
                 }
             }
@@ -1439,6 +1573,31 @@ impl<'rt> TaskInterpreter<'rt> {
         } else {
             None
         }
+    }
+}
+
+/// The outcome of a settled task or promise (None if unsettled or not a
+/// waitable). Reading it marks the outcome as observed.
+pub fn settled(v: Value) -> Option<Outcome> {
+    let c = match v.as_obj().map(|o| &o.body) {
+        Some(Body::Task(t)) => &t.completion,
+        Some(Body::Promise(p)) => &p.completion,
+        _ => return None,
+    };
+    let mut g = c.inner.lock();
+    let o = g.outcome?;
+    g.observed = true;
+    Some(o)
+}
+
+pub fn is_waitable(v: Value) -> bool {
+    matches!(v.as_obj().map(|o| &o.body), Some(Body::Task(_)) | Some(Body::Promise(_)))
+}
+
+fn outcome_value(o: Outcome) -> Result<Value, Fault> {
+    match o {
+        Outcome::Value(v) => Ok(v),
+        Outcome::Error(e) | Outcome::Cancelled(e) => Err(Fault::Thrown(e)),
     }
 }
 

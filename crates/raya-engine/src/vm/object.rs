@@ -69,6 +69,10 @@ pub enum Body {
     /// An accessor property's getter/setter pair (never visible to scripts).
     Accessor(Mut<Accessor>),
     Iter(Mut<IterState>),
+    /// A task (`Task<T>`); see `sync::task`.
+    Task(Arc<crate::sync::TaskCell>),
+    /// A promise (`Promise<T>`).
+    Promise(Arc<crate::sync::PromiseCell>),
 }
 
 impl Obj {
@@ -275,6 +279,8 @@ pub enum BuiltinKind {
     Function,
     /// Built-ins that are not constructible (`Math`-like namespaces).
     Namespace,
+    /// `new Promise()`.
+    Promise,
 }
 
 pub struct ClassData {

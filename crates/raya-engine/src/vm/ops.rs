@@ -126,6 +126,8 @@ pub fn class_of(realm: &Realm, v: Value) -> Value {
         Some(Body::Function(_)) | Some(Body::Class(_)) => c.function,
         Some(Body::Map(_)) => c.map,
         Some(Body::Set(_)) => c.set,
+        Some(Body::Task(_)) => c.task,
+        Some(Body::Promise(_)) => c.promise,
         _ => Value::UNDEFINED,
     }
 }
@@ -375,6 +377,13 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
                 None => from_method(&realm.methods.function, key),
             }
         }
+        Body::Task(t) => {
+            if key.as_str() == "id" {
+                return Ok(Got::Value(Value::number(t.id as f64)));
+            }
+            from_method(&realm.methods.task, key)
+        }
+        Body::Promise(_) => from_method(&realm.methods.promise, key),
         Body::Map(m) => {
             if key.as_str() == "size" {
                 return Ok(Got::Value(Value::number(m.get().len() as f64)));

@@ -26,6 +26,8 @@ pub struct Classes {
     pub task_cancelled_error: Value,
     pub channel_closed_error: Value,
     pub deadlock_error: Value,
+    pub task: Value,
+    pub promise: Value,
 }
 
 /// Methods of values that are not class instances, by receiver type.
@@ -40,6 +42,8 @@ pub struct Methods {
     pub set: PropMap,
     /// Methods shared by every object (`toString`, `hasOwnProperty`).
     pub object: PropMap,
+    pub task: PropMap,
+    pub promise: PropMap,
 }
 
 pub struct Realm {
@@ -56,10 +60,13 @@ impl Realm {
         m.mark_all(&[
             c.object, c.function, c.array, c.string, c.number, c.boolean, c.map, c.set, c.error,
             c.type_error, c.range_error, c.syntax_error, c.reference_error, c.task_cancelled_error,
-            c.channel_closed_error, c.deadlock_error,
+            c.channel_closed_error, c.deadlock_error, c.task, c.promise,
         ]);
         let ms = &self.methods;
-        for t in [&ms.array, &ms.string, &ms.number, &ms.boolean, &ms.function, &ms.map, &ms.set, &ms.object] {
+        for t in [
+            &ms.array, &ms.string, &ms.number, &ms.boolean, &ms.function, &ms.map, &ms.set, &ms.object, &ms.task,
+            &ms.promise,
+        ] {
             m.mark_all(&t.vals);
         }
     }

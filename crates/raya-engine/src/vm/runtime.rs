@@ -34,6 +34,19 @@ pub struct Runtime {
     /// When set, stdout is never written to the process's stdout; the
     /// embedder reads `stdout`.
     pub capture_stdout: bool,
+    /// Set by a blocking built-in that could not complete: the interpreter
+    /// suspends the running task with this reason.
+    pub suspend: Option<crate::sync::Wait>,
+    /// Tasks created during the current slice (the worker queues them).
+    pub spawned: Vec<std::sync::Arc<crate::sync::TaskCell>>,
+    /// Tasks claimed and made runnable during the current slice (the worker
+    /// hands the first to its next slot).
+    pub woken: Vec<std::sync::Arc<crate::sync::TaskCell>>,
+    /// Every unfinished task's object, by id: GC roots, and the list the
+    /// deadlock and never-finished reports walk.
+    pub live_tasks: std::collections::HashMap<u32, Value>,
+    /// Failed tasks whose error nobody observed yet, in failure order.
+    pub failed_tasks: Vec<Value>,
 }
 
 impl Runtime {
@@ -65,6 +78,11 @@ impl Runtime {
             stdout: Vec::with_capacity(8192),
             captured_stderr: None,
             capture_stdout: false,
+            suspend: None,
+            spawned: Vec::new(),
+            woken: Vec::new(),
+            live_tasks: Default::default(),
+            failed_tasks: Vec::new(),
         };
         (rt, closure)
     }
@@ -100,10 +118,14 @@ impl Runtime {
 
     /// Runs a full collection with the given task(s) as roots.
     pub fn collect_garbage<'t>(&mut self, tasks: impl IntoIterator<Item = &'t Task>) {
-        let Runtime { heap, realm, globals, const_roots, .. } = self;
+        let Runtime { heap, realm, globals, const_roots, live_tasks, failed_tasks, .. } = self;
         heap.collect(|m| {
             m.mark_all(globals);
             m.mark_all(const_roots);
+            for &t in live_tasks.values() {
+                m.mark(t);
+            }
+            m.mark_all(failed_tasks);
             realm.mark_roots(m);
             for t in tasks {
                 for v in t.roots() {

@@ -62,6 +62,12 @@ pub struct Task {
     pub regs: Vec<Value>,
     pub frames: Vec<Frame>,
     pub handlers: Vec<Handler>,
+    /// Absolute register that receives a `Resume::Value` after a blocking
+    /// built-in suspended the task.
+    pub resume_dst: u32,
+    /// The shared side of this task (cancellation flag, completion); None
+    /// only for tasks run outside a scheduler (tests).
+    pub cell: Option<std::sync::Arc<crate::sync::TaskCell>>,
 }
 
 // SAFETY: a task is run by one worker at a time; the raw prototype
@@ -70,7 +76,14 @@ unsafe impl Send for Task {}
 
 impl Task {
     pub fn new(id: u32) -> Task {
-        Task { id, regs: Vec::with_capacity(256), frames: Vec::new(), handlers: Vec::new() }
+        Task {
+            id,
+            regs: Vec::with_capacity(64),
+            frames: Vec::new(),
+            handlers: Vec::new(),
+            resume_dst: 0,
+            cell: None,
+        }
     }
 
     /// Every value the task can still reach (GC roots): registers of live

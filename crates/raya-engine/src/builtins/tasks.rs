@@ -1,0 +1,165 @@
+//! Built-ins: tasks and promises (LANGUAGE.md §6): `sleep`, the `Task`
+//! statics and methods, `Promise`.
+//!
+//! `Task.all`, `Task.race`, `Task.any` and `Task.scope` are written in Raya
+//! (`stdlib/prelude.raya`) on top of the primitives here.
+
+use crate::sync::{Outcome, PromiseCell, Resume, Wait};
+use crate::vm::interp::is_waitable;
+use crate::vm::native::{arg, NativeCtx};
+use crate::vm::object::Body;
+use crate::vm::ops;
+use crate::vm::realm::{Builder, Realm};
+use crate::vm::value::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub fn install(b: &mut Builder, realm: &mut Realm) {
+    realm.globals[super::global_slot("sleep")] = b.native("sleep", sleep);
+    let task = realm.classes.task;
+    b.static_native(task, "yield", yield_now);
+    b.static_native(task, "current", current);
+    b.static_native(task, "__waitAny", wait_any);
+    let m = &mut realm.methods.task;
+    b.method(m, "cancel", cancel);
+    b.method(m, "isDone", is_done);
+    b.method(m, "isCancelled", is_cancelled);
+    b.method(m, "isFailed", is_failed);
+    let p = &mut realm.methods.promise;
+    b.method(p, "resolve", resolve);
+    b.method(p, "reject", reject);
+    b.method(p, "isDone", promise_is_done);
+    b.static_native(realm.classes.promise, "resolved", resolved);
+}
+
+fn number_arg(ctx: &mut NativeCtx, args: &[Value], i: usize, what: &str) -> Result<f64, Value> {
+    let v = arg(args, i);
+    if v.is_number() {
+        Ok(v.as_number())
+    } else {
+        Err(ctx.type_error(format!("{what} expects a number, got {}", ops::type_of(v))))
+    }
+}
+
+/// `sleep(ms)`: suspends the task for at least `ms` milliseconds; `sleep(0)`
+/// yields.
+fn sleep(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let ms = number_arg(ctx, args, 0, "sleep")?;
+    let ms = if ms.is_nan() || ms < 0.0 { 0.0 } else { ms.min(1e12) };
+    ctx.rt.suspend = Some(Wait::Until(Instant::now() + Duration::from_secs_f64(ms / 1000.0)));
+    Ok(Value::UNDEFINED)
+}
+
+fn yield_now(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    ctx.rt.suspend = Some(Wait::Until(Instant::now()));
+    Ok(Value::UNDEFINED)
+}
+
+fn current(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    Ok(ctx.task.cell.as_ref().map(|c| c.object()).unwrap_or(Value::UNDEFINED))
+}
+
+/// `Task.__waitAny(list)`: the index of the first settled waitable in
+/// `list` (list order); suspends until one settles. Plain values count as
+/// settled.
+fn wait_any(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let Some(items) = ops::array_data(arg(args, 0)).map(|a| a.clone()) else {
+        return Err(ctx.type_error("Task.race/any expects an array"));
+    };
+    if items.is_empty() {
+        return Err(ctx.type_error("Task.race/any needs at least one task"));
+    }
+    for (i, &v) in items.iter().enumerate() {
+        if !is_waitable(v) || peek(v).is_some() {
+            return Ok(Value::number(i as f64));
+        }
+    }
+    ctx.rt.suspend = Some(Wait::Settled(items));
+    Ok(Value::UNDEFINED)
+}
+
+/// The outcome without marking it observed.
+fn peek(v: Value) -> Option<Outcome> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Task(t)) => t.completion.outcome(),
+        Some(Body::Promise(p)) => p.completion.outcome(),
+        _ => None,
+    }
+}
+
+fn this_task(ctx: &mut NativeCtx, this: Value) -> Result<Arc<crate::sync::TaskCell>, Value> {
+    match this.as_obj().map(|o| &o.body) {
+        Some(Body::Task(t)) => Ok(t.clone()),
+        _ => Err(ctx.type_error("not a Task")),
+    }
+}
+
+/// `t.cancel()`: requests cancellation and returns at once.
+fn cancel(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    let t = this_task(ctx, this)?;
+    if t.is_done() {
+        return Ok(Value::UNDEFINED);
+    }
+    t.cancel.store(true, std::sync::atomic::Ordering::Release);
+    // A suspended task is woken with TaskCancelledError at its suspension
+    // point: claim it like any waker (exactly one claim wins).
+    if t.token.claim_current() {
+        *t.resume.lock() = Some(Resume::Cancel);
+        ctx.rt.woken.push(t);
+    }
+    Ok(Value::UNDEFINED)
+}
+
+fn is_done(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    Ok(Value::bool(this_task(ctx, this)?.is_done()))
+}
+
+fn is_cancelled(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    Ok(Value::bool(matches!(this_task(ctx, this)?.completion.outcome(), Some(Outcome::Cancelled(_)))))
+}
+
+fn is_failed(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    Ok(Value::bool(matches!(this_task(ctx, this)?.completion.outcome(), Some(Outcome::Error(_)))))
+}
+
+/// `new Promise<T>()`: an unsettled promise.
+pub fn construct_promise(ctx: &mut NativeCtx, _args: &[Value]) -> Result<Value, Value> {
+    Ok(ctx.heap().alloc(Body::Promise(Arc::new(PromiseCell::default()))))
+}
+
+fn this_promise(ctx: &mut NativeCtx, this: Value) -> Result<Arc<PromiseCell>, Value> {
+    match this.as_obj().map(|o| &o.body) {
+        Some(Body::Promise(p)) => Ok(p.clone()),
+        _ => Err(ctx.type_error("not a Promise")),
+    }
+}
+
+fn settle_promise(ctx: &mut NativeCtx, this: Value, o: Outcome) -> Result<Value, Value> {
+    let p = this_promise(ctx, this)?;
+    match p.completion.settle(o) {
+        Some(waiters) => {
+            crate::driver::wake_all(ctx.rt, waiters);
+            Ok(Value::UNDEFINED)
+        }
+        None => Err(ctx.plain_error("Promise is already settled")),
+    }
+}
+
+fn resolve(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    settle_promise(ctx, this, Outcome::Value(arg(args, 0)))
+}
+
+fn reject(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    settle_promise(ctx, this, Outcome::Error(arg(args, 0)))
+}
+
+fn promise_is_done(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    Ok(Value::bool(this_promise(ctx, this)?.completion.outcome().is_some()))
+}
+
+/// `Promise.resolved(v)`: an already settled promise.
+fn resolved(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let p = PromiseCell::default();
+    p.completion.settle(Outcome::Value(arg(args, 0)));
+    Ok(ctx.heap().alloc(Body::Promise(Arc::new(p))))
+}

@@ -1,0 +1,215 @@
+//! Waiting and waking: the protocol every blocking operation follows.
+//!
+//! Read `design/concurrency.md` first. In short:
+//!
+//! 1. A blocking operation that cannot complete at once makes the
+//!    interpreter return `Suspended(Wait)` with the task's state saved.
+//! 2. The worker then *arms* the task's [`WaitToken`] (a fresh generation)
+//!    and registers a [`Waiter`] carrying that generation with every wait
+//!    object the `Wait` names — under each object's lock, re-checking the
+//!    condition; if it already holds, the worker claims the task itself.
+//! 3. A waker claims a waiter with [`WaitToken::claim`]; exactly one claim
+//!    per generation succeeds. The winner stores the resume value and makes
+//!    the task runnable; losers (stale registrations) are dropped lazily.
+//!
+//! This module holds the shared pieces: the token, waiters, completions
+//! (what tasks and promises finish with) and the `Wait` descriptions.
+
+pub mod task;
+
+use crate::vm::value::Value;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use task::{Resume, TaskCell};
+
+/// A task's wait token: `generation << 1 | armed`.
+///
+/// Invariant: at most one [`WaitToken::claim`] succeeds per `arm`. Only the
+/// claimer may make the task runnable again, so a task is never woken
+/// twice, and never while it is still running (it is armed only after its
+/// state is saved).
+#[derive(Default)]
+pub struct WaitToken(AtomicU64);
+
+impl WaitToken {
+    /// Starts a new wait; returns its generation. Called only by the worker
+    /// that owns the suspended task.
+    pub fn arm(&self) -> u64 {
+        let cur = self.0.load(Ordering::Acquire);
+        let gen = (cur >> 1) + 1;
+        self.0.store(gen << 1 | 1, Ordering::Release);
+        gen
+    }
+
+    /// Claims the wait of generation `gen`. True for exactly one caller.
+    pub fn claim(&self, gen: u64) -> bool {
+        self.0.compare_exchange(gen << 1 | 1, gen << 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    /// Claims whatever wait is armed now (used by cancellation).
+    pub fn claim_current(&self) -> bool {
+        let cur = self.0.load(Ordering::Acquire);
+        cur & 1 == 1 && self.claim(cur >> 1)
+    }
+
+    pub fn is_armed(&self) -> bool {
+        self.0.load(Ordering::Acquire) & 1 == 1
+    }
+}
+
+/// A registration of a suspended task with a wait object.
+#[derive(Clone)]
+pub struct Waiter {
+    pub task: Arc<TaskCell>,
+    pub gen: u64,
+    /// Which of the task's registrations this is (a select case index).
+    pub tag: u32,
+}
+
+impl Waiter {
+    /// Claims this waiter; on success the caller must deliver a resume and
+    /// make the task runnable.
+    pub fn claim(&self) -> bool {
+        self.task.token.claim(self.gen)
+    }
+}
+
+/// How a task or promise finished.
+#[derive(Clone, Copy, Debug)]
+pub enum Outcome {
+    Value(Value),
+    Error(Value),
+    /// Cancelled; carries the `TaskCancelledError` to throw at awaiters.
+    Cancelled(Value),
+}
+
+/// The finishing state shared by tasks and promises.
+#[derive(Default)]
+pub struct Completion {
+    pub inner: Mutex<CompletionInner>,
+}
+
+#[derive(Default)]
+pub struct CompletionInner {
+    pub outcome: Option<Outcome>,
+    pub waiters: Vec<Waiter>,
+    /// Someone awaited (or otherwise consumed) the outcome: a failure is
+    /// then not an unhandled error.
+    pub observed: bool,
+}
+
+impl Completion {
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.inner.lock().outcome
+    }
+
+    /// Sets the outcome once; returns the waiters to wake (the caller
+    /// claims and requeues them), or None if it was already settled.
+    pub fn settle(&self, o: Outcome) -> Option<Vec<Waiter>> {
+        let mut g = self.inner.lock();
+        if g.outcome.is_some() {
+            return None;
+        }
+        g.outcome = Some(o);
+        Some(std::mem::take(&mut g.waiters))
+    }
+
+    /// Registers `w` unless already settled (step 2: re-check under the
+    /// lock). Returns false when the completion is already settled.
+    pub fn register(&self, w: Waiter) -> bool {
+        let mut g = self.inner.lock();
+        if g.outcome.is_some() {
+            return false;
+        }
+        g.waiters.retain(|x| x.task.token.is_armed());
+        g.waiters.push(w);
+        true
+    }
+}
+
+/// A promise: a completion settled by a script (`p.resolve(v)`) or by host
+/// code from any thread (an external promise).
+#[derive(Default)]
+pub struct PromiseCell {
+    pub completion: Completion,
+    /// Settled by host code; while unsettled it keeps the program alive.
+    pub external: bool,
+}
+
+/// What a suspended task waits for (the interpreter's `Suspended` reason).
+pub enum Wait {
+    /// One or more tasks/promises (`await x`, `await [..]`); the task wakes
+    /// when any of them settles and re-runs its `await`.
+    Settled(Vec<Value>),
+    /// `sleep(ms)` / `Task.yield()` (a deadline of now).
+    Until(Instant),
+    /// Never woken except by cancellation (`select {}`).
+    Forever,
+    /// A wait object implemented elsewhere (channels, mutexes, ...): the
+    /// worker calls `register` with the armed generation.
+    Object(Box<dyn WaitObject>),
+}
+
+/// A wait object's side of step 2.
+pub trait WaitObject: Send {
+    /// Registers the waiter under the object's lock, re-checking the
+    /// condition. Returns Some(resume) if the condition already holds (the
+    /// worker then claims the task itself and resumes it with that).
+    fn register(&self, w: Waiter) -> Option<Resume>;
+    /// For deadlock reports: what is being waited on.
+    fn describe(&self) -> String;
+    /// GC: values the registration keeps alive.
+    fn roots(&self) -> Vec<Value>;
+}
+
+impl Wait {
+    pub fn describe(&self) -> String {
+        match self {
+            Wait::Settled(v) if v.len() == 1 => "awaiting a task".into(),
+            Wait::Settled(v) => format!("awaiting {} tasks", v.len()),
+            Wait::Until(_) => "sleeping".into(),
+            Wait::Forever => "in an empty select".into(),
+            Wait::Object(o) => o.describe(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Wait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exactly_one_claim_per_generation() {
+        let t = WaitToken::default();
+        let g = t.arm();
+        assert!(t.claim(g));
+        assert!(!t.claim(g));
+        assert!(!t.claim_current());
+        let g2 = t.arm();
+        assert!(g2 > g);
+        assert!(!t.claim(g), "a stale generation never claims");
+        assert!(t.claim_current());
+    }
+
+    #[test]
+    fn racing_claims_have_one_winner() {
+        for _ in 0..200 {
+            let t = Arc::new(WaitToken::default());
+            let g = t.arm();
+            let wins: usize = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..4).map(|_| s.spawn(|| t.claim(g) as usize)).collect();
+                hs.into_iter().map(|h| h.join().unwrap()).sum()
+            });
+            assert_eq!(wins, 1);
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! The shared part of a task: what other tasks, wakers and the scheduler
+//! see of it.
+//!
+//! A `TaskCell` lives in an `Arc`: the heap's `Task` object points to it,
+//! and so do scheduler jobs, timers and waiter lists. Those outside
+//! references keep only the cell alive (never the task's values), so a
+//! stale job for a finished task is harmless: it fails to claim, or finds
+//! no execution state, and is dropped.
+
+use super::{Completion, WaitToken};
+use crate::vm::task::Task;
+use crate::vm::value::Value;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// What a woken task does first when it runs again.
+#[derive(Clone, Copy, Debug)]
+pub enum Resume {
+    /// Store the value in the register the blocking operation writes.
+    Value(Value),
+    /// Re-execute the blocking instruction (e.g. `await`, which then finds
+    /// its operand settled).
+    Retry,
+    /// Throw this value at the suspension point.
+    Throw(Value),
+    /// Throw a new `TaskCancelledError` at the suspension point.
+    Cancel,
+}
+
+pub struct TaskCell {
+    pub id: u32,
+    /// Bits of the heap `Task` object's value (valid while the task is
+    /// unfinished: the runtime's registry keeps the object alive).
+    pub object: AtomicU64,
+    /// The execution state; `None` while a worker runs the task (the worker
+    /// took it) and after the task finished.
+    pub exec: Mutex<Option<Box<Task>>>,
+    pub completion: Completion,
+    pub token: WaitToken,
+    /// `t.cancel()` was called (sticky).
+    pub cancel: AtomicBool,
+    /// Set by the waker that claimed the task, read when it runs again.
+    pub resume: Mutex<Option<Resume>>,
+    /// What the task is blocked on, for deadlock and never-finished reports.
+    pub blocked_on: Mutex<String>,
+    /// The task has run at least once.
+    pub started: AtomicBool,
+}
+
+impl TaskCell {
+    pub fn new(id: u32, exec: Box<Task>) -> TaskCell {
+        TaskCell {
+            id,
+            object: AtomicU64::new(Value::UNDEFINED.bits()),
+            exec: Mutex::new(Some(exec)),
+            completion: Completion::default(),
+            token: WaitToken::default(),
+            cancel: AtomicBool::new(false),
+            resume: Mutex::new(None),
+            blocked_on: Mutex::new(String::new()),
+            started: AtomicBool::new(false),
+        }
+    }
+
+    pub fn object(&self) -> Value {
+        Value::from_bits(self.object.load(Ordering::Acquire))
+    }
+
+    pub fn is_cancel_requested(&self) -> bool {
+        self.cancel.load(Ordering::Acquire)
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.completion.outcome().is_some()
+    }
+}
+
+/// `'running'`, `'done'`, `'failed'` or `'cancelled'` (for printing).
+pub fn state_name(t: &TaskCell) -> &'static str {
+    match t.completion.outcome() {
+        None => "running",
+        o => outcome_name(o),
+    }
+}
+
+/// `'pending'`, `'done'`, `'failed'` or `'cancelled'`.
+pub fn outcome_name(o: Option<super::Outcome>) -> &'static str {
+    match o {
+        None => "pending",
+        Some(super::Outcome::Value(_)) => "done",
+        Some(super::Outcome::Error(_)) => "failed",
+        Some(super::Outcome::Cancelled(_)) => "cancelled",
+    }
+}
