@@ -51,7 +51,7 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.method(t, "hasOwnProperty", super::object::has_own_property);
     let class = realm.classes.array;
     b.static_native(class, "isArray", is_array);
-    b.static_native(class, "from", from);
+    b.static_native(class, "__fromNative", from);
     b.static_native(class, "of", of);
     let call = b.native("Array", array_call);
     Builder::class_data(class).call = call;

@@ -124,10 +124,28 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
     let entries: Vec<(Atom, Value)> = d.props.keys.iter().copied().zip(d.props.vals.iter().copied()).collect();
     for (k, v) in entries {
         let name = k.as_str();
+        let methods = &mut ctx.rt.realm.methods;
         if let Some(rest) = name.strip_prefix("string:") {
-            ctx.rt.realm.methods.string.set(Atom::intern(rest), v);
+            methods.string.set(Atom::intern(rest), v);
+        } else if let Some(rest) = name.strip_prefix("map:") {
+            methods.map.set(Atom::intern(rest), v);
+        } else if let Some(rest) = name.strip_prefix("set:") {
+            methods.set.set(Atom::intern(rest), v);
+        } else if let Some(rest) = name.strip_prefix("static:") {
+            // `static:Class:name` adds a static member to a built-in class.
+            let (class, member) = rest.split_once(':').unwrap_or((rest, ""));
+            let c = &ctx.rt.realm.classes;
+            let target = match class {
+                "Task" => c.task,
+                "Array" => c.array,
+                "Promise" => c.promise,
+                _ => Value::UNDEFINED,
+            };
+            if let Some(cd) = ops::class_data(target) {
+                cd.statics.set(Atom::intern(member), v);
+            }
         } else {
-            ctx.rt.realm.methods.array.set(k, v);
+            methods.array.set(k, v);
         }
     }
     Ok(Value::UNDEFINED)

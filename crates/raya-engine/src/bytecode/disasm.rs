@@ -16,14 +16,39 @@
 
 use super::{Capture, Constant, FuncProto, Instr, MethodKind, SelectCaseDesc};
 use crate::compiler::Program;
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
-/// The listing of every function of `program`.
+/// The listing of every function of `program`. The prelude's functions
+/// come last, after the program's own.
 pub fn disassemble(program: &Program) -> String {
-    let mut d = Disasm { program, out: String::new(), next_id: 0 };
-    d.function(&program.entry, Kind::Entry);
+    // Printing order (and function numbers): the entry, then depth first,
+    // with the prelude module body moved after the other modules.
+    let mut order: Vec<(&FuncProto, Kind)> = Vec::new();
+    collect(&program.entry, Kind::Entry, program, &mut order);
+    let ids: HashMap<*const FuncProto, usize> =
+        order.iter().enumerate().map(|(i, (f, _))| (*f as *const FuncProto, i)).collect();
+    let mut d = Disasm { program, out: String::new(), ids };
+    for (i, (f, kind)) in order.iter().enumerate() {
+        d.function(i, f, *kind);
+    }
     d.out
+}
+
+fn collect<'p>(f: &'p FuncProto, kind: Kind, program: &Program, out: &mut Vec<(&'p FuncProto, Kind)>) {
+    out.push((f, kind));
+    let is_prelude = |p: &FuncProto| {
+        p.file < program.sources.len() && program.sources.get(p.file).name == "<prelude>" && p.name.is_empty()
+    };
+    let mut children: Vec<&Arc<FuncProto>> = f.protos.iter().collect();
+    if kind == Kind::Entry {
+        children.sort_by_key(|p| is_prelude(p));
+    }
+    for p in children {
+        let k = if kind == Kind::Entry && p.file != f.file && p.name.is_empty() { Kind::Module } else { Kind::Nested };
+        collect(p, k, program, out);
+    }
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -37,7 +62,7 @@ enum Kind {
 struct Disasm<'p> {
     program: &'p Program,
     out: String,
-    next_id: usize,
+    ids: HashMap<*const FuncProto, usize>,
 }
 
 fn fmt_const(c: &Constant) -> String {
@@ -48,16 +73,7 @@ fn fmt_const(c: &Constant) -> String {
 }
 
 impl<'p> Disasm<'p> {
-    fn function(&mut self, f: &Arc<FuncProto>, kind: Kind) {
-        let id = self.next_id;
-        self.next_id += 1;
-        // Children are numbered in the order they are printed (pre-order).
-        let mut child_ids = Vec::with_capacity(f.protos.len());
-        let mut n = self.next_id;
-        for p in &f.protos {
-            child_ids.push(n);
-            n += count(p);
-        }
+    fn function(&mut self, id: usize, f: &FuncProto, kind: Kind) {
         let sources = &self.program.sources;
         let file_ok = f.file < sources.len();
         let file_name = if file_ok { sources.get(f.file).name.as_str() } else { "?" };
@@ -122,11 +138,10 @@ impl<'p> Disasm<'p> {
         for (pc, ins) in f.code.iter().enumerate() {
             let pos = f.spans.get(pc).copied().unwrap_or(0);
             let (l, c) = if file_ok { sources.line_col(f.file, pos) } else { (0, 0) };
-            let ops = self.operands(f, pc, ins, &child_ids);
-            let mnemonic = mnemonic(ins);
+            let ops = self.operands(f, pc, ins);
             let mut line = format!("  {pc:>5}  [{l}:{c}]");
             pad(&mut line, 17);
-            line.push_str(mnemonic);
+            line.push_str(mnemonic(ins));
             if !ops.is_empty() {
                 pad(&mut line, 35);
                 line.push_str(&ops);
@@ -143,23 +158,29 @@ impl<'p> Disasm<'p> {
             self.out.push('\n');
         }
         for (i, sd) in f.selects.iter().enumerate() {
+            let at = pc_of_select(f, i);
             let cases: Vec<String> = sd
                 .cases
                 .iter()
                 .map(|c| match *c {
-                    SelectCaseDesc::Receive { operand, target } => format!("receive(+{operand}) -> {}", target_of(f, pc_of_select(f, i), target)),
-                    SelectCaseDesc::Send { operand, target } => format!("send(+{operand}, +{}) -> {}", operand + 1, target_of(f, pc_of_select(f, i), target)),
-                    SelectCaseDesc::Timeout { operand, target } => format!("timeout(+{operand}) -> {}", target_of(f, pc_of_select(f, i), target)),
-                    SelectCaseDesc::Default { target } => format!("default -> {}", target_of(f, pc_of_select(f, i), target)),
+                    SelectCaseDesc::Receive { operand, target } => {
+                        format!("receive(r{}) -> {}", sel_reg(f, at, operand), target_of(at, target))
+                    }
+                    SelectCaseDesc::Send { operand, target } => format!(
+                        "send(r{}, r{}) -> {}",
+                        sel_reg(f, at, operand),
+                        sel_reg(f, at, operand + 1),
+                        target_of(at, target)
+                    ),
+                    SelectCaseDesc::Timeout { operand, target } => {
+                        format!("timeout(r{}) -> {}", sel_reg(f, at, operand), target_of(at, target))
+                    }
+                    SelectCaseDesc::Default { target } => format!("default -> {}", target_of(at, target)),
                 })
                 .collect();
             let _ = writeln!(self.out, "  select {i}: value r{}; {}", sd.value_reg, cases.join(", "));
         }
         self.out.push('\n');
-        for p in &f.protos {
-            let k = if kind == Kind::Entry && p.file != f.file && p.name.is_empty() { Kind::Module } else { Kind::Nested };
-            self.function(p, k);
-        }
     }
 
     fn k(&self, f: &FuncProto, k: u32) -> String {
@@ -176,7 +197,7 @@ impl<'p> Disasm<'p> {
         }
     }
 
-    fn operands(&self, f: &FuncProto, pc: usize, ins: &Instr, child_ids: &[usize]) -> String {
+    fn operands(&self, f: &FuncProto, pc: usize, ins: &Instr) -> String {
         let j = |off: i32| format!("-> {}", pc as i64 + 1 + off as i64);
         let r = |x: u16| format!("r{x}");
         use Instr::*;
@@ -192,8 +213,9 @@ impl<'p> Disasm<'p> {
             GetUpval { dst, idx } => format!("{}, u{idx}", r(dst)),
             SetUpval { idx, src } => format!("u{idx}, {}", r(src)),
             Closure { dst, proto } => {
-                let name = f.protos.get(proto as usize).map(|p| p.name.as_str()).unwrap_or("?");
-                let id = child_ids.get(proto as usize).copied().unwrap_or(0);
+                let child = f.protos.get(proto as usize);
+                let name = child.map(|p| p.name.as_str()).unwrap_or("?");
+                let id = child.and_then(|p| self.ids.get(&Arc::as_ptr(p))).copied().unwrap_or(0);
                 let name = if name.is_empty() { "<anonymous>" } else { name };
                 format!("{}, function {id} ({name})", r(dst))
             }
@@ -393,11 +415,6 @@ fn mnemonic(i: &Instr) -> &'static str {
     }
 }
 
-/// Number of functions in `f` (itself and all nested ones).
-fn count(f: &FuncProto) -> usize {
-    1 + f.protos.iter().map(|p| count(p)).sum::<usize>()
-}
-
 fn pad(s: &mut String, width: usize) {
     let n = s.chars().count();
     if n < width {
@@ -418,6 +435,14 @@ fn pc_of_select(f: &FuncProto, desc: usize) -> usize {
         .unwrap_or(0)
 }
 
-fn target_of(_f: &FuncProto, select_pc: usize, target: i32) -> i64 {
+fn target_of(select_pc: usize, target: i32) -> i64 {
     select_pc as i64 + 1 + target as i64
+}
+
+/// Register of select operand `operand` (relative to the `Select` base).
+fn sel_reg(f: &FuncProto, select_pc: usize, operand: u16) -> u32 {
+    match f.code.get(select_pc) {
+        Some(Instr::Select { base, .. }) => *base as u32 + operand as u32,
+        _ => operand as u32,
+    }
 }

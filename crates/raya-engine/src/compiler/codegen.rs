@@ -104,6 +104,8 @@ pub(crate) struct FnState<'a> {
 
 pub(crate) struct Codegen<'a> {
     pub file: FileId,
+    /// The module's source text (to place positions on operators).
+    pub src: &'a str,
     pub res: &'a Resolution,
     pub funcs: Vec<FnState<'a>>,
     pub locs: HashMap<BindingId, (usize, Loc)>,
@@ -113,8 +115,34 @@ pub(crate) struct Codegen<'a> {
 pub(crate) type Mark = u32;
 
 impl<'a> Codegen<'a> {
-    pub(crate) fn new(file: FileId, res: &'a Resolution) -> Codegen<'a> {
-        Codegen { file, res, funcs: Vec::new(), locs: HashMap::new(), diags: Vec::new() }
+    pub(crate) fn new(file: FileId, src: &'a str, res: &'a Resolution) -> Codegen<'a> {
+        Codegen { file, src, res, funcs: Vec::new(), locs: HashMap::new(), diags: Vec::new() }
+    }
+
+    /// The offset of the first non-blank character at or after `offset`
+    /// (the operator after an operand: `=` of an assignment, `[` of an
+    /// index), as stack traces place errors there.
+    pub(crate) fn op_pos(&self, offset: u32) -> u32 {
+        let bytes = self.src.as_bytes();
+        let mut i = offset as usize;
+        while i < bytes.len() && bytes[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i < bytes.len() {
+            i as u32
+        } else {
+            offset
+        }
+    }
+
+    /// Where an error in evaluating `e` is reported: a member access at its
+    /// property name, an index at its `[`, anything else at its start.
+    pub(crate) fn node_pos(&self, e: &Expr) -> u32 {
+        match &super::decls::unwrap_erased(e).kind {
+            ExprKind::Member { property, .. } => property.span.start,
+            ExprKind::Index { object, .. } => self.op_pos(object.span.end),
+            _ => e.span.start,
+        }
     }
 
     // ---- function state ------------------------------------------------------

@@ -636,17 +636,18 @@ impl<'a> Codegen<'a> {
                 } else {
                     self.chain_reg(object, sc)
                 };
+                let ipos = self.op_pos(object.span.end);
                 if *optional {
-                    sc.push(self.emit(Instr::JmpIfNullish { src: robj, off: 0 }, index.span.start));
+                    sc.push(self.emit(Instr::JmpIfNullish { src: robj, off: 0 }, ipos));
                 }
                 match &unwrap_erased(index).kind {
                     ExprKind::String(s) if plain_name(s) => {
                         let k = self.k_str(s);
-                        self.emit(Instr::GetProp { dst, obj: robj, name: k }, index.span.start);
+                        self.emit(Instr::GetProp { dst, obj: robj, name: k }, ipos);
                     }
                     _ => {
                         let rk = self.expr_reg(index);
-                        self.emit(Instr::GetIndex { dst, obj: robj, key: rk }, index.span.start);
+                        self.emit(Instr::GetIndex { dst, obj: robj, key: rk }, ipos);
                     }
                 }
                 self.free_to(m);
@@ -756,7 +757,8 @@ impl<'a> Codegen<'a> {
                 }
                 let m2 = self.mark();
                 let rk = self.expr_reg(index);
-                self.emit(Instr::GetIndex { dst: f, obj: this_r, key: rk }, index.span.start);
+                let p = self.op_pos(object.span.end);
+                self.emit(Instr::GetIndex { dst: f, obj: this_r, key: rk }, p);
                 self.free_to(m2);
             }
             _ => {
@@ -832,14 +834,16 @@ impl<'a> Codegen<'a> {
                         } else {
                             let robj = if has_assign(value) { self.expr_temp(object) } else { self.expr_reg(object) };
                             let k = self.k_str(&property.name);
-                            self.assign_prop(robj, PropTarget::Named(k), op, value, dst, property.span.start, Some(&property.name));
+                            let pos = (self.node_pos(object), self.op_pos(te.span.end));
+                            self.assign_prop(robj, PropTarget::Named(k), op, value, dst, pos, Some(&property.name));
                         }
                     }
                     ExprKind::Index { object, index, .. } => {
                         let hazard = has_assign(value) || has_assign(index);
                         let robj = if hazard { self.expr_temp(object) } else { self.expr_reg(object) };
                         let rk = if has_assign(value) { self.expr_temp(index) } else { self.expr_reg(index) };
-                        self.assign_prop(robj, PropTarget::Key(rk), op, value, dst, index.span.start, None);
+                        let pos = (self.node_pos(object), self.op_pos(te.span.end));
+                        self.assign_prop(robj, PropTarget::Key(rk), op, value, dst, pos, None);
                     }
                     _ => {
                         // Reported by the resolver.
@@ -945,6 +949,9 @@ impl<'a> Codegen<'a> {
         }
     }
 
+    /// `obj.name op= value` / `obj[key] op= value`. Positions: `get` for
+    /// reading the old value (as V8: the object expression's position),
+    /// `set` for the store (the assignment operator).
     #[allow(clippy::too_many_arguments)]
     fn assign_prop(
         &mut self,
@@ -953,32 +960,32 @@ impl<'a> Codegen<'a> {
         op: AssignOp,
         value: &'a Expr,
         dst: Option<Reg>,
-        pos: u32,
+        (get, set): (u32, u32),
         name: Option<&str>,
     ) {
         let v = dst.unwrap_or_else(|| self.alloc());
         match op {
             AssignOp::Assign => {
                 self.expr_named(value, v, name);
-                self.set_prop(obj, target, v, pos);
+                self.set_prop(obj, target, v, set);
             }
             AssignOp::Compound(bop) => {
-                self.get_prop(obj, target, v, pos);
+                self.get_prop(obj, target, v, get);
                 if let Some(imm) = addi_imm(bop, value) {
-                    self.emit(Instr::AddI { dst: v, src: v, imm }, pos);
+                    self.emit(Instr::AddI { dst: v, src: v, imm }, set);
                 } else {
                     let m = self.mark();
                     let rb = self.expr_reg(value);
-                    self.emit(binop(bop, v, v, rb), pos);
+                    self.emit(binop(bop, v, v, rb), set);
                     self.free_to(m);
                 }
-                self.set_prop(obj, target, v, pos);
+                self.set_prop(obj, target, v, set);
             }
             AssignOp::Logical(lop) => {
-                self.get_prop(obj, target, v, pos);
-                let j = self.short_circuit_jump(lop, v, pos);
+                self.get_prop(obj, target, v, get);
+                let j = self.short_circuit_jump(lop, v, set);
                 self.expr_named(value, v, name);
-                self.set_prop(obj, target, v, pos);
+                self.set_prop(obj, target, v, set);
                 self.patch_here(j);
             }
         }
@@ -1016,7 +1023,8 @@ impl<'a> Codegen<'a> {
             ExprKind::Index { object, index, .. } => {
                 let robj = self.expr_reg(object);
                 let rk = self.expr_reg(index);
-                self.emit(Instr::SetIndex { obj: robj, key: rk, src }, index.span.start);
+                let p = self.op_pos(object.span.end);
+                self.emit(Instr::SetIndex { obj: robj, key: rk, src }, p);
             }
             _ => {}
         }
@@ -1065,11 +1073,13 @@ impl<'a> Codegen<'a> {
             ExprKind::Member { object, property, .. } if !matches!(object.kind, ExprKind::Super) => {
                 let robj = self.expr_reg(object);
                 let k = self.k_str(&property.name);
-                self.update_prop(robj, PropTarget::Named(k), imm, prefix, dst, property.span.start);
+                let p = self.node_pos(object);
+                self.update_prop(robj, PropTarget::Named(k), imm, prefix, dst, p);
             }
             ExprKind::Index { object, index, .. } => {
                 let (robj, rk) = self.operands(object, index);
-                self.update_prop(robj, PropTarget::Key(rk), imm, prefix, dst, index.span.start);
+                let p = self.node_pos(object);
+                self.update_prop(robj, PropTarget::Key(rk), imm, prefix, dst, p);
             }
             _ => {
                 if let Some(d) = dst {

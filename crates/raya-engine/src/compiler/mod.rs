@@ -436,13 +436,15 @@ fn compile_here(path: PathBuf, name: String, text: String) -> Result<Program, Co
             continue;
         }
         let res = resolutions[m].as_ref().expect("resolved");
-        let mut cg = codegen::Codegen::new(ld.modules[m].file, res);
+        let file = ld.modules[m].file;
+        let mut cg = codegen::Codegen::new(file, &ld.linker.sources.get(file).text, res);
         let proto = cg.module(&ld.modules[m].ast, |_| {});
         diags.extend(cg.diags);
         bodies.push((m, proto));
     }
     let res = resolutions[main].as_ref().expect("resolved");
-    let mut cg = codegen::Codegen::new(ld.modules[main].file, res);
+    let main_file = ld.modules[main].file;
+    let mut cg = codegen::Codegen::new(main_file, &ld.linker.sources.get(main_file).text, res);
     let linker = &ld.linker;
     let entry = cg.module(&ld.modules[main].ast, |cg| {
         for (m, proto) in bodies {

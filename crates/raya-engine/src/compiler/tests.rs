@@ -434,7 +434,9 @@ fn disassembly_lists_every_function_with_lines() {
     let p = compile("function add(a, b) {\n  return a + b;\n}\nconsole.log(add(1, 2));\n");
     let text = crate::bytecode::disasm::disassemble(&p);
     assert!(text.starts_with("function 0 <main> (test.raya:1:1)\n"), "{text}");
-    assert!(text.contains("function 1 <module> (<prelude>:1:1)"), "{text}");
+    // The program's own functions first, then the prelude.
+    assert!(text.contains("\nfunction 1 add (test.raya:1:1)\n"), "{text}");
+    assert!(text.contains("\nfunction 2 <module> (<prelude>:1:1)\n"), "{text}");
     let add = text.split("\n\n").find(|s| s.contains(" add (test.raya:1:1)")).expect("add listed");
     let lines: Vec<&str> = add.lines().collect();
     assert_eq!(lines[1].trim(), "2 params, 4 registers, 0 constants, 0 upvalues, 0 functions, 3 instructions");
@@ -444,6 +446,15 @@ fn disassembly_lists_every_function_with_lines() {
     let main = text.split("\n\n").next().unwrap();
     assert!(main.contains("GetGlobal") && main.contains("g0 (console)"), "{main}");
     assert!(main.contains("CallMethod") && main.contains("k0 (\"log\")"), "{main}");
+}
+
+#[test]
+fn disassembly_numbers_closures_consistently() {
+    let p = compile("const f = () => 1;\nconst g = () => f();");
+    let text = crate::bytecode::disasm::disassemble(&p);
+    assert!(text.contains("Closure           r1, function 1 (f)"), "{text}");
+    assert!(text.contains("\nfunction 1 f (test.raya:1:11) [arrow]\n"), "{text}");
+    assert!(text.contains("Closure           r1, function 2 (g)"), "{text}");
 }
 
 #[test]

@@ -168,7 +168,11 @@ pub trait WaitObject: Send {
 impl Wait {
     pub fn describe(&self) -> String {
         match self {
-            Wait::Settled(v) if v.len() == 1 => "awaiting a task".into(),
+            Wait::Settled(v) if v.len() == 1 => match v[0].as_obj().map(|o| &o.body) {
+                Some(crate::vm::object::Body::Promise(_)) => "awaiting a promise".into(),
+                Some(crate::vm::object::Body::Task(t)) => format!("awaiting task {}", t.id),
+                _ => "awaiting a task".into(),
+            },
             Wait::Settled(v) => format!("awaiting {} tasks", v.len()),
             Wait::Until(_) => "sleeping".into(),
             Wait::Forever => "in an empty select".into(),

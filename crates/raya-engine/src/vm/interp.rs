@@ -1465,6 +1465,11 @@ impl<'rt> TaskInterpreter<'rt> {
             }
         }
         if task.frames.is_empty() {
+            // Kept in the result slot too: a task that finishes by returning
+            // a pending task (flattening) re-reads it when it resumes.
+            if let Some(slot) = task.regs.get_mut(frame.ret as usize) {
+                *slot = result;
+            }
             return Ok(Some(RunOutcome::Completed(result)));
         }
         if frame.flags & flags::DISCARD == 0 {

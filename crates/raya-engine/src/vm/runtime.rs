@@ -160,11 +160,9 @@ impl Runtime {
     /// The frames of `task`, innermost first, one `\n    at ...` each.
     pub fn stack_trace(&self, task: &Task) -> String {
         let mut out = String::new();
-        for (i, f) in task.frames.iter().enumerate().rev() {
+        // At most ten frames, innermost first, as V8 does by default.
+        for f in task.frames.iter().rev().take(10) {
             let p = &f.proto().proto;
-            if i == 0 && task.frames.len() > 1 && p.name.is_empty() && p.code.len() < 64 && is_entry(f.proto()) {
-                continue;
-            }
             let pc = (f.pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
             let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
             let file = p.file;
@@ -194,9 +192,6 @@ impl Runtime {
     }
 }
 
-fn is_entry(p: &RtProto) -> bool {
-    p.proto.span_start == 0 && p.proto.arity == 0 && !p.proto.is_arrow
-}
 
 fn frame_name(closure: Value, p: &crate::bytecode::FuncProto) -> String {
     let home = match closure.as_obj().map(|o| &o.body) {
