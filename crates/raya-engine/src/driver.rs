@@ -29,7 +29,7 @@
 use crate::builtins::inspect;
 use crate::compiler::Program;
 use crate::scheduler::{Scheduler, WorkerCx};
-use crate::sync::{Outcome, Resume, TaskCell, Wait, Waiter};
+use crate::sync::{Outcome, Registered, Resume, TaskCell, Wait, Waiter};
 use crate::vm::atom::names;
 use crate::vm::interp::{is_waitable, RunOutcome, TaskInterpreter};
 use crate::vm::object::Body;
@@ -49,6 +49,9 @@ pub enum Job {
     Run(Arc<TaskCell>),
     /// A timer of this task's wait generation fired: claim, then run.
     Timer(Arc<TaskCell>, u64),
+    /// A timer armed by a wait object (`select` timeouts, timer channels)
+    /// fired: run its callback (which claims and wakes like any waker).
+    Fire(crate::sync::Timer),
 }
 
 /// Options for running a program.
@@ -151,6 +154,9 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
     }
     for t in std::mem::take(&mut rt.failed_tasks) {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
+        if Arc::ptr_eq(cell, main) {
+            continue; // reported above as the uncaught error
+        }
         let (observed, outcome) = {
             let g = cell.completion.inner.lock();
             (g.observed, g.outcome)
@@ -205,7 +211,20 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 *c.resume.lock() = Some(Resume::Value(Value::UNDEFINED));
                 c
             }
+            Job::Fire(t) => {
+                let mut rt = self.shared.rt.lock();
+                if let Some(next) = (t.fire)(&mut rt.woken) {
+                    cx.scheduler().sleep_until(next.at, Job::Fire(next));
+                }
+                queue_woken(&mut rt, cx);
+                return;
+            }
         };
+        // Timers of the wait that just ended (a select's timeout, the
+        // sleep of a cancelled task) must not keep the program alive.
+        for key in std::mem::take(&mut *cell.timers.lock()) {
+            cx.scheduler().cancel_timer(key);
+        }
         let mut rt = self.shared.rt.lock();
         let Some(mut exec) = cell.exec.lock().take() else { return };
         let first_run = !cell.started.swap(true, Ordering::AcqRel);
@@ -265,17 +284,24 @@ impl crate::scheduler::Runner<Job> for VmRunner {
         }
         // Queue what this slice spawned and woke: a woken task runs next on
         // this worker (direct handoff), the others go to the local queue.
-        for t in std::mem::take(&mut rt.spawned) {
+        queue_woken(&mut rt, cx);
+        let _ = &self.shared.main;
+    }
+}
+
+/// Queues what a slice (or a fired timer) spawned and woke: the first woken
+/// task runs next on this worker (direct handoff), the others go to the
+/// local queue.
+fn queue_woken(rt: &mut Runtime, cx: &WorkerCx<Job>) {
+    for t in std::mem::take(&mut rt.spawned) {
+        cx.push_local(Job::Run(t));
+    }
+    let mut woken = std::mem::take(&mut rt.woken).into_iter();
+    if let Some(first) = woken.next() {
+        for t in woken {
             cx.push_local(Job::Run(t));
         }
-        let mut woken = std::mem::take(&mut rt.woken).into_iter();
-        if let Some(first) = woken.next() {
-            for t in woken {
-                cx.push_local(Job::Run(t));
-            }
-            cx.push_next(Job::Run(first));
-        }
-        let _ = &self.shared.main;
+        cx.push_next(Job::Run(first));
     }
 }
 
@@ -289,6 +315,8 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, o: Outcome) {
     // longer roots.
     cell.exec.lock().take();
     cell.blocked_on.lock().clear();
+    // A task that ends holding a mutex releases it to the next waiter.
+    crate::sync::mutex::release_all(cell, &mut rt.woken);
     if let Some(waiters) = cell.completion.settle(o) {
         wake_all(rt, waiters);
     }
@@ -337,15 +365,43 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
             }
         }
         Wait::Until(deadline) => {
-            cx.scheduler().sleep_until(deadline, Job::Timer(cell.clone(), gen));
+            let key = cx.scheduler().sleep_until(deadline, Job::Timer(cell.clone(), gen));
+            cell.timers.lock().push(key);
         }
         Wait::Forever => {}
         Wait::Object(obj) => {
-            if let Some(r) = obj.register(waiter.clone()) {
-                if waiter.claim() {
-                    *cell.resume.lock() = Some(r);
-                    rt.woken.push(cell.clone());
+            let mut waiter = waiter;
+            loop {
+                let mut timers = Vec::new();
+                let r = obj.register(waiter.clone(), &mut rt.woken, &mut timers);
+                // Armed even when the wait is already decided: a timer
+                // channel counts on its armed timer firing.
+                for t in timers {
+                    let own = t.cancel_on_wake;
+                    let key = cx.scheduler().sleep_until(t.at, Job::Fire(t));
+                    if own {
+                        cell.timers.lock().push(key);
+                    }
                 }
+                match r {
+                    Registered::Queued => {}
+                    Registered::Ready(r) => {
+                        // The object claimed the task for us.
+                        *cell.resume.lock() = Some(r);
+                        rt.woken.push(cell.clone());
+                    }
+                    Registered::Again => {
+                        // Claimed, but the partner vanished: wait again.
+                        if cell.is_cancel_requested() {
+                            *cell.resume.lock() = Some(Resume::Cancel);
+                            rt.woken.push(cell.clone());
+                        } else {
+                            waiter.gen = cell.token.arm();
+                            continue;
+                        }
+                    }
+                }
+                break;
             }
         }
     }

@@ -68,6 +68,16 @@ fn this_array(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<&'static
     }
 }
 
+/// `this_array` for methods that change the array: a frozen array is a
+/// TypeError, as in JS strict mode.
+fn this_array_mut(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<&'static mut Vec<Value>, Value> {
+    let a = this_array(ctx, this, method)?;
+    if this.as_obj().is_some_and(|o| o.is_frozen_array()) {
+        return Err(ctx.type_error(format!("Cannot modify a frozen array (Array.prototype.{method})")));
+    }
+    Ok(a)
+}
+
 fn too_long(ctx: &mut NativeCtx) -> Value {
     ctx.range_error("Invalid array length")
 }
@@ -129,6 +139,20 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
     match *it {
         IterState::Array { arr, next } => {
             ops::array_data(arr).map(|a| a.get(next..).map(|s| s.to_vec()).unwrap_or_default()).unwrap_or_default()
+        }
+        IterState::Channel { ch, .. } => {
+            // What can be received without waiting (a channel iterator
+            // only blocks in a `for`-`of` loop).
+            let mut out = Vec::new();
+            if let Some(Body::Channel(c)) = ch.as_obj().map(|o| &o.body) {
+                while let crate::sync::channel::Recv::Got(v) = c.try_recv(&mut ctx.rt.woken) {
+                    if v.is_null() {
+                        break;
+                    }
+                    out.push(v);
+                }
+            }
+            out
         }
         IterState::Str { s, next } => {
             let text: &str = ops::as_str(s).unwrap_or("");
@@ -208,7 +232,7 @@ fn push_join_part(out: &mut String, v: Value) {
 // ---------------------------------------------------------------------------
 
 fn push(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let a = this_array(ctx, this, "push")?;
+    let a = this_array_mut(ctx, this, "push")?;
     if a.len() + args.len() > MAX_ARRAY_LEN {
         return Err(too_long(ctx));
     }
@@ -217,12 +241,12 @@ fn push(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
 }
 
 fn pop(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let a = this_array(ctx, this, "pop")?;
+    let a = this_array_mut(ctx, this, "pop")?;
     Ok(a.pop().unwrap_or(Value::UNDEFINED))
 }
 
 fn shift(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let a = this_array(ctx, this, "shift")?;
+    let a = this_array_mut(ctx, this, "shift")?;
     if a.is_empty() {
         return Ok(Value::UNDEFINED);
     }
@@ -230,7 +254,7 @@ fn shift(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Val
 }
 
 fn unshift(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let a = this_array(ctx, this, "unshift")?;
+    let a = this_array_mut(ctx, this, "unshift")?;
     if a.len() + args.len() > MAX_ARRAY_LEN {
         return Err(too_long(ctx));
     }
@@ -239,7 +263,7 @@ fn unshift(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Va
 }
 
 fn splice(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let len = this_array(ctx, this, "splice")?.len();
+    let len = this_array_mut(ctx, this, "splice")?.len();
     let start = int_arg(ctx, arg(args, 0), 0.0, "Array.prototype.splice")?;
     let start = relative(start, len);
     let delete = if args.is_empty() {
@@ -258,7 +282,7 @@ fn splice(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
     if len - delete + items.len() > MAX_ARRAY_LEN {
         return Err(too_long(ctx));
     }
-    let a = this_array(ctx, this, "splice")?;
+    let a = this_array_mut(ctx, this, "splice")?;
     let removed: Vec<Value> = a.splice(start..start + delete, items.iter().copied()).collect();
     Ok(ctx.array(removed))
 }
@@ -365,17 +389,17 @@ fn to_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
 }
 
 fn reverse(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    this_array(ctx, this, "reverse")?.reverse();
+    this_array_mut(ctx, this, "reverse")?.reverse();
     Ok(this)
 }
 
 fn fill(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let len = this_array(ctx, this, "fill")?.len();
+    let len = this_array_mut(ctx, this, "fill")?.len();
     let v = arg(args, 0);
     let s = int_arg(ctx, arg(args, 1), 0.0, "Array.prototype.fill")?;
     let e = int_arg(ctx, arg(args, 2), len as f64, "Array.prototype.fill")?;
     let (s, e) = (relative(s, len), relative(e, len));
-    let a = this_array(ctx, this, "fill")?;
+    let a = this_array_mut(ctx, this, "fill")?;
     if s < e {
         a[s..e].fill(v);
     }

@@ -41,6 +41,10 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         deadlock_error: sub(b, "DeadlockError"),
         task: b.class("Task", u, BuiltinKind::Namespace, None, None),
         promise: b.class("Promise", u, BuiltinKind::Promise, None, None),
+        channel: b.class("Channel", u, BuiltinKind::Channel, None, None),
+        mutex: b.class("Mutex", u, BuiltinKind::Mutex, None, None),
+        wait_group: b.class("WaitGroup", u, BuiltinKind::WaitGroup, None, None),
+        semaphore: b.class("Semaphore", u, BuiltinKind::Semaphore, None, None),
     };
     let mut realm = Realm { globals: vec![Value::UNDEFINED; GLOBAL_NAMES.len()], classes, methods: Methods::default() };
     let c = realm.classes;
@@ -62,6 +66,10 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         ("DeadlockError", c.deadlock_error),
         ("Task", c.task),
         ("Promise", c.promise),
+        ("Channel", c.channel),
+        ("Mutex", c.mutex),
+        ("WaitGroup", c.wait_group),
+        ("Semaphore", c.semaphore),
     ] {
         realm.globals[global_slot(name)] = v;
     }
@@ -131,6 +139,8 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
             methods.map.set(Atom::intern(rest), v);
         } else if let Some(rest) = name.strip_prefix("set:") {
             methods.set.set(Atom::intern(rest), v);
+        } else if let Some(rest) = name.strip_prefix("mutex:") {
+            methods.mutex.set(Atom::intern(rest), v);
         } else if let Some(rest) = name.strip_prefix("static:") {
             // `static:Class:name` adds a static member to a built-in class.
             let (class, member) = rest.split_once(':').unwrap_or((rest, ""));

@@ -501,6 +501,15 @@ impl Inspector {
             Body::Iter(it) => self.iterator(p, it.get(), recurse, indent),
             Body::Task(t) => format!("Task {{ id: {}, state: '{}' }}", t.id, crate::sync::task::state_name(t)),
             Body::Promise(p) => format!("Promise {{ state: '{}' }}", crate::sync::task::outcome_name(p.completion.outcome())),
+            Body::Channel(c) => format!(
+                "Channel {{ capacity: {}, length: {}, closed: {} }}",
+                c.capacity,
+                c.len(),
+                c.is_closed()
+            ),
+            Body::Mutex(m) => format!("Mutex {{ locked: {} }}", m.is_locked()),
+            Body::WaitGroup(g) => format!("WaitGroup {{ count: {} }}", g.count()),
+            Body::Semaphore(s) => format!("Semaphore {{ available: {} }}", s.available()),
             Body::Accessor(a) => {
                 let a = *a.get();
                 accessor_label(a.get, a.set).into()
@@ -749,6 +758,7 @@ impl Inspector {
         let (map, next, kind) = match it {
             IterState::Array { .. } => return "Object [Array Iterator] {}".into(),
             IterState::Str { .. } => return "Object [String Iterator] {}".into(),
+            IterState::Channel { .. } => return "Object [Channel Iterator] {}".into(),
             IterState::Map { map, next, kind } => (*map, *next, *kind),
         };
         let (data, is_set) = match map.as_obj().map(|o| &o.body) {

@@ -2,6 +2,7 @@
 //! standard library (`stdlib/`), installed into every realm.
 
 pub mod array;
+pub mod channels;
 pub mod collections;
 pub mod console;
 pub mod core;
@@ -33,6 +34,7 @@ pub fn install(heap: &mut Heap) -> Realm {
     object::install(&mut b, &mut realm);
     collections::install(&mut b, &mut realm);
     tasks::install(&mut b, &mut realm);
+    channels::install(&mut b, &mut realm);
     realm
 }
 

@@ -200,6 +200,8 @@ fn freeze(_ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, V
     let obj = arg(args, 0);
     if let Some(d) = ops::object_data(obj) {
         d.frozen = true;
+    } else if let Some(o @ crate::vm::object::Obj { body: Body::Array(_), .. }) = obj.as_obj() {
+        o.header.frozen.store(true, std::sync::atomic::Ordering::Relaxed);
     }
     Ok(obj)
 }
@@ -209,6 +211,10 @@ fn is_frozen(_ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value
     let frozen = match obj.as_obj().map(|o| &o.body) {
         None | Some(Body::Str(_)) => true,
         Some(Body::Object(d)) => d.get().frozen,
+        Some(o @ Body::Array(_)) => {
+            let _ = o;
+            obj.as_obj().is_some_and(|o| o.is_frozen_array())
+        }
         Some(_) => false,
     };
     Ok(Value::bool(frozen))
@@ -425,7 +431,7 @@ mod tests {
         assert_eq!(t.call(is_frozen, U, &[n(1.0)]), "true");
         let a = t.ctx().array(vec![]);
         assert_eq!(t.call(freeze, U, &[a]), "[]");
-        assert_eq!(t.call(is_frozen, U, &[a]), "false");
+        assert_eq!(t.call(is_frozen, U, &[a]), "true");
     }
 
     #[test]

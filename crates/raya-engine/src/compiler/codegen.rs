@@ -786,11 +786,11 @@ impl<'a> Codegen<'a> {
                         add(n);
                     }
                 }
-                ExprKind::Assign { op: AssignOp::Compound(bop), value, .. } => {
-                    if super::expr::addi_imm(*bop, value).is_none() {
-                        if let Some(n) = num_of(value) {
-                            add(n);
-                        }
+                ExprKind::Assign { op: AssignOp::Compound(bop), value, .. }
+                    if super::expr::addi_imm(*bop, value).is_none() =>
+                {
+                    if let Some(n) = num_of(value) {
+                        add(n);
                     }
                 }
                 _ => {}

@@ -280,11 +280,7 @@ pub(crate) fn visit_stmt_exprs<'a>(s: &'a Stmt, f: &mut dyn FnMut(&'a Expr)) {
             ve(e, f);
             visit_stmt_exprs(body, f);
         }
-        StmtKind::Return(e) => {
-            if let Some(e) = e {
-                ve(e, f);
-            }
-        }
+        StmtKind::Return(Some(e)) => ve(e, f),
         StmtKind::Try { block, handler, finalizer } => {
             block.iter().for_each(|s| visit_stmt_exprs(s, f));
             if let Some(h) = handler {

@@ -327,7 +327,7 @@ impl<'a> Codegen<'a> {
                     BinaryOp::Gt => Instr::JmpIfNotLt { a: rb, b: ra, off: 0 },
                     _ => Instr::JmpIfNotLe { a: rb, b: ra, off: 0 },
                 };
-                let j = self.emit(i, pos);
+                let j = self.emit(i, self.binop_pos(a));
                 self.free_to(m);
                 vec![j]
             }
@@ -365,7 +365,9 @@ impl<'a> Codegen<'a> {
         (ra, rb)
     }
 
-    fn binary(&mut self, op: BinaryOp, a: &'a Expr, b: &'a Expr, dst: Reg, pos: u32) {
+    fn binary(&mut self, op: BinaryOp, a: &'a Expr, b: &'a Expr, dst: Reg, _pos: u32) {
+        // Errors (`null + 1`) are reported at the operator, as V8 does.
+        let pos = self.binop_pos(a);
         let m = self.mark();
         if let Some(imm) = addi_imm(op, b) {
             let ra = self.expr_reg(a);
@@ -382,6 +384,21 @@ impl<'a> Codegen<'a> {
             self.emit(binop(op, dst, ra, rb), pos);
         }
         self.free_to(m);
+    }
+
+    /// The position of the operator after left operand `a`: the first
+    /// character after it that is neither blank nor a closing parenthesis.
+    fn binop_pos(&self, a: &Expr) -> u32 {
+        let bytes = self.src.as_bytes();
+        let mut i = a.span.end as usize;
+        while i < bytes.len() && (bytes[i].is_ascii_whitespace() || bytes[i] == b')') {
+            i += 1;
+        }
+        if i < bytes.len() {
+            i as u32
+        } else {
+            a.span.end
+        }
     }
 
     /// Whether `e` already sits in a register (a local variable, `this`, a

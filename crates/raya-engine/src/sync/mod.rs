@@ -15,6 +15,9 @@
 //! This module holds the shared pieces: the token, waiters, completions
 //! (what tasks and promises finish with) and the `Wait` descriptions.
 
+pub mod channel;
+pub mod mutex;
+pub mod select;
 pub mod task;
 
 use crate::vm::value::Value;
@@ -58,6 +61,12 @@ impl WaitToken {
     pub fn is_armed(&self) -> bool {
         self.0.load(Ordering::Acquire) & 1 == 1
     }
+
+    /// The wait of generation `gen` is still armed (its registrations are
+    /// not stale). Only a hint: a claim may win or lose right after.
+    pub fn is_waiting(&self, gen: u64) -> bool {
+        self.0.load(Ordering::Acquire) == (gen << 1 | 1)
+    }
 }
 
 /// A registration of a suspended task with a wait object.
@@ -75,6 +84,30 @@ impl Waiter {
     pub fn claim(&self) -> bool {
         self.task.token.claim(self.gen)
     }
+
+    /// Not yet claimed by anyone (see [`WaitToken::is_waiting`]).
+    pub fn is_live(&self) -> bool {
+        self.task.token.is_waiting(self.gen)
+    }
+
+    /// Step 3 for a claimed waiter: store the resume and queue the task.
+    pub fn deliver(&self, r: Resume, woken: &mut Vec<Arc<TaskCell>>) {
+        *self.task.resume.lock() = Some(r);
+        woken.push(self.task.clone());
+    }
+}
+
+/// A one-shot timer armed by a wait object (a `select` timeout, a timer
+/// channel's next tick). The worker hands it to the scheduler's timer
+/// thread; when it fires, `fire` runs on a worker with the runtime's woken
+/// list (claims and delivers like any waker) and may return the next timer.
+pub struct Timer {
+    pub at: Instant,
+    /// Belongs to this wait of the task only (a `select` timeout): the
+    /// worker cancels it as soon as the task runs again, so a decided
+    /// select leaves no timer keeping the program alive.
+    pub cancel_on_wake: bool,
+    pub fire: Box<dyn FnOnce(&mut Vec<Arc<TaskCell>>) -> Option<Timer> + Send>,
 }
 
 /// How a task or promise finished.
@@ -153,12 +186,32 @@ pub enum Wait {
     Object(Box<dyn WaitObject>),
 }
 
+/// What [`WaitObject::register`] did.
+pub enum Registered {
+    /// Registered (or the task was already claimed by another waker).
+    Queued,
+    /// The condition held: the object claimed the task; resume it so.
+    Ready(Resume),
+    /// Claimed, but the condition vanished: arm again and re-register.
+    Again,
+}
+
 /// A wait object's side of step 2.
 pub trait WaitObject: Send {
     /// Registers the waiter under the object's lock, re-checking the
-    /// condition. Returns Some(resume) if the condition already holds (the
-    /// worker then claims the task itself and resumes it with that).
-    fn register(&self, w: Waiter) -> Option<Resume>;
+    /// condition. If the condition already holds, the object claims the
+    /// waiter itself *before* moving any value (so a concurrent canceller
+    /// can never make a value disappear), completes the operation as the
+    /// running task would, and returns `Ready(resume)`: the worker then
+    /// delivers it and makes the task runnable. If that claim fails (someone
+    /// else woke the task) it returns `Queued` and registers nothing more.
+    /// `Again` means the object claimed the task but the condition vanished
+    /// meanwhile (a partner was claimed elsewhere): the worker arms a fresh
+    /// generation and registers again.
+    /// Other tasks the registration wakes (a blocked sender whose value
+    /// moved into the buffer) go to `woken`; timers it needs (timeouts,
+    /// timer channels) go to `timers`.
+    fn register(&self, w: Waiter, woken: &mut Vec<Arc<TaskCell>>, timers: &mut Vec<Timer>) -> Registered;
     /// For deadlock reports: what is being waited on.
     fn describe(&self) -> String;
     /// GC: values the registration keeps alive.

@@ -25,6 +25,13 @@ pub enum Resume {
     Throw(Value),
     /// Throw a new `TaskCancelledError` at the suspension point.
     Cancel,
+    /// Throw a new `ChannelClosedError` at the suspension point (a sender
+    /// woken by `close`).
+    Closed,
+    /// A suspended `select` was decided: case `case` fired; `value` goes
+    /// to the select's value register (received values), and the frame
+    /// jumps to that case's body.
+    Case { case: u32, value: Value },
 }
 
 pub struct TaskCell {
@@ -45,6 +52,11 @@ pub struct TaskCell {
     pub blocked_on: Mutex<String>,
     /// The task has run at least once.
     pub started: AtomicBool,
+    /// Timers armed for the task's current wait (`sleep`, `select`
+    /// timeouts); cancelled when it runs again.
+    pub timers: Mutex<Vec<crate::scheduler::TimerKey>>,
+    /// Mutexes the task holds (released when it ends).
+    pub held: Mutex<Vec<std::sync::Arc<super::mutex::MutexCell>>>,
 }
 
 impl TaskCell {
@@ -59,6 +71,8 @@ impl TaskCell {
             resume: Mutex::new(None),
             blocked_on: Mutex::new(String::new()),
             started: AtomicBool::new(false),
+            held: Mutex::new(Vec::new()),
+            timers: Mutex::new(Vec::new()),
         }
     }
 

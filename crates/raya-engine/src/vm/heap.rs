@@ -148,13 +148,26 @@ impl Marker {
                         self.mark(v);
                     }
                 }
-                if let Some(crate::sync::Resume::Value(v) | crate::sync::Resume::Throw(v)) = *cell.resume.lock() {
+                if let Some(
+                    crate::sync::Resume::Value(v)
+                    | crate::sync::Resume::Throw(v)
+                    | crate::sync::Resume::Case { value: v, .. },
+                ) = *cell.resume.lock()
+                {
                     self.mark(v);
                 }
             }
             Body::Promise(p) => self.mark_completion(&p.completion),
+            Body::Channel(ch) => {
+                // Buffered values and the values of blocked senders.
+                let mut vs = Vec::new();
+                ch.trace(|v| vs.push(v));
+                self.mark_all(&vs);
+            }
+            Body::Mutex(_) | Body::WaitGroup(_) | Body::Semaphore(_) => {}
             Body::Iter(it) => match it.get() {
                 IterState::Array { arr, .. } => self.mark(*arr),
+                IterState::Channel { ch, .. } => self.mark(*ch),
                 IterState::Str { s, .. } => self.mark(*s),
                 IterState::Map { map, .. } => self.mark(*map),
             },
@@ -193,7 +206,7 @@ impl Heap {
     #[inline]
     pub fn alloc(&mut self, body: Body) -> Value {
         self.allocated_since_gc += body_size(&body);
-        let p = Box::into_raw(Box::new(Obj { header: Header { marked: false.into() }, body }));
+        let p = Box::into_raw(Box::new(Obj { header: Header { marked: false.into(), frozen: false.into() }, body }));
         self.objects.push(p);
         Value::object(p)
     }

@@ -30,7 +30,7 @@ use super::runtime::{make_closure, Runtime};
 use super::task::{flags, Frame, Handler, Task};
 use super::value::Value;
 use crate::builtins::numconv;
-use crate::bytecode::{Capture, Instr, MethodKind};
+use crate::bytecode::{Capture, Instr, MethodKind, SelectCaseDesc, SelectDesc};
 use crate::sync::{Outcome, Resume, TaskCell, Wait};
 use std::sync::Arc;
 
@@ -54,6 +54,15 @@ pub enum RunOutcome {
 
 pub struct TaskInterpreter<'rt> {
     pub rt: &'rt mut Runtime,
+}
+
+/// What a `select` does on entry.
+enum Selected {
+    /// Jump to the case at this offset (from the instruction after the
+    /// `Select`), storing a received value first.
+    Case(i32, Option<Value>),
+    /// Suspend.
+    Wait(Wait),
 }
 
 /// Result of starting a call.
@@ -197,6 +206,37 @@ impl<'rt> TaskInterpreter<'rt> {
             Resume::Cancel => {
                 let e = self.cancelled_error(task);
                 self.unwind(task, e)
+            }
+            Resume::Closed => {
+                let c = self.rt.realm.classes.channel_closed_error;
+                let e = self.rt.make_error(task, c, "send on a closed channel");
+                self.unwind(task, e)
+            }
+            Resume::Case { case, value } => {
+                // The task is suspended right after its `Select`: store a
+                // received value and jump to the chosen case's body.
+                let Some(frame) = task.frames.last_mut() else { return Ok(()) };
+                let pc = frame.pc as usize;
+                let proto = &frame.proto().proto;
+                let Some(Instr::Select { desc, .. }) = pc.checked_sub(1).and_then(|i| proto.code.get(i)) else {
+                    return Ok(());
+                };
+                let d = &proto.selects[*desc as usize];
+                let target = match d.cases.get(case as usize) {
+                    Some(
+                        SelectCaseDesc::Receive { target, .. }
+                        | SelectCaseDesc::Send { target, .. }
+                        | SelectCaseDesc::Timeout { target, .. }
+                        | SelectCaseDesc::Default { target },
+                    ) => *target,
+                    None => return Ok(()),
+                };
+                let dst = frame.base as usize + d.value_reg as usize;
+                frame.pc = (pc as i64 + target as i64) as u32;
+                if dst < task.regs.len() {
+                    task.regs[dst] = value;
+                }
+                Ok(())
             }
         }
     }
@@ -471,6 +511,18 @@ impl<'rt> TaskInterpreter<'rt> {
             BuiltinKind::Set => {
                 return self.construct_builtin(task, crate::builtins::collections::construct_set, f, argc)
             }
+            BuiltinKind::Channel => {
+                return self.construct_builtin(task, crate::builtins::channels::construct_channel, f, argc)
+            }
+            BuiltinKind::Mutex => {
+                return self.construct_builtin(task, crate::builtins::channels::construct_mutex, f, argc)
+            }
+            BuiltinKind::WaitGroup => {
+                return self.construct_builtin(task, crate::builtins::channels::construct_wait_group, f, argc)
+            }
+            BuiltinKind::Semaphore => {
+                return self.construct_builtin(task, crate::builtins::channels::construct_semaphore, f, argc)
+            }
             _ => return Err(Fault::Type(format!("{} is not a constructor", cd.name.as_str()))),
         }
         let this = self.new_instance(callee);
@@ -547,6 +599,7 @@ impl<'rt> TaskInterpreter<'rt> {
             Some(Body::Str(_)) => IterState::Str { s: v, next: 0 },
             Some(Body::Map(_)) => IterState::Map { map: v, next: 0, kind: 2 },
             Some(Body::Set(_)) => IterState::Map { map: v, next: 0, kind: 0 },
+            Some(Body::Channel(_)) => IterState::Channel { ch: v, waiting: false },
             Some(Body::Iter(_)) => return Ok(v),
             _ => return Err(Fault::Type(format!("{} is not iterable", describe_iterable(v)))),
         };
@@ -559,6 +612,15 @@ impl<'rt> TaskInterpreter<'rt> {
             return None;
         };
         match st.get() {
+            IterState::Channel { ch, .. } => {
+                // Outside `for`-`of` (spread, `Array.from`): only what can
+                // be received without waiting.
+                let Some(Body::Channel(c)) = ch.as_obj().map(|o| &o.body) else { return None };
+                match c.try_recv(&mut self.rt.woken) {
+                    crate::sync::channel::Recv::Got(v) if !v.is_null() => Some(v),
+                    _ => None,
+                }
+            }
             IterState::Array { arr, next } => {
                 let a = ops::array_data(*arr)?;
                 let v = a.get(*next).copied();
@@ -1126,11 +1188,11 @@ impl<'rt> TaskInterpreter<'rt> {
                         let k = reg!(key);
                         let v = reg!(src);
                         if k.is_number() {
-                            if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
+                            if let Some(ob @ super::object::Obj { body: Body::Array(a), .. }) = o.as_obj() {
                                 let a = a.get();
                                 let n = k.as_number();
                                 let i = n as usize;
-                                if i < a.len() && i as f64 == n {
+                                if i < a.len() && i as f64 == n && !ob.is_frozen_array() {
                                     a[i] = v;
                                     continue;
                                 }
@@ -1230,6 +1292,17 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::Return { src } => {
                         let v = reg!(src);
+                        // Fast path: a plain call returning to a caller, with
+                        // no handler of this frame left to pop.
+                        let depth = task.frames.len();
+                        if let Some(fr) = task.frames.last() {
+                            if fr.flags == 0 && depth > 1 && task.handlers.last().is_none_or(|h| (h.depth as usize) < depth) {
+                                let ret = fr.ret as usize;
+                                task.frames.pop();
+                                *unsafe { task.regs.get_unchecked_mut(ret) } = v;
+                                continue 'frame;
+                            }
+                        }
                         *budget = left;
                         if let Some(done) = self.do_return(task, v)? {
                             return Ok(done);
@@ -1383,10 +1456,49 @@ impl<'rt> TaskInterpreter<'rt> {
                         let it = tri!(self.make_iter(reg!(src)));
                         set!(dst, it)
                     }
-                    Instr::IterNext { dst, iter, off } => match self.iter_next(reg!(iter)) {
-                        Some(v) => set!(dst, v),
-                        None => jump!(off),
-                    },
+                    Instr::IterNext { dst, iter, off } => {
+                        let itv = reg!(iter);
+                        if let Some(Body::Iter(st)) = itv.as_obj().map(|o| &o.body) {
+                            if let IterState::Channel { ch, waiting } = st.get() {
+                                // `for (const v of ch)`: receive until the
+                                // channel is closed and drained. When it
+                                // must wait, this instruction suspends with
+                                // `waiting` set and is re-run after the
+                                // receiver's value (null = closed) was
+                                // delivered into `dst`.
+                                let Some(Body::Channel(c)) = ch.as_obj().map(|o| &o.body) else {
+                                    fault!(Fault::Type("internal: not a channel".into()));
+                                };
+                                let got = if *waiting {
+                                    *waiting = false;
+                                    Some(reg!(dst))
+                                } else {
+                                    match c.try_recv(&mut self.rt.woken) {
+                                        crate::sync::channel::Recv::Got(v) => Some(v),
+                                        crate::sync::channel::Recv::Empty => None,
+                                    }
+                                };
+                                match got {
+                                    Some(v) if v.is_nullish() => jump!(off),
+                                    Some(v) => set!(dst, v),
+                                    None => {
+                                        *waiting = true;
+                                        task.resume_dst = (base + dst as usize) as u32;
+                                        pc -= 1;
+                                        save_pc!();
+                                        *budget = left;
+                                        let w = crate::sync::channel::RecvWait(c.clone());
+                                        return Ok(RunOutcome::Suspended(Wait::Object(Box::new(w))));
+                                    }
+                                }
+                                continue;
+                            }
+                        }
+                        match self.iter_next(itv) {
+                            Some(v) => set!(dst, v),
+                            None => jump!(off),
+                        }
+                    }
                     Instr::ForInKeys { dst, src } => {
                         let keys = ops::own_keys(reg!(src));
                         let vals: Vec<Value> = keys.iter().map(|k| self.rt.heap.alloc_str(k.as_str())).collect();
@@ -1437,12 +1549,106 @@ impl<'rt> TaskInterpreter<'rt> {
                         tri!(self.spawn_from_regs(task, callee, fa, argc, fa));
                         refresh!();
                     }
-                    Instr::Select { .. } => {
-                        fault!(Fault::Type("select is not available in this build of the runtime".into()));
+                    Instr::Select { base: sb, desc } => {
+                        save_pc!();
+                        let d = &rtp.proto.selects[desc as usize];
+                        match tri!(self.select(task, base + sb as usize, d)) {
+                            Selected::Case(target, v) => {
+                                if let Some(v) = v {
+                                    set!(d.value_reg, v);
+                                }
+                                jump!(target);
+                            }
+                            Selected::Wait(w) => {
+                                *budget = left;
+                                return Ok(RunOutcome::Suspended(w));
+                            }
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// `select` on entry (its operands are in `regs[sb..]`): runs a ready
+    /// case (chosen uniformly among the ready ones), else `default`, else
+    /// returns the wait that registers the task on every case.
+    fn select(&mut self, task: &Task, sb: usize, d: &SelectDesc) -> Result<Selected, Fault> {
+        use crate::sync::channel::{Recv, Sent};
+        use crate::sync::select::{shuffle, CaseOp, SelectWait};
+        let now = std::time::Instant::now();
+        let mut default = None;
+        let mut cases: Vec<(u32, CaseOp, i32)> = Vec::with_capacity(d.cases.len());
+        let channel = |v: Value| -> Result<Option<Arc<crate::sync::channel::ChannelCell>>, Fault> {
+            match v.as_obj().map(|o| &o.body) {
+                _ if v.is_nullish() => Ok(None), // never ready (Go's nil channel)
+                Some(Body::Channel(c)) => Ok(Some(c.clone())),
+                _ => Err(Fault::Type(format!("select case expects a Channel, got {}", describe_type(v)))),
+            }
+        };
+        for (i, c) in d.cases.iter().enumerate() {
+            let i = i as u32;
+            match *c {
+                SelectCaseDesc::Receive { operand, target } => {
+                    if let Some(ch) = channel(task.regs[sb + operand as usize])? {
+                        cases.push((i, CaseOp::Recv(ch), target));
+                    }
+                }
+                SelectCaseDesc::Send { operand, target } => {
+                    if let Some(ch) = channel(task.regs[sb + operand as usize])? {
+                        let v = task.regs[sb + operand as usize + 1];
+                        crate::builtins::channels::check_send(&ch, v).map_err(Fault::Type)?;
+                        cases.push((i, CaseOp::Send(ch, v), target));
+                    }
+                }
+                SelectCaseDesc::Timeout { operand, target } => {
+                    let v = task.regs[sb + operand as usize];
+                    if !v.is_number() {
+                        return Err(Fault::Type(format!("sleep expects a number, got {}", describe_type(v))));
+                    }
+                    let ms = v.as_number();
+                    let ms = if ms.is_nan() || ms < 0.0 { 0.0 } else { ms.min(1e12) };
+                    let at = now + std::time::Duration::from_secs_f64(ms / 1000.0);
+                    cases.push((i, CaseOp::Timeout(at), target));
+                }
+                SelectCaseDesc::Default { target } => default = Some(target),
+            }
+        }
+        // Trying the cases in a random order picks the first ready one
+        // uniformly among the ready ones.
+        let mut order: Vec<usize> = (0..cases.len()).collect();
+        shuffle(&mut order);
+        for k in order {
+            let (_, op, target) = &cases[k];
+            match op {
+                CaseOp::Recv(ch) => {
+                    if let Recv::Got(v) = ch.try_recv(&mut self.rt.woken) {
+                        return Ok(Selected::Case(*target, Some(v)));
+                    }
+                }
+                CaseOp::Send(ch, v) => match ch.try_send(*v, &mut self.rt.woken) {
+                    Sent::Sent => return Ok(Selected::Case(*target, None)),
+                    Sent::Closed => {
+                        let c = self.rt.realm.classes.channel_closed_error;
+                        return Err(Fault::Thrown(self.rt.make_error(task, c, "send on a closed channel")));
+                    }
+                    Sent::Full => {}
+                },
+                CaseOp::Timeout(at) => {
+                    if *at <= now {
+                        return Ok(Selected::Case(*target, None));
+                    }
+                }
+            }
+        }
+        if let Some(t) = default {
+            return Ok(Selected::Case(t, None));
+        }
+        if cases.is_empty() {
+            return Ok(Selected::Wait(Wait::Forever));
+        }
+        let cases = cases.into_iter().map(|(i, op, _)| (i, op)).collect();
+        Ok(Selected::Wait(Wait::Object(Box::new(SelectWait { cases }))))
     }
 
     /// Pops the current frame with result `v`. Returns Some(outcome) when

@@ -47,6 +47,15 @@ impl<T> Mut<T> {
 pub struct Header {
     /// Set by the marker during a collection; cleared by the sweeper.
     pub marked: AtomicBool,
+    /// `Object.freeze` was applied to an array (plain objects keep the
+    /// flag in `ObjectData`).
+    pub frozen: AtomicBool,
+}
+
+impl Obj {
+    pub fn is_frozen_array(&self) -> bool {
+        self.header.frozen.load(Ordering::Relaxed)
+    }
 }
 
 pub struct Obj {
@@ -73,6 +82,12 @@ pub enum Body {
     Task(Arc<crate::sync::TaskCell>),
     /// A promise (`Promise<T>`).
     Promise(Arc<crate::sync::PromiseCell>),
+    /// A channel (`Channel<T>`, `after(ms)`, `every(ms)`); see `sync::channel`.
+    Channel(Arc<crate::sync::channel::ChannelCell>),
+    /// `Mutex`, `WaitGroup`, `Semaphore`; see `sync::mutex`.
+    Mutex(Arc<crate::sync::mutex::MutexCell>),
+    WaitGroup(Arc<crate::sync::mutex::WaitGroupCell>),
+    Semaphore(Arc<crate::sync::mutex::SemaphoreCell>),
 }
 
 impl Obj {
@@ -281,6 +296,12 @@ pub enum BuiltinKind {
     Namespace,
     /// `new Promise()`.
     Promise,
+    /// `new Channel(capacity)`, `new Mutex()`, `new WaitGroup()`,
+    /// `new Semaphore(n)`.
+    Channel,
+    Mutex,
+    WaitGroup,
+    Semaphore,
 }
 
 pub struct ClassData {
@@ -315,6 +336,10 @@ pub enum IterState {
     Str { s: Value, next: usize },
     /// Maps: entry index; `kind` 0 = keys, 1 = values, 2 = [k, v] entries.
     Map { map: Value, next: usize, kind: u8 },
+    /// Channels (`for (const v of ch)`): receives until closed and
+    /// drained. `waiting`: the `IterNext` suspended and its value (null =
+    /// closed) was delivered into its destination register.
+    Channel { ch: Value, waiting: bool },
 }
 
 /// Key of a Map/Set entry: SameValueZero equality (strings by content,

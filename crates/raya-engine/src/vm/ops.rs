@@ -5,7 +5,7 @@
 
 use super::atom::{names, Atom};
 use super::heap::Heap;
-use super::object::{Accessor, Body, BuiltinKind, ClassData, Function, ObjectData, PropMap};
+use super::object::{Accessor, Body, BuiltinKind, ClassData, Function, Obj, ObjectData, PropMap};
 use super::realm::Realm;
 use super::value::Value;
 use crate::builtins::numconv;
@@ -128,6 +128,10 @@ pub fn class_of(realm: &Realm, v: Value) -> Value {
         Some(Body::Set(_)) => c.set,
         Some(Body::Task(_)) => c.task,
         Some(Body::Promise(_)) => c.promise,
+        Some(Body::Channel(_)) => c.channel,
+        Some(Body::Mutex(_)) => c.mutex,
+        Some(Body::WaitGroup(_)) => c.wait_group,
+        Some(Body::Semaphore(_)) => c.semaphore,
         _ => Value::UNDEFINED,
     }
 }
@@ -384,6 +388,17 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
             from_method(&realm.methods.task, key)
         }
         Body::Promise(_) => from_method(&realm.methods.promise, key),
+        Body::Channel(ch) => match key.as_str() {
+            "length" => return Ok(Got::Value(Value::number(ch.len() as f64))),
+            "capacity" => return Ok(Got::Value(Value::number(ch.capacity as f64))),
+            _ => from_method(&realm.methods.channel, key),
+        },
+        Body::Mutex(_) => from_method(&realm.methods.mutex, key),
+        Body::WaitGroup(_) => from_method(&realm.methods.wait_group, key),
+        Body::Semaphore(s) => match key.as_str() {
+            "available" => return Ok(Got::Value(Value::number(s.available() as f64))),
+            _ => from_method(&realm.methods.semaphore, key),
+        },
         Body::Map(m) => {
             if key.as_str() == "size" {
                 return Ok(Got::Value(Value::number(m.get().len() as f64)));
@@ -472,6 +487,9 @@ pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put>
             Ok(Put::Done)
         }
         Body::Array(a) => {
+            if o.is_frozen_array() {
+                return frozen_error(key);
+            }
             if key == names::LENGTH {
                 return set_array_length(a.get(), v).map(|_| Put::Done);
             }
@@ -581,10 +599,13 @@ pub fn get_index(realm: &Realm, heap: &mut Heap, obj: Value, key: Value) -> OpRe
 #[inline]
 pub fn set_index(realm: &Realm, obj: Value, key: Value, v: Value) -> OpResult<Put> {
     if key.is_number() {
-        if let Some(Body::Array(a)) = obj.as_obj().map(|o| &o.body) {
+        if let Some(o @ Obj { body: Body::Array(a), .. }) = obj.as_obj() {
             let n = key.as_number();
             let i = n as usize;
             if i as f64 == n {
+                if o.is_frozen_array() {
+                    return frozen_error(number_key(n));
+                }
                 return array_store(a.get(), i, v).map(|_| Put::Done);
             }
         }

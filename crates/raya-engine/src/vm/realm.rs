@@ -28,6 +28,10 @@ pub struct Classes {
     pub deadlock_error: Value,
     pub task: Value,
     pub promise: Value,
+    pub channel: Value,
+    pub mutex: Value,
+    pub wait_group: Value,
+    pub semaphore: Value,
 }
 
 /// Methods of values that are not class instances, by receiver type.
@@ -44,6 +48,10 @@ pub struct Methods {
     pub object: PropMap,
     pub task: PropMap,
     pub promise: PropMap,
+    pub channel: PropMap,
+    pub mutex: PropMap,
+    pub wait_group: PropMap,
+    pub semaphore: PropMap,
 }
 
 pub struct Realm {
@@ -60,12 +68,13 @@ impl Realm {
         m.mark_all(&[
             c.object, c.function, c.array, c.string, c.number, c.boolean, c.map, c.set, c.error,
             c.type_error, c.range_error, c.syntax_error, c.reference_error, c.task_cancelled_error,
-            c.channel_closed_error, c.deadlock_error, c.task, c.promise,
+            c.channel_closed_error, c.deadlock_error, c.task, c.promise, c.channel, c.mutex, c.wait_group,
+            c.semaphore,
         ]);
         let ms = &self.methods;
         for t in [
             &ms.array, &ms.string, &ms.number, &ms.boolean, &ms.function, &ms.map, &ms.set, &ms.object, &ms.task,
-            &ms.promise,
+            &ms.promise, &ms.channel, &ms.mutex, &ms.wait_group, &ms.semaphore,
         ] {
             m.mark_all(&t.vals);
         }
