@@ -418,7 +418,11 @@ fn uncaught_text(e: Value) -> String {
         let d = d.get();
         if ops::error_name(d).is_some() {
             if let Some(s) = d.props.get(names::STACK).and_then(ops::as_str) {
-                return s.to_owned();
+                // The header reflects the error's name and message now (a
+                // constructor may set `this.name` after `super()`), as V8
+                // formats `stack` lazily; the frames are as captured.
+                let frames = s.find("\n    at ").map(|i| &s[i..]).unwrap_or("");
+                return format!("{}{}", ops::to_display(e), frames);
             }
         }
     }
