@@ -12,8 +12,13 @@
 //!   file name), `// @env NAME=VALUE`, `// @expect-exit N`,
 //!   `// @expect-stdout TEXT` and `// @expect-stderr TEXT` (stdout/stderr must
 //!   contain TEXT, leading/trailing blanks ignored; `{file}` stands for the
-//!   program's path), `// @expect-no-stdout`. The `@expect-*` checks hold
-//!   even before a snapshot is reviewed.
+//!   program's path), `// @expect-no-stdout`, `// @timeout SECONDS` (kill
+//!   the program sooner than the default 20 s; for tests of "ends promptly").
+//!   The `@expect-*` checks hold even before a snapshot is reviewed.
+//! - Programs of the concurrency areas (`TASK_AREAS`: tasks, promises,
+//!   channels, select, sync) are run three times, with `raya run --workers 1`,
+//!   `--workers 2` and `--workers 4`, and every run must match the same
+//!   snapshot (LANGUAGE.md §6); a mismatch names the worker count.
 //!
 //! Environment knobs: `RAYA_E2E_BIN` (binary to test instead of the built
 //! `raya`), `RAYA_E2E_FILTER` (only programs whose path contains this
@@ -30,6 +35,12 @@ use std::time::{Duration, Instant};
 
 /// A program still running after this long is killed and the test fails.
 const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Areas whose programs run under every worker count of `WORKER_COUNTS`.
+const TASK_AREAS: &[&str] = &["tasks", "promises", "channels", "select", "sync"];
+
+/// `--workers` values each program of `TASK_AREAS` is run with.
+const WORKER_COUNTS: &[usize] = &[1, 2, 4];
 
 /// The source file named in the `source:` line of every snapshot.
 const SNAPSHOT_SOURCE: &str = "crates/raya-cli/tests/e2e.rs";
@@ -104,6 +115,7 @@ struct Directives {
     expect_stdout: Vec<String>,
     expect_stderr: Vec<String>,
     expect_no_stdout: bool,
+    timeout: Option<Duration>,
 }
 
 fn parse_directives(src: &str) -> Directives {
@@ -129,6 +141,10 @@ fn parse_directives(src: &str) -> Directives {
             "@expect-stdout" => d.expect_stdout.push(rest.to_string()),
             "@expect-stderr" => d.expect_stderr.push(rest.to_string()),
             "@expect-no-stdout" => d.expect_no_stdout = true,
+            "@timeout" => {
+                let secs: f64 = rest.parse().expect("@timeout SECONDS");
+                d.timeout = Some(Duration::from_secs_f64(secs));
+            }
             _ => {}
         }
     }
@@ -146,9 +162,15 @@ struct Outcome {
     stdout: String,
     stderr: String,
     timed_out: bool,
+    /// The time limit that applied (for messages).
+    limit: Duration,
 }
 
-fn run(mut cmd: Command) -> Outcome {
+fn run(cmd: Command) -> Outcome {
+    run_with_timeout(cmd, TIMEOUT)
+}
+
+fn run_with_timeout(mut cmd: Command, limit: Duration) -> Outcome {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -173,7 +195,7 @@ fn run(mut cmd: Command) -> Outcome {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        if start.elapsed() > TIMEOUT {
+        if start.elapsed() > limit {
             timed_out = true;
             let _ = child.kill();
             break child.wait().unwrap();
@@ -204,6 +226,7 @@ fn run(mut cmd: Command) -> Outcome {
         stdout,
         stderr,
         timed_out,
+        limit,
     }
 }
 
@@ -226,16 +249,36 @@ fn raya_command(root: &Path, args: &[&str]) -> Command {
     cmd
 }
 
-/// `raya run <rel> <args…>` from the workspace root.
-fn run_program(root: &Path, rel: &str) -> Outcome {
+/// Is `rel` (`tests/e2e/<area>/<name>.raya`) in one of the `TASK_AREAS`?
+fn is_task_program(rel: &str) -> bool {
+    let mut parts = rel.split('/');
+    matches!((parts.next(), parts.next(), parts.next()), (Some("tests"), Some("e2e"), Some(area)) if TASK_AREAS.contains(&area))
+}
+
+/// The `--workers` values `rel` is run with: `None` means a single run
+/// without the option.
+fn worker_runs(rel: &str) -> Vec<Option<usize>> {
+    if is_task_program(rel) {
+        WORKER_COUNTS.iter().map(|&n| Some(n)).collect()
+    } else {
+        vec![None]
+    }
+}
+
+/// `raya run [--workers N] <rel> <args…>` from the workspace root.
+fn run_program(root: &Path, rel: &str, workers: Option<usize>) -> Outcome {
     let src = std::fs::read_to_string(root.join(rel)).unwrap_or_default();
     let d = parse_directives(&src);
-    let mut cmd = raya_command(root, &["run", rel]);
+    let mut cmd = raya_command(root, &["run"]);
+    if let Some(n) = workers {
+        cmd.arg("--workers").arg(n.to_string());
+    }
+    cmd.arg(rel);
     cmd.args(&d.args);
     for (k, v) in &d.env {
         cmd.env(k, v);
     }
-    run(cmd)
+    run_with_timeout(cmd, d.timeout.unwrap_or(TIMEOUT))
 }
 
 /// Runs `f` on every item on a small thread pool; results in input order.
@@ -300,6 +343,30 @@ fn parse_snapshot(text: &str) -> Option<(String, String)> {
     Some((exit, rest[..stdout_len].to_string()))
 }
 
+/// The `exit: …` / stdout / stderr body of a `.snap` file, as
+/// `snapshot_content` writes it (insta trims trailing whitespace at the end,
+/// so compare with `same_snapshot_body`).
+fn snapshot_body(text: &str) -> Option<String> {
+    let text = text.replace("\r\n", "\n");
+    let body = text.strip_prefix("---\n")?;
+    let end = body.find("\n---\n")?;
+    Some(body[end + 5..].to_string())
+}
+
+fn same_snapshot_body(a: &str, b: &str) -> bool {
+    a.trim_end() == b.trim_end()
+}
+
+/// The stored snapshot of program `rel`, if any.
+fn stored_snapshot(root: &Path, rel: &str) -> Option<String> {
+    let p = Path::new(rel);
+    let snap = root
+        .join(p.parent()?)
+        .join("snapshots")
+        .join(format!("{}.snap", p.file_stem()?.to_string_lossy()));
+    snapshot_body(&std::fs::read_to_string(snap).ok()?)
+}
+
 fn assert_snapshot_at(dir: &Path, name: &str, content: &str) {
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path(dir.join("snapshots"));
@@ -317,7 +384,7 @@ fn directive_failures(rel: &str, src: &str, o: &Outcome) -> Vec<String> {
     let d = parse_directives(src);
     let mut fails = Vec::new();
     if o.timed_out {
-        fails.push(format!("{rel}: killed after {TIMEOUT:?} (timeout)"));
+        fails.push(format!("{rel}: killed after {:?} (timeout)", o.limit));
     }
     if let Some(want) = d.expect_exit {
         if o.code != Some(want) {
@@ -349,14 +416,20 @@ fn directive_failures(rel: &str, src: &str, o: &Outcome) -> Vec<String> {
 /// snapshot with insta's `glob!` (which reports all mismatches at the end).
 fn check_programs(root: &Path, programs: Vec<String>, glob: impl FnOnce(&mut dyn FnMut(&Path))) {
     let started = Instant::now();
-    let outcomes: HashMap<String, Outcome> = programs
+    // One run per (program, worker count); all of them on the pool at once.
+    let runs: Vec<(String, Option<usize>)> = programs
         .iter()
-        .cloned()
-        .zip(par_map(&programs, |rel| run_program(root, rel)))
+        .flat_map(|rel| worker_runs(rel).into_iter().map(move |w| (rel.clone(), w)))
         .collect();
+    let results = par_map(&runs, |(rel, w)| run_program(root, rel, *w));
+    let mut outcomes: HashMap<String, Vec<(Option<usize>, Outcome)>> = HashMap::new();
+    for ((rel, w), o) in runs.into_iter().zip(results) {
+        outcomes.entry(rel).or_default().push((w, o));
+    }
     eprintln!(
-        "ran {} programs in {:.1}s with {} jobs",
+        "ran {} programs ({} runs) in {:.1}s with {} jobs",
         programs.len(),
+        outcomes.values().map(Vec::len).sum::<usize>(),
         started.elapsed().as_secs_f64(),
         jobs()
     );
@@ -368,16 +441,47 @@ fn check_programs(root: &Path, programs: Vec<String>, glob: impl FnOnce(&mut dyn
         settings.bind(|| {
             glob(&mut |path: &Path| {
                 let rel = rel_path(root, path);
-                let Some(o) = outcomes.get(&rel) else { return }; // filtered out
+                let Some(runs) = outcomes.get(&rel) else { return }; // filtered out
                 let src = std::fs::read_to_string(path).unwrap_or_default();
-                let problems = directive_failures(&rel, &src, o);
+                let mut problems = Vec::new();
+                for (w, o) in runs {
+                    let label = match w {
+                        Some(n) => format!("{rel} (--workers {n})"),
+                        None => rel.clone(),
+                    };
+                    problems.extend(directive_failures(&label, &src, o));
+                }
+                // Every worker count must give the same output: the stored
+                // snapshot if there is one, else the first run's.
+                let stored = stored_snapshot(root, &rel);
+                let first = runs.iter().find(|(_, o)| !o.timed_out);
+                let reference = stored
+                    .clone()
+                    .or_else(|| first.map(|(_, o)| snapshot_content(o)));
+                let mut mismatch: Option<&Outcome> = None;
+                if runs.len() > 1 {
+                    for (w, o) in runs.iter().filter(|(_, o)| !o.timed_out) {
+                        let got = snapshot_content(o);
+                        let Some(want) = &reference else { continue };
+                        if !same_snapshot_body(&got, want) {
+                            problems.push(format!(
+                                "{rel}: --workers {} differs from the {}:\n--- want\n{}\n--- got\n{}",
+                                w.unwrap_or(0),
+                                if stored.is_some() { "snapshot" } else { "run with the first worker count" },
+                                want.trim_end(),
+                                got.trim_end()
+                            ));
+                            mismatch.get_or_insert(o);
+                        }
+                    }
+                }
                 for p in &problems {
                     eprintln!("FAIL {p}");
                 }
                 failures.extend(problems);
-                if o.timed_out {
-                    return;
-                }
+                // insta sees one outcome: the first that disagrees with the
+                // snapshot (so `cargo insta review` shows it), else the first.
+                let Some(o) = mismatch.or(first.map(|(_, o)| o)) else { return };
                 let name = path.file_stem().unwrap().to_string_lossy().into_owned();
                 assert_snapshot_at(path.parent().unwrap(), &name, &snapshot_content(o));
             })
@@ -685,6 +789,7 @@ fn snapshot_format_round_trips() {
         stdout: "a\nb\n".into(),
         stderr: "warn\n".into(),
         timed_out: false,
+        limit: TIMEOUT,
     };
     let text = format!(
         "---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n",

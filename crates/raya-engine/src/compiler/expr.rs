@@ -910,8 +910,13 @@ impl<'a> Codegen<'a> {
                 }
             }
             (AssignOp::Assign, _) => {
-                let v = dst.unwrap_or_else(|| self.alloc());
-                self.expr_named(value, v, name);
+                let v = match dst {
+                    Some(d) => {
+                        self.expr_named(value, d, name);
+                        d
+                    }
+                    None => self.expr_reg_named(value, name),
+                };
                 self.store_access(acc, v, pos);
             }
             (AssignOp::Compound(bop), Access::Reg(r)) => {
@@ -980,6 +985,14 @@ impl<'a> Codegen<'a> {
         (get, set): (u32, u32),
         name: Option<&str>,
     ) {
+        if let (AssignOp::Assign, None) = (op, dst) {
+            // The value needs no copy when it already is in a register.
+            let m = self.mark();
+            let r = self.expr_reg_named(value, name);
+            self.set_prop(obj, target, r, set);
+            self.free_to(m);
+            return;
+        }
         let v = dst.unwrap_or_else(|| self.alloc());
         match op {
             AssignOp::Assign => {

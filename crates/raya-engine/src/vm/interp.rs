@@ -423,6 +423,12 @@ impl<'rt> TaskInterpreter<'rt> {
                 Ok(Invoked::Done)
             }
             Body::Class(cd) => {
+                if callee == self.rt.realm.classes.string && argc >= 1 {
+                    let x = task.regs[f + 2];
+                    if let Some(m) = self.user_to_string(x) {
+                        return self.call_above(task, m, x, &[], ret, flags);
+                    }
+                }
                 let call = cd.get().call;
                 match call.as_obj().map(|o| &o.body) {
                     Some(Body::Function(Function::Native(n))) => {
@@ -926,6 +932,15 @@ impl<'rt> TaskInterpreter<'rt> {
                         let y = reg!(b);
                         if x.is_number() && y.is_number() {
                             set!(dst, Value::number_arith(x.as_number() + y.as_number()));
+                        } else if let Some((m, obj, other, fl)) = self.add_needs_to_string(x, y) {
+                            // `str + obj` with a user toString: call it; the
+                            // concatenation happens when it returns.
+                            save_pc!();
+                            let r = self.call_above(task, m, obj, &[], base + dst as usize, fl);
+                            if let (Ok(Invoked::Pushed), Some(fr)) = (&r, task.frames.last_mut()) {
+                                fr.after = other;
+                            }
+                            invoked!(r);
                         } else {
                             let v = tri!(self.add_slow(x, y));
                             set!(dst, v);
@@ -1006,6 +1021,16 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                     }
                     Instr::Concat { dst, start, count } => {
+                        // A part with a user `toString` is converted first,
+                        // in place (the parts are temporaries), and the
+                        // Concat then runs again.
+                        if let Some((i, m)) = (0..count).find_map(|i| self.user_to_string(reg!(start + i)).map(|m| (i, m))) {
+                            pc -= 1;
+                            save_pc!();
+                            let part = reg!(start + i);
+                            invoked!(self.call_above(task, m, part, &[], base + (start + i) as usize, 0));
+                            continue;
+                        }
                         let mut s = String::new();
                         for i in 0..count {
                             let v = reg!(start + i);
@@ -1670,6 +1695,14 @@ impl<'rt> TaskInterpreter<'rt> {
                 return Ok(None);
             }
         }
+        let result = if frame.flags & (flags::CONCAT_AFTER_PREFIX | flags::CONCAT_BEFORE_SUFFIX) != 0 {
+            let other = ops::to_display(frame.after);
+            let mine = ops::to_display(result);
+            let s = if frame.flags & flags::CONCAT_AFTER_PREFIX != 0 { other + &mine } else { mine + &other };
+            self.rt.heap.alloc_str(s)
+        } else {
+            result
+        };
         if task.frames.is_empty() {
             // Kept in the result slot too: a task that finishes by returning
             // a pending task (flattening) re-reads it when it resumes.
@@ -1772,6 +1805,18 @@ impl<'rt> TaskInterpreter<'rt> {
                 Ok(self.rt.heap.alloc_str(s))
             }
             (None, None) => Err(operand_fault("+", x, y)),
+        }
+    }
+
+    /// For `x + y` where one side is a string and the other an object with
+    /// a user `toString`: (method, object, the string side, frame flag).
+    fn add_needs_to_string(&self, x: Value, y: Value) -> Option<(Value, Value, Value, u8)> {
+        if ops::is_string(x) {
+            self.user_to_string(y).map(|m| (m, y, x, flags::CONCAT_AFTER_PREFIX))
+        } else if ops::is_string(y) {
+            self.user_to_string(x).map(|m| (m, x, y, flags::CONCAT_BEFORE_SUFFIX))
+        } else {
+            None
         }
     }
 

@@ -19,6 +19,11 @@ pub mod flags {
     /// After this (parent constructor) frame returns, run the field
     /// initialiser of the class in `Frame::after` on the same `this`.
     pub const INIT_FIELDS_AFTER: u8 = 4;
+    /// A user `toString()` called for `+`: the result is `String(after)`
+    /// followed by the returned string.
+    pub const CONCAT_AFTER_PREFIX: u8 = 8;
+    /// Likewise, the returned string followed by `String(after)`.
+    pub const CONCAT_BEFORE_SUFFIX: u8 = 16;
 }
 
 pub struct Frame {
