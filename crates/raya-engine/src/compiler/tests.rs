@@ -440,7 +440,7 @@ fn disassembly_lists_every_function_with_lines() {
     let add = text.split("\n\n").find(|s| s.contains(" add (test.raya:1:1)")).expect("add listed");
     let lines: Vec<&str> = add.lines().collect();
     assert_eq!(lines[1].trim(), "2 params, 4 registers, 0 constants, 0 upvalues, 0 functions, 3 instructions");
-    assert!(lines[2].contains("[2:10]") && lines[2].contains("Add") && lines[2].contains("r3, r1, r2") && lines[2].ends_with("; return a + b;"), "{}", lines[2]);
+    assert!(lines[2].contains("[2:12]") && lines[2].contains("Add") && lines[2].contains("r3, r1, r2") && lines[2].ends_with("; return a + b;"), "{}", lines[2]);
     assert!(lines[3].contains("Return") && lines[3].contains("r3") && !lines[3].contains(';'));
     assert!(lines[4].contains("ReturnUndef") && lines[4].ends_with("; }"));
     let main = text.split("\n\n").next().unwrap();
@@ -464,4 +464,47 @@ fn disassembly_shows_jump_targets_as_indices() {
     let f = text.split("\n\n").find(|s| s.contains(" f (test.raya")).unwrap();
     assert!(f.contains("JmpIfNotLt        r2, r1, -> 4"), "{f}");
     assert!(f.contains("Loop              -> 1"), "{f}");
+}
+
+// ---- positions and optimisations ----------------------------------------------------
+
+fn pos_of(p: &Program, f: &FuncProto, pred: impl Fn(&Instr) -> bool) -> (u32, u32) {
+    let at = f.code.iter().position(pred).expect("instruction");
+    p.sources.line_col(f.file, f.spans[at])
+}
+
+#[test]
+fn error_positions_follow_v8() {
+    let p = compile("function f(o, a) {\n  o.p.q = 1;\n  const v = a[0];\n  return (a) * 2;\n}");
+    let f = func(&p, "f");
+    // Property read at the name, store at `=`, index at `[`, binary at the operator.
+    assert_eq!(pos_of(&p, f, |i| matches!(i, Instr::GetProp { .. })), (2, 5));
+    assert_eq!(pos_of(&p, f, |i| matches!(i, Instr::SetProp { .. })), (2, 9));
+    assert_eq!(pos_of(&p, f, |i| matches!(i, Instr::GetIndex { .. })), (3, 14));
+    assert_eq!(pos_of(&p, f, |i| matches!(i, Instr::Mul { .. })), (4, 14));
+}
+
+#[test]
+fn literal_constants_are_inlined() {
+    let p = compile("const N = 10;\nconst S = 'x';\nfunction f() { return N + S.length; }");
+    let f = func(&p, "f");
+    assert_eq!(count(f, |i| matches!(i, Instr::GetGlobal { .. })), 0, "{:?}", f.code);
+    assert!(f.code.iter().any(|i| matches!(i, Instr::LoadInt { v: 10, .. })));
+}
+
+#[test]
+fn loop_constants_are_loaded_once_before_the_loop() {
+    let p = compile("function f(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s + i * 3) % 1000; } return s; }");
+    let f = func(&p, "f");
+    let top = f.code.iter().position(|i| matches!(i, Instr::JmpIfNotLt { .. })).unwrap();
+    let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
+    let body = &f.code[top..lp];
+    assert!(!body.iter().any(|i| matches!(i, Instr::LoadInt { .. } | Instr::LoadK { .. })), "{body:?}");
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 3, .. } | Instr::LoadInt { v: 1000, .. })), 2);
+}
+
+#[test]
+fn deeply_nested_expressions_compile() {
+    let src = format!("const x = {}1;", "1 + ".repeat(50_000));
+    compile(&src);
 }

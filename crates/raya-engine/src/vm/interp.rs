@@ -923,7 +923,14 @@ impl<'rt> TaskInterpreter<'rt> {
                                 }
                             })
                             .collect();
+                        let is_arrow = child.proto.is_arrow;
                         let v = make_closure(&mut self.rt.heap, child, upvals);
+                        if is_arrow {
+                            // Arrows see `super` of the method they are in.
+                            if let (Some(p), Some(c)) = (parent, closure_of(v)) {
+                                *c.home.get() = *p.home.get();
+                            }
+                        }
                         set!(dst, v)
                     }
 
@@ -969,6 +976,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         let x = reg!(src);
                         if x.is_number() {
                             set!(dst, Value::number_arith(x.as_number() + imm as f64));
+                        } else if imm >= 0 && ops::is_string(x) {
+                            // `s + 1` on a string concatenates, as `Add` does.
+                            let v = tri!(self.add_slow(x, Value::number(imm as f64)));
+                            set!(dst, v);
                         } else {
                             let sym = if imm < 0 { "-" } else { "+" };
                             fault!(operand_fault(sym, x, Value::number(imm.unsigned_abs() as f64)));
