@@ -480,7 +480,11 @@ fn check_programs(root: &Path, programs: Vec<String>, glob: impl FnOnce(&mut dyn
                 }
                 failures.extend(problems);
                 // insta sees one outcome: the first that disagrees with the
-                // snapshot (so `cargo insta review` shows it), else the first.
+                // stored snapshot (so `cargo insta review` shows it), else
+                // the first run's.
+                if stored.is_none() {
+                    mismatch = None;
+                }
                 let Some(o) = mismatch.or(first.map(|(_, o)| o)) else { return };
                 let name = path.file_stem().unwrap().to_string_lossy().into_owned();
                 assert_snapshot_at(path.parent().unwrap(), &name, &snapshot_content(o));

@@ -152,7 +152,13 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
             return 1;
         }
     }
-    for t in std::mem::take(&mut rt.failed_tasks) {
+    // In task-id order, so the report does not depend on scheduling.
+    let mut failed = std::mem::take(&mut rt.failed_tasks);
+    failed.sort_by_key(|t| match t.as_obj().map(|o| &o.body) {
+        Some(Body::Task(cell)) => cell.id,
+        _ => 0,
+    });
+    for t in failed {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
         if Arc::ptr_eq(cell, main) {
             continue; // reported above as the uncaught error
@@ -271,6 +277,15 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                     Outcome::Error(e)
                 };
                 complete(&mut rt, &cell, o);
+                if let (Outcome::Error(e), true) = (o, Arc::ptr_eq(&cell, &self.shared.main)) {
+                    // An uncaught error in the main task ends the program at
+                    // once, whatever other tasks are still doing.
+                    report_uncaught(&mut rt, e);
+                    rt.flush_stdout();
+                    self.shared.exit_code.store(1, Ordering::Release);
+                    self.shared.exited.store(true, Ordering::Release);
+                    return;
+                }
             }
             RunOutcome::Suspended(w) => {
                 *cell.exec.lock() = Some(exec);
@@ -318,7 +333,11 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, o: Outcome) {
     // A task that ends holding a mutex releases it to the next waiter.
     crate::sync::mutex::release_all(cell, &mut rt.woken);
     if let Some(waiters) = cell.completion.settle(o) {
-        wake_all(rt, waiters);
+        if matches!(o, Outcome::Error(_) | Outcome::Cancelled(_)) && waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
+            // Thrown into an awaiting task: observed.
+            cell.completion.inner.lock().observed = true;
+        }
+        wake_all(rt, waiters, o);
     }
     rt.live_tasks.remove(&cell.id);
     if let Outcome::Error(_) = o {
@@ -326,12 +345,54 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, o: Outcome) {
     }
 }
 
-/// Claims each waiter and queues those claimed (they re-run their wait).
-pub fn wake_all(rt: &mut Runtime, waiters: Vec<Waiter>) {
+/// Claims each waiter of a completion that just settled with `o` and
+/// queues those claimed: they re-run their wait, except that an `await`
+/// registration gets a failure thrown at once (fail-fast `await [..]`).
+pub fn wake_all(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
     for w in waiters {
         if w.claim() {
-            *w.task.resume.lock() = Some(Resume::Retry);
+            let r = match o {
+                Outcome::Error(e) | Outcome::Cancelled(e) if w.tag == crate::sync::TAG_AWAIT => Resume::Throw(e),
+                _ => Resume::Retry,
+            };
+            *w.task.resume.lock() = Some(r);
             rt.woken.push(w.task);
+        }
+    }
+}
+
+/// `await [..]`: registers the task once with every element still pending
+/// (with `SHARED_GEN` waiters), and on later wake-ups of the same `await`
+/// only re-arms. Invariant that makes the re-arm path safe without a
+/// re-check: completions settle only while the runtime lock is held, which
+/// the worker holds from the interpreter's scan through this function, so
+/// nothing can settle between the scan and the arm.
+fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
+    let next = cell.token.next_gen();
+    cell.all_gen.store(next, Ordering::Release);
+    let gen = cell.token.arm();
+    debug_assert_eq!(gen, next);
+    let mut exec_guard = cell.exec.lock();
+    let Some(exec) = exec_guard.as_mut() else { return };
+    let Some(scan) = exec.await_scan.as_mut().filter(|s| s.array == array) else { return };
+    if scan.registered {
+        return;
+    }
+    scan.registered = true;
+    let from = scan.next;
+    drop(exec_guard);
+    let items = ops::array_data(array).map(|a| a.clone()).unwrap_or_default();
+    let waiter = Waiter { task: cell.clone(), gen: crate::sync::SHARED_GEN, tag: crate::sync::TAG_AWAIT };
+    for v in items.into_iter().skip(from) {
+        let registered = match v.as_obj().map(|o| &o.body) {
+            Some(Body::Task(t)) => t.completion.register(waiter.clone()),
+            Some(Body::Promise(p)) => p.completion.register(waiter.clone()),
+            _ => true,
+        };
+        if !registered && waiter.claim() {
+            *cell.resume.lock() = Some(Resume::Retry);
+            rt.woken.push(cell.clone());
+            return;
         }
     }
 }
@@ -347,9 +408,16 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
         cx.push_local(Job::Run(cell.clone()));
         return;
     }
+    if let Wait::All(array) = w {
+        park_all(rt, cell, array);
+        return;
+    }
+    // Registrations of an earlier `await [..]` must not claim this wait.
+    cell.all_gen.store(0, Ordering::Release);
     let gen = cell.token.arm();
     let waiter = Waiter { task: cell.clone(), gen, tag: 0 };
     match w {
+        Wait::All(_) => unreachable!("handled above"),
         Wait::Settled(list) => {
             for v in list {
                 let registered = match v.as_obj().map(|o| &o.body) {

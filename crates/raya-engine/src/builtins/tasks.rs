@@ -138,7 +138,10 @@ fn settle_promise(ctx: &mut NativeCtx, this: Value, o: Outcome) -> Result<Value,
     let p = this_promise(ctx, this)?;
     match p.completion.settle(o) {
         Some(waiters) => {
-            crate::driver::wake_all(ctx.rt, waiters);
+            if matches!(o, Outcome::Error(_)) && waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
+                p.completion.inner.lock().observed = true;
+            }
+            crate::driver::wake_all(ctx.rt, waiters, o);
             Ok(Value::UNDEFINED)
         }
         None => Err(ctx.plain_error("Promise is already settled")),

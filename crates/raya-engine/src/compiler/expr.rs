@@ -11,7 +11,7 @@ use crate::syntax::ast::*;
 /// in the interpreter while `+` concatenates strings, so this stays off
 /// until `AddI` falls back to `Add` for non-numbers. (`x - k`, `x -= k`,
 /// `++` and `--` are numbers-only anyway and always use `AddI`.)
-const ADDI_FOR_PLUS: bool = true;
+const ADDI_FOR_PLUS: bool = false;
 
 /// Whether compiling `e` straight into a variable's own register could
 /// clobber the variable before `e` has finished reading it (`x = [x]`,

@@ -52,6 +52,12 @@ impl WaitToken {
         self.0.compare_exchange(gen << 1 | 1, gen << 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
+    /// The generation the next `arm` will use (only the owning worker arms,
+    /// so this is exact for it).
+    pub fn next_gen(&self) -> u64 {
+        (self.0.load(Ordering::Acquire) >> 1) + 1
+    }
+
     /// Claims whatever wait is armed now (used by cancellation).
     pub fn claim_current(&self) -> bool {
         let cur = self.0.load(Ordering::Acquire);
@@ -78,16 +84,36 @@ pub struct Waiter {
     pub tag: u32,
 }
 
+/// `Waiter::gen` of a registration that stays valid across the task's
+/// waits on the same `await [..]`: it claims whatever generation
+/// `TaskCell::all_gen` names (0 = none), so an array of N tasks is
+/// registered once, not once per wake-up.
+pub const SHARED_GEN: u64 = u64::MAX;
+
+/// `Waiter::tag` of an `await` registration: a failed outcome is thrown at
+/// once (fail-fast) instead of re-running the `await`.
+pub const TAG_AWAIT: u32 = 1;
+
 impl Waiter {
+    fn generation(&self) -> u64 {
+        if self.gen == SHARED_GEN {
+            self.task.all_gen.load(Ordering::Acquire)
+        } else {
+            self.gen
+        }
+    }
+
     /// Claims this waiter; on success the caller must deliver a resume and
     /// make the task runnable.
     pub fn claim(&self) -> bool {
-        self.task.token.claim(self.gen)
+        let g = self.generation();
+        g != 0 && self.task.token.claim(g)
     }
 
     /// Not yet claimed by anyone (see [`WaitToken::is_waiting`]).
     pub fn is_live(&self) -> bool {
-        self.task.token.is_waiting(self.gen)
+        let g = self.generation();
+        g != 0 && self.task.token.is_waiting(g)
     }
 
     /// Step 3 for a claimed waiter: store the resume and queue the task.
@@ -174,9 +200,13 @@ pub struct PromiseCell {
 
 /// What a suspended task waits for (the interpreter's `Suspended` reason).
 pub enum Wait {
-    /// One or more tasks/promises (`await x`, `await [..]`); the task wakes
-    /// when any of them settles and re-runs its `await`.
+    /// One or more tasks/promises (`await x`, `Task.__waitAny`); the task
+    /// wakes when any of them settles and re-runs its `await`.
     Settled(Vec<Value>),
+    /// `await [..]` on this array: the task's `await_scan` says how far it
+    /// has got; it is woken by the next settlement (a failure is thrown at
+    /// once).
+    All(Value),
     /// `sleep(ms)` / `Task.yield()` (a deadline of now).
     Until(Instant),
     /// Never woken except by cancellation (`select {}`).
@@ -227,6 +257,7 @@ impl Wait {
                 _ => "awaiting a task".into(),
             },
             Wait::Settled(v) => format!("awaiting {} tasks", v.len()),
+            Wait::All(_) => "awaiting all of an array of tasks".into(),
             Wait::Until(_) => "sleeping".into(),
             Wait::Forever => "in an empty select".into(),
             Wait::Object(o) => o.describe(),

@@ -52,6 +52,8 @@ pub struct TaskCell {
     pub blocked_on: Mutex<String>,
     /// The task has run at least once.
     pub started: AtomicBool,
+    /// The generation `SHARED_GEN` registrations claim (see there).
+    pub all_gen: AtomicU64,
     /// Timers armed for the task's current wait (`sleep`, `select`
     /// timeouts); cancelled when it runs again.
     pub timers: Mutex<Vec<crate::scheduler::TimerKey>>,
@@ -71,6 +73,7 @@ impl TaskCell {
             resume: Mutex::new(None),
             blocked_on: Mutex::new(String::new()),
             started: AtomicBool::new(false),
+            all_gen: AtomicU64::new(0),
             held: Mutex::new(Vec::new()),
             timers: Mutex::new(Vec::new()),
         }

@@ -27,7 +27,7 @@ use super::native::NativeCtx;
 use super::object::{Accessor, Body, BuiltinKind, ClassData, Closure, Function, IterState, Mut, ObjectData, PropMap};
 use super::ops::{self, Fault, Got, Put};
 use super::runtime::{make_closure, Runtime};
-use super::task::{flags, Frame, Handler, Task};
+use super::task::{flags, AwaitScan, Frame, Handler, Task};
 use super::value::Value;
 use crate::builtins::numconv;
 use crate::bytecode::{Capture, Instr, MethodKind, SelectCaseDesc, SelectDesc};
@@ -202,8 +202,12 @@ impl<'rt> TaskInterpreter<'rt> {
                 Ok(())
             }
             Resume::Retry => Ok(()),
-            Resume::Throw(e) => self.unwind(task, e),
+            Resume::Throw(e) => {
+                task.await_scan = None;
+                self.unwind(task, e)
+            }
             Resume::Cancel => {
+                task.await_scan = None;
                 let e = self.cancelled_error(task);
                 self.unwind(task, e)
             }
@@ -276,35 +280,56 @@ impl<'rt> TaskInterpreter<'rt> {
         }
     }
 
-    /// `await v`: Ok(Some(value)) when it can complete now, Ok(None) when
-    /// the task must wait for the waitables in `pending`.
-    fn try_await(&mut self, v: Value, pending: &mut Vec<Value>) -> Result<Option<Value>, Fault> {
+    /// `await v`: Ok(Some(value)) when it can complete now; Ok(None) when
+    /// the task must wait (`wait` says for what).
+    fn try_await(&mut self, task: &mut Task, v: Value, wait: &mut Option<Wait>) -> Result<Option<Value>, Fault> {
         match v.as_obj().map(|o| &o.body) {
             Some(Body::Task(_)) | Some(Body::Promise(_)) => match settled(v) {
                 Some(o) => outcome_value(o).map(Some),
                 None => {
-                    pending.push(v);
+                    *wait = Some(Wait::Settled(vec![v]));
                     Ok(None)
                 }
             },
             Some(Body::Array(a)) => {
-                let items = a.get().clone();
-                let mut out = Vec::with_capacity(items.len());
-                for x in items {
-                    match settled(x) {
-                        Some(o) => out.push(outcome_value(o)?),
-                        None if is_waitable(x) => {
-                            pending.push(x);
-                            out.push(Value::UNDEFINED);
+                // Scan from where the previous wake-up left off: elements
+                // before `next` are known to have succeeded, so awaiting N
+                // tasks costs O(N) in all, not O(N) per wake-up.
+                let items = a.get();
+                let mut scan = match task.await_scan {
+                    Some(s) if s.array == v => s,
+                    _ => AwaitScan { array: v, next: 0, registered: false },
+                };
+                while scan.next < items.len() {
+                    let x = items[scan.next];
+                    if is_waitable(x) {
+                        match peek_outcome(x) {
+                            Some(Outcome::Value(_)) => {}
+                            Some(_) => {
+                                task.await_scan = None;
+                                let o = settled(x).expect("settled");
+                                return outcome_value(o).map(Some);
+                            }
+                            None => break,
                         }
-                        None => out.push(x),
                     }
+                    scan.next += 1;
                 }
-                if pending.is_empty() {
-                    Ok(Some(self.rt.heap.alloc_array(out)))
-                } else {
-                    Ok(None)
+                if scan.next < items.len() {
+                    task.await_scan = Some(scan);
+                    *wait = Some(Wait::All(v));
+                    return Ok(None);
                 }
+                task.await_scan = None;
+                let items = items.clone();
+                let out: Result<Vec<Value>, Fault> = items
+                    .into_iter()
+                    .map(|x| match settled(x) {
+                        Some(o) => outcome_value(o),
+                        None => Ok(x),
+                    })
+                    .collect();
+                Ok(Some(self.rt.heap.alloc_array(out?)))
             }
             _ => Ok(Some(v)),
         }
@@ -976,10 +1001,6 @@ impl<'rt> TaskInterpreter<'rt> {
                         let x = reg!(src);
                         if x.is_number() {
                             set!(dst, Value::number_arith(x.as_number() + imm as f64));
-                        } else if imm >= 0 && ops::is_string(x) {
-                            // `s + 1` on a string concatenates, as `Add` does.
-                            let v = tri!(self.add_slow(x, Value::number(imm as f64)));
-                            set!(dst, v);
                         } else {
                             let sym = if imm < 0 { "-" } else { "+" };
                             fault!(operand_fault(sym, x, Value::number(imm.unsigned_abs() as f64)));
@@ -1557,8 +1578,8 @@ impl<'rt> TaskInterpreter<'rt> {
 
                     Instr::Await { dst, src } => {
                         let v = reg!(src);
-                        let mut pending = Vec::new();
-                        match tri!(self.try_await(v, &mut pending)) {
+                        let mut wait = None;
+                        match tri!(self.try_await(task, v, &mut wait)) {
                             Some(x) => set!(dst, x),
                             None => {
                                 // Re-run this `await` when woken: it then
@@ -1566,7 +1587,7 @@ impl<'rt> TaskInterpreter<'rt> {
                                 pc -= 1;
                                 save_pc!();
                                 *budget = left;
-                                return Ok(RunOutcome::Suspended(Wait::Settled(pending)));
+                                return Ok(RunOutcome::Suspended(wait.expect("wait")));
                             }
                         }
                     }
@@ -1855,6 +1876,15 @@ pub fn settled(v: Value) -> Option<Outcome> {
     let o = g.outcome?;
     g.observed = true;
     Some(o)
+}
+
+/// The outcome of a settled task or promise, without marking it observed.
+pub fn peek_outcome(v: Value) -> Option<Outcome> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Task(t)) => t.completion.outcome(),
+        Some(Body::Promise(p)) => p.completion.outcome(),
+        _ => None,
+    }
 }
 
 pub fn is_waitable(v: Value) -> bool {

@@ -51,6 +51,13 @@ impl Frame {
     }
 }
 
+#[derive(Clone, Copy, Debug)]
+pub struct AwaitScan {
+    pub array: Value,
+    pub next: usize,
+    pub registered: bool,
+}
+
 /// An active `try`: where to go on a throw.
 #[derive(Clone, Copy)]
 pub struct Handler {
@@ -70,6 +77,10 @@ pub struct Task {
     /// Absolute register that receives a `Resume::Value` after a blocking
     /// built-in suspended the task.
     pub resume_dst: u32,
+    /// Progress of the `await [..]` in progress: the array (by identity),
+    /// the index of the first element not yet known to have succeeded, and
+    /// whether the task is registered with the rest.
+    pub await_scan: Option<AwaitScan>,
     /// The shared side of this task (cancellation flag, completion); None
     /// only for tasks run outside a scheduler (tests).
     pub cell: Option<std::sync::Arc<crate::sync::TaskCell>>,
@@ -87,6 +98,7 @@ impl Task {
             frames: Vec::new(),
             handlers: Vec::new(),
             resume_dst: 0,
+            await_scan: None,
             cell: None,
         }
     }
