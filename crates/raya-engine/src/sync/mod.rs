@@ -257,7 +257,18 @@ impl Wait {
                 _ => "awaiting a task".into(),
             },
             Wait::Settled(v) => format!("awaiting {} tasks", v.len()),
-            Wait::All(_) => "awaiting all of an array of tasks".into(),
+            Wait::All(array) => {
+                let pending = crate::vm::ops::array_data(*array)
+                    .map(|a| {
+                        a.iter()
+                            .filter(|&&x| {
+                                crate::vm::interp::is_waitable(x) && crate::vm::interp::peek_outcome(x).is_none()
+                            })
+                            .count()
+                    })
+                    .unwrap_or(0);
+                format!("awaiting {} task{}", pending, if pending == 1 { "" } else { "s" })
+            }
             Wait::Until(_) => "sleeping".into(),
             Wait::Forever => "in an empty select".into(),
             Wait::Object(o) => o.describe(),

@@ -54,6 +54,9 @@ pub struct TaskCell {
     pub started: AtomicBool,
     /// The generation `SHARED_GEN` registrations claim (see there).
     pub all_gen: AtomicU64,
+    /// A `TaskCancelledError` was already thrown at a preemption check;
+    /// later checks let the task run (only suspensions throw again).
+    pub cancel_delivered: AtomicBool,
     /// Timers armed for the task's current wait (`sleep`, `select`
     /// timeouts); cancelled when it runs again.
     pub timers: Mutex<Vec<crate::scheduler::TimerKey>>,
@@ -74,6 +77,7 @@ impl TaskCell {
             blocked_on: Mutex::new(String::new()),
             started: AtomicBool::new(false),
             all_gen: AtomicU64::new(0),
+            cancel_delivered: AtomicBool::new(false),
             held: Mutex::new(Vec::new()),
             timers: Mutex::new(Vec::new()),
         }

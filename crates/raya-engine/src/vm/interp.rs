@@ -743,7 +743,9 @@ impl<'rt> TaskInterpreter<'rt> {
         // The budget lives in a local (a register) while the loop runs and
         // is written back at every exit, so a task that faults and catches
         // in a loop still runs out of budget.
-        let mut left = *budget;
+        // At least one safepoint: after a cancellation thrown at an
+        // exhausted budget is caught, the task runs on until the next one.
+        let mut left = (*budget).max(1);
         'frame: loop {
             let Some(frame) = task.frames.last() else {
                 *budget = left;
@@ -812,12 +814,14 @@ impl<'rt> TaskInterpreter<'rt> {
             // must run when the task resumes), 0 after a loop's jump.
             macro_rules! safepoint {
                 ($back:expr) => {{
-                    left -= 1;
+                    left = left.saturating_sub(1);
                     if left == 0 {
                         pc -= $back;
                         save_pc!();
                         *budget = 0;
-                        if task.cell.as_ref().is_some_and(|c| c.is_cancel_requested()) {
+                        if task.cell.as_ref().is_some_and(|c| {
+                            c.is_cancel_requested() && !c.cancel_delivered.swap(true, std::sync::atomic::Ordering::AcqRel)
+                        }) {
                             let e = self.cancelled_error(task);
                             return Err(Fault::Thrown(e));
                         }
