@@ -193,7 +193,12 @@ fn blocked_report(rt: &Runtime) -> String {
     let mut out = String::new();
     for t in sorted_live(rt) {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
-        let what = cell.blocked_on.lock().clone();
+        let mut what = cell.blocked_on.lock().clone();
+        if what == crate::sync::AWAITING_ALL {
+            if let Some(scan) = cell.exec.lock().as_ref().and_then(|e| e.await_scan) {
+                what = crate::sync::describe_all(scan.array);
+            }
+        }
         out.push_str(&format!("  task {} blocked {}", cell.id, if what.is_empty() { "waiting" } else { &what }));
         if let Some(exec) = cell.exec.lock().as_ref() {
             out.push_str(&rt.stack_trace(exec).replace("\n    at ", "\n      at "));

@@ -257,23 +257,29 @@ impl Wait {
                 _ => "awaiting a task".into(),
             },
             Wait::Settled(v) => format!("awaiting {} tasks", v.len()),
-            Wait::All(array) => {
-                let pending = crate::vm::ops::array_data(*array)
-                    .map(|a| {
-                        a.iter()
-                            .filter(|&&x| {
-                                crate::vm::interp::is_waitable(x) && crate::vm::interp::peek_outcome(x).is_none()
-                            })
-                            .count()
-                    })
-                    .unwrap_or(0);
-                format!("awaiting {} task{}", pending, if pending == 1 { "" } else { "s" })
-            }
+            // Counted when a report is printed (see `describe_all`): this is
+            // called at every suspension and must stay O(1).
+            Wait::All(_) => AWAITING_ALL.into(),
             Wait::Until(_) => "sleeping".into(),
             Wait::Forever => "in an empty select".into(),
             Wait::Object(o) => o.describe(),
         }
     }
+}
+
+/// Placeholder description of `Wait::All`, replaced by `describe_all`.
+pub const AWAITING_ALL: &str = "awaiting all of an array";
+
+/// "awaiting N tasks" for an `await [..]` on `array`.
+pub fn describe_all(array: Value) -> String {
+    let pending = crate::vm::ops::array_data(array)
+        .map(|a| {
+            a.iter()
+                .filter(|&&x| crate::vm::interp::is_waitable(x) && crate::vm::interp::peek_outcome(x).is_none())
+                .count()
+        })
+        .unwrap_or(0);
+    format!("awaiting {} task{}", pending, if pending == 1 { "" } else { "s" })
 }
 
 impl std::fmt::Debug for Wait {
