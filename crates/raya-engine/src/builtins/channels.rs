@@ -235,7 +235,7 @@ fn wg_change(ctx: &mut NativeCtx, this: Value, n: i64) -> Result<Value, Value> {
     let g = this_wg(ctx, this)?;
     match g.add(n, &mut ctx.rt.woken) {
         Ok(()) => Ok(Value::UNDEFINED),
-        Err(()) => Err(ctx.plain_error("WaitGroup counter cannot be negative")),
+        Err(crate::sync::mutex::NegativeCount) => Err(ctx.plain_error("WaitGroup counter cannot be negative")),
     }
 }
 

@@ -123,6 +123,10 @@ impl Waiter {
     }
 }
 
+/// What a timer does when it fires: wake tasks (pushing them to the woken
+/// list) and optionally arm the next timer.
+pub type TimerFire = Box<dyn FnOnce(&mut Vec<Arc<TaskCell>>) -> Option<Timer> + Send>;
+
 /// A one-shot timer armed by a wait object (a `select` timeout, a timer
 /// channel's next tick). The worker hands it to the scheduler's timer
 /// thread; when it fires, `fire` runs on a worker with the runtime's woken
@@ -133,7 +137,7 @@ pub struct Timer {
     /// worker cancels it as soon as the task runs again, so a decided
     /// select leaves no timer keeping the program alive.
     pub cancel_on_wake: bool,
-    pub fire: Box<dyn FnOnce(&mut Vec<Arc<TaskCell>>) -> Option<Timer> + Send>,
+    pub fire: TimerFire,
 }
 
 /// How a task or promise finished.

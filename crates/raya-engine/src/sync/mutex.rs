@@ -235,6 +235,10 @@ struct WgInner {
     waiters: Vec<Waiter>,
 }
 
+/// A WaitGroup's count would have gone below zero.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NegativeCount;
+
 impl WaitGroupCell {
     pub fn count(&self) -> i64 {
         self.inner.lock().count
@@ -242,11 +246,11 @@ impl WaitGroupCell {
 
     /// `add(n)` (and `done()` = `add(-1)`): Err if the count would go
     /// negative (then it is unchanged). At zero every waiter wakes.
-    pub fn add(&self, n: i64, woken: &mut Vec<Arc<TaskCell>>) -> Result<(), ()> {
+    pub fn add(&self, n: i64, woken: &mut Vec<Arc<TaskCell>>) -> Result<(), NegativeCount> {
         let mut g = self.inner.lock();
         let c = g.count + n;
         if c < 0 {
-            return Err(());
+            return Err(NegativeCount);
         }
         g.count = c;
         if c == 0 {

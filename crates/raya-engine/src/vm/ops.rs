@@ -159,7 +159,7 @@ pub fn instance_of(realm: &Realm, v: Value, class: Value) -> OpResult<bool> {
 
 /// Converts a number to the property key it names.
 pub fn number_key(n: f64) -> Atom {
-    if n >= 0.0 && n < 2147483648.0 && n.fract() == 0.0 {
+    if (0.0..2147483648.0).contains(&n) && n.fract() == 0.0 {
         Atom::index(n as u32)
     } else {
         Atom::intern(&numconv::number_to_string(n))

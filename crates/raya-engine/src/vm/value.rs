@@ -182,7 +182,7 @@ mod tests {
 
     #[test]
     fn every_nan_is_a_number_not_a_tag() {
-        let nans = [f64::NAN, -f64::NAN, f64::from_bits(0xFFFF_FFFF_FFFF_FFFF), 0.0 / 0.0];
+        let nans = [f64::NAN, -f64::NAN, f64::from_bits(0xFFFF_FFFF_FFFF_FFFF), std::hint::black_box(0.0) / 0.0];
         for n in nans {
             let v = Value::number(n);
             assert!(v.is_number());
