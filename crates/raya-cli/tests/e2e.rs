@@ -49,10 +49,7 @@ const SNAPSHOT_SOURCE: &str = "crates/raya-cli/tests/e2e.rs";
 // Paths and test discovery
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
 }
 
 fn raya_bin() -> PathBuf {
@@ -171,12 +168,8 @@ fn run(cmd: Command) -> Outcome {
 }
 
 fn run_with_timeout(mut cmd: Command, limit: Duration) -> Outcome {
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out_reader = std::thread::spawn(move || {
@@ -220,14 +213,7 @@ fn run_with_timeout(mut cmd: Command, limit: Duration) -> Outcome {
             }
         }
     };
-    Outcome {
-        exit,
-        code,
-        stdout,
-        stderr,
-        timed_out,
-        limit,
-    }
+    Outcome { exit, code, stdout, stderr, timed_out, limit }
 }
 
 fn join_reader(h: std::thread::JoinHandle<Vec<u8>>, timed_out: bool) -> String {
@@ -297,12 +283,7 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
             });
         }
     });
-    results
-        .into_inner()
-        .unwrap()
-        .into_iter()
-        .map(|r| r.unwrap())
-        .collect()
+    results.into_inner().unwrap().into_iter().map(|r| r.unwrap()).collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -317,12 +298,7 @@ fn snapshot_stdout(stdout: &str) -> String {
 }
 
 fn snapshot_content(o: &Outcome) -> String {
-    format!(
-        "exit: {}\n--- stdout\n{}--- stderr\n{}",
-        o.exit,
-        snapshot_stdout(&o.stdout),
-        o.stderr
-    )
+    format!("exit: {}\n--- stdout\n{}--- stderr\n{}", o.exit, snapshot_stdout(&o.stdout), o.stderr)
 }
 
 /// Splits the text of a `.snap` file into (exit, stdout) as written by
@@ -335,11 +311,7 @@ fn parse_snapshot(text: &str) -> Option<(String, String)> {
     let (exit_line, rest) = body.split_once('\n')?;
     let exit = exit_line.strip_prefix("exit: ")?.to_string();
     let rest = rest.strip_prefix("--- stdout\n")?;
-    let stdout_len = if rest.starts_with("--- stderr") {
-        0
-    } else {
-        rest.find("\n--- stderr")? + 1
-    };
+    let stdout_len = if rest.starts_with("--- stderr") { 0 } else { rest.find("\n--- stderr")? + 1 };
     Some((exit, rest[..stdout_len].to_string()))
 }
 
@@ -360,10 +332,7 @@ fn same_snapshot_body(a: &str, b: &str) -> bool {
 /// The stored snapshot of program `rel`, if any.
 fn stored_snapshot(root: &Path, rel: &str) -> Option<String> {
     let p = Path::new(rel);
-    let snap = root
-        .join(p.parent()?)
-        .join("snapshots")
-        .join(format!("{}.snap", p.file_stem()?.to_string_lossy()));
+    let snap = root.join(p.parent()?).join("snapshots").join(format!("{}.snap", p.file_stem()?.to_string_lossy()));
     snapshot_body(&std::fs::read_to_string(snap).ok()?)
 }
 
@@ -392,10 +361,7 @@ fn directive_failures(rel: &str, src: &str, o: &Outcome) -> Vec<String> {
         }
     }
     if d.expect_no_stdout && !o.stdout.is_empty() {
-        fails.push(format!(
-            "{rel}: @expect-no-stdout but stdout is {:?}",
-            o.stdout
-        ));
+        fails.push(format!("{rel}: @expect-no-stdout but stdout is {:?}", o.stdout));
     }
     for want in &d.expect_stdout {
         let want = want.replace("{file}", rel);
@@ -417,10 +383,8 @@ fn directive_failures(rel: &str, src: &str, o: &Outcome) -> Vec<String> {
 fn check_programs(root: &Path, programs: Vec<String>, glob: impl FnOnce(&mut dyn FnMut(&Path))) {
     let started = Instant::now();
     // One run per (program, worker count); all of them on the pool at once.
-    let runs: Vec<(String, Option<usize>)> = programs
-        .iter()
-        .flat_map(|rel| worker_runs(rel).into_iter().map(move |w| (rel.clone(), w)))
-        .collect();
+    let runs: Vec<(String, Option<usize>)> =
+        programs.iter().flat_map(|rel| worker_runs(rel).into_iter().map(move |w| (rel.clone(), w))).collect();
     let results = par_map(&runs, |(rel, w)| run_program(root, rel, *w));
     let mut outcomes: HashMap<String, Vec<(Option<usize>, Outcome)>> = HashMap::new();
     for ((rel, w), o) in runs.into_iter().zip(results) {
@@ -455,9 +419,7 @@ fn check_programs(root: &Path, programs: Vec<String>, glob: impl FnOnce(&mut dyn
                 // snapshot if there is one, else the first run's.
                 let stored = stored_snapshot(root, &rel);
                 let first = runs.iter().find(|(_, o)| !o.timed_out);
-                let reference = stored
-                    .clone()
-                    .or_else(|| first.map(|(_, o)| snapshot_content(o)));
+                let reference = stored.clone().or_else(|| first.map(|(_, o)| snapshot_content(o)));
                 let mut mismatch: Option<&Outcome> = None;
                 if runs.len() > 1 {
                     for (w, o) in runs.iter().filter(|(_, o)| !o.timed_out) {
@@ -513,11 +475,7 @@ fn check_programs(root: &Path, programs: Vec<String>, glob: impl FnOnce(&mut dyn
 
 fn rel_path(root: &Path, path: &Path) -> String {
     let canon = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    canon
-        .strip_prefix(root)
-        .unwrap_or(&canon)
-        .to_string_lossy()
-        .replace('\\', "/")
+    canon.strip_prefix(root).unwrap_or(&canon).to_string_lossy().replace('\\', "/")
 }
 
 #[test]
@@ -527,24 +485,18 @@ fn e2e_programs() {
     for p in &programs {
         let name = Path::new(p).file_name().unwrap().to_string_lossy();
         assert!(
-            name.trim_end_matches(".raya")
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            name.trim_end_matches(".raya").chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
             "{p}: test names are made of ASCII letters, digits and `_`"
         );
     }
-    check_programs(&root, programs, |f| {
-        insta::glob!("../../../tests/e2e", "*/*.raya", f)
-    });
+    check_programs(&root, programs, |f| insta::glob!("../../../tests/e2e", "*/*.raya", f));
 }
 
 #[test]
 fn examples() {
     let root = workspace_root();
     let programs = discover(&root, "examples", false);
-    check_programs(&root, programs, |f| {
-        insta::glob!("../../../examples", "*.raya", f)
-    });
+    check_programs(&root, programs, |f| insta::glob!("../../../examples", "*.raya", f));
 }
 
 // ---------------------------------------------------------------------------
@@ -566,10 +518,7 @@ fn oracle_agrees_with_snapshots() {
     let root = workspace_root();
     let oracle = root.join("../shared/tools/js-oracle");
     if !oracle.is_file() {
-        println!(
-            "note: {} not found; oracle cross-check skipped",
-            oracle.display()
-        );
+        println!("note: {} not found; oracle cross-check skipped", oracle.display());
         return;
     }
     if !node_on_path() {
@@ -586,10 +535,7 @@ fn oracle_agrees_with_snapshots() {
     cmd.arg(&probe);
     let o = run(cmd);
     if o.code != Some(0) || o.stdout != "2\n" {
-        println!(
-            "note: js-oracle does not work here ({}); oracle cross-check skipped",
-            o.stderr.trim()
-        );
+        println!("note: js-oracle does not work here ({}); oracle cross-check skipped", o.stderr.trim());
         return;
     }
 
@@ -597,9 +543,7 @@ fn oracle_agrees_with_snapshots() {
     programs.extend(discover(&root, "examples", false));
     let programs: Vec<String> = programs
         .into_iter()
-        .filter(|p| {
-            parse_directives(&std::fs::read_to_string(root.join(p)).unwrap_or_default()).oracle
-        })
+        .filter(|p| parse_directives(&std::fs::read_to_string(root.join(p)).unwrap_or_default()).oracle)
         .collect();
     let results = par_map(&programs, |rel| {
         let d = parse_directives(&std::fs::read_to_string(root.join(rel)).unwrap());
@@ -618,9 +562,7 @@ fn oracle_agrees_with_snapshots() {
             .join("snapshots")
             .join(format!("{}.snap", p.file_stem().unwrap().to_string_lossy()));
         let Ok(text) = std::fs::read_to_string(&snap) else {
-            failures.push(format!(
-                "{rel}: @oracle test without snapshot (run tests/e2e/oracle-snapshots.py)"
-            ));
+            failures.push(format!("{rel}: @oracle test without snapshot (run tests/e2e/oracle-snapshots.py)"));
             continue;
         };
         let Some((exit, stdout)) = parse_snapshot(&text) else {
@@ -650,38 +592,18 @@ fn cli_snapshot(name: &str, o: &Outcome) {
 
 /// Usage and file errors: exit code 2, nothing on stdout, one line on stderr.
 fn assert_one_line_error(what: &str, o: &Outcome) {
-    assert_eq!(
-        o.code,
-        Some(2),
-        "{what}: exit code (stderr: {:?})",
-        o.stderr
-    );
+    assert_eq!(o.code, Some(2), "{what}: exit code (stderr: {:?})", o.stderr);
     assert_eq!(o.stdout, "", "{what}: stdout");
-    assert_eq!(
-        o.stderr.lines().count(),
-        1,
-        "{what}: one line on stderr, got {:?}",
-        o.stderr
-    );
-    assert!(
-        o.stderr.ends_with('\n'),
-        "{what}: stderr ends with a newline"
-    );
+    assert_eq!(o.stderr.lines().count(), 1, "{what}: one line on stderr, got {:?}", o.stderr);
+    assert!(o.stderr.ends_with('\n'), "{what}: stderr ends with a newline");
 }
 
 #[test]
 fn cli_missing_file() {
     let root = workspace_root();
-    let o = run(raya_command(
-        &root,
-        &["run", "tests/e2e/cli/no_such_file.raya"],
-    ));
+    let o = run(raya_command(&root, &["run", "tests/e2e/cli/no_such_file.raya"]));
     assert_one_line_error("missing file", &o);
-    assert!(
-        o.stderr.contains("tests/e2e/cli/no_such_file.raya"),
-        "names the file: {:?}",
-        o.stderr
-    );
+    assert!(o.stderr.contains("tests/e2e/cli/no_such_file.raya"), "names the file: {:?}", o.stderr);
     cli_snapshot("missing_file", &o);
 }
 
@@ -690,11 +612,7 @@ fn cli_directory() {
     let root = workspace_root();
     let o = run(raya_command(&root, &["run", "tests/e2e/cli"]));
     assert_one_line_error("directory", &o);
-    assert!(
-        o.stderr.contains("tests/e2e/cli"),
-        "names the path: {:?}",
-        o.stderr
-    );
+    assert!(o.stderr.contains("tests/e2e/cli"), "names the path: {:?}", o.stderr);
     cli_snapshot("directory", &o);
 }
 
@@ -708,11 +626,7 @@ fn cli_non_utf8_file() {
     std::fs::write(&file, b"console.log(\"caf\xe9\");\n").unwrap();
     let mut o = run(raya_command(&root, &["run", file.to_str().unwrap()]));
     assert_one_line_error("non-UTF-8 file", &o);
-    assert!(
-        o.stderr.contains("latin1.raya"),
-        "names the file: {:?}",
-        o.stderr
-    );
+    assert!(o.stderr.contains("latin1.raya"), "names the file: {:?}", o.stderr);
     o.stderr = o.stderr.replace(dir.to_str().unwrap(), "[TMP]");
     cli_snapshot("non_utf8", &o);
 }
@@ -731,10 +645,7 @@ fn cli_version_and_help() {
     let root = workspace_root();
     let o = run(raya_command(&root, &["--version"]));
     assert_eq!(o.code, Some(0), "raya --version: {o:?}");
-    assert!(
-        !o.stdout.trim().is_empty(),
-        "raya --version prints a version"
-    );
+    assert!(!o.stdout.trim().is_empty(), "raya --version prints a version");
     let o = run(raya_command(&root, &["help"]));
     assert_eq!(o.code, Some(0), "raya help: {o:?}");
     assert!(!o.stdout.trim().is_empty(), "raya help prints something");
@@ -755,10 +666,7 @@ fn cli_check() {
     let root = workspace_root();
     let o = run(raya_command(&root, &["check", "examples/hello.raya"]));
     assert_eq!(o.code, Some(0), "raya check on a valid program: {o:?}");
-    assert!(
-        !o.stdout.contains("Hello, Raya!"),
-        "raya check must not run the program"
-    );
+    assert!(!o.stdout.contains("Hello, Raya!"), "raya check must not run the program");
     let bad = discover(&root, "tests/e2e/compile_errors", false);
     let outcomes = par_map(&bad, |rel| run(raya_command(&root, &["check", rel])));
     let mut failures = Vec::new();
@@ -775,14 +683,8 @@ fn cli_disasm() {
     let root = workspace_root();
     let o = run(raya_command(&root, &["disasm", "examples/fizzbuzz.raya"]));
     assert_eq!(o.code, Some(0), "raya disasm: {o:?}");
-    assert!(
-        !o.stdout.trim().is_empty(),
-        "raya disasm prints the bytecode"
-    );
-    assert!(
-        !o.stdout.contains("FizzBuzz\n16\n"),
-        "raya disasm must not run the program"
-    );
+    assert!(!o.stdout.trim().is_empty(), "raya disasm prints the bytecode");
+    assert!(!o.stdout.contains("FizzBuzz\n16\n"), "raya disasm must not run the program");
 }
 
 #[test]
@@ -795,20 +697,11 @@ fn snapshot_format_round_trips() {
         timed_out: false,
         limit: TIMEOUT,
     };
-    let text = format!(
-        "---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n",
-        snapshot_content(&o).trim_end()
-    );
+    let text = format!("---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n", snapshot_content(&o).trim_end());
     let (exit, stdout) = parse_snapshot(&text).unwrap();
     assert_eq!(exit, "0");
     assert_eq!(stdout, "a\nb\n");
-    let empty = Outcome {
-        stdout: String::new(),
-        ..o
-    };
-    let text = format!(
-        "---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n",
-        snapshot_content(&empty).trim_end()
-    );
+    let empty = Outcome { stdout: String::new(), ..o };
+    let text = format!("---\nsource: {SNAPSHOT_SOURCE}\n---\n{}\n", snapshot_content(&empty).trim_end());
     assert_eq!(parse_snapshot(&text).unwrap().1, "");
 }

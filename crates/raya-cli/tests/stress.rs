@@ -99,10 +99,7 @@ fn check(name: &str, src: &str, want: &str, workers: &[usize], rounds: usize) {
     'rounds: for round in 0..rounds {
         for &w in workers {
             let o = run(&file, w, limit);
-            eprintln!(
-                "{name}: round {round}, --workers {w}: {:.2}s",
-                o.elapsed.as_secs_f64()
-            );
+            eprintln!("{name}: round {round}, --workers {w}: {:.2}s", o.elapsed.as_secs_f64());
             let what = format!("{name} (round {round}, --workers {w})");
             if o.timed_out {
                 failures.push(format!("{what}: killed after {limit:?}"));
@@ -130,10 +127,7 @@ fn truncate(s: &str) -> &str {
 }
 
 fn long_rounds() -> usize {
-    std::env::var("RAYA_STRESS_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10)
+    std::env::var("RAYA_STRESS_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10)
 }
 
 // ---------------------------------------------------------------------------
@@ -267,13 +261,7 @@ fn stress_cancel_storm() {
 #[ignore]
 fn stress_long_100k_tasks() {
     let (src, want) = many_tasks(100_000);
-    check(
-        "many_tasks_100k_long",
-        &src,
-        &want,
-        &[1, 2, 4],
-        long_rounds(),
-    );
+    check("many_tasks_100k_long", &src, &want, &[1, 2, 4], long_rounds());
 }
 
 #[test]

@@ -30,10 +30,17 @@ const label = `sum=${sumTo(10)} words=${words.join(",")} ${x + why}`;
 "#;
 
 fn front_end(c: &mut Criterion) {
-    let src: String = (0..200).map(|i| UNIT.replace("Vec2", &format!("Vec2_{i}")).replace("sumTo", &format!("sumTo{i}"))
-        .replace("words", &format!("words{i}")).replace("counts", &format!("counts{i}"))
-        .replace("label", &format!("label{i}")).replace("{ x, y: why", &format!("{{ x: x{i}, y: why{i}"))
-        .replace("x + why", &format!("x{i} + why{i}"))).collect();
+    let src: String = (0..200)
+        .map(|i| {
+            UNIT.replace("Vec2", &format!("Vec2_{i}"))
+                .replace("sumTo", &format!("sumTo{i}"))
+                .replace("words", &format!("words{i}"))
+                .replace("counts", &format!("counts{i}"))
+                .replace("label", &format!("label{i}"))
+                .replace("{ x, y: why", &format!("{{ x: x{i}, y: why{i}"))
+                .replace("x + why", &format!("x{i} + why{i}"))
+        })
+        .collect();
     let mut g = c.benchmark_group("front_end");
     g.throughput(Throughput::Bytes(src.len() as u64));
     g.bench_function("compile", |b| {

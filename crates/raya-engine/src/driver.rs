@@ -25,6 +25,16 @@
 //! quiescent (nothing queued, running or sleeping). Then: main finished →
 //! report unhandled task errors and never-finished tasks; main blocked →
 //! deadlock report.
+//!
+//! # Embedding
+//!
+//! [`run_program_hosted`] is the same run for `crate::embed`: a setup hook
+//! (host globals), embedder state reachable from natives through
+//! [`current_handle`], and a hook that turns the end into a result. A
+//! [`Handle`] lets host threads lock the runtime, settle, and queue the
+//! woken tasks ([`Handle::with_runtime`]), and keeps the program alive while
+//! an external promise or host call is pending ([`Handle::keep_alive`]: a
+//! timer that never fires, so the scheduler is not quiescent).
 
 use crate::builtins::inspect;
 use crate::compiler::Program;
@@ -69,6 +79,75 @@ struct Shared {
     main: Arc<TaskCell>,
     exit_code: AtomicI32,
     exited: AtomicBool,
+    /// Embedder state of a hosted run (see [`run_program_hosted`]), read by
+    /// host-function natives through [`current_handle`].
+    host: Option<Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+/// A handle on a running program, for code outside the interpreter (host
+/// functions and external promises of the embedding API): lock its runtime
+/// and queue the tasks that woke, keep the program alive.
+#[derive(Clone)]
+pub struct Handle {
+    shared: Arc<Shared>,
+    sched: Scheduler<Job>,
+}
+
+thread_local! {
+    /// The program whose worker this thread is (set on a worker's first job).
+    static CURRENT: std::cell::RefCell<Option<Handle>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The program the calling worker thread runs, if the caller is a worker
+/// (e.g. a native called by the interpreter).
+pub fn current_handle() -> Option<Handle> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+impl Handle {
+    /// The embedder state passed to [`run_program_hosted`].
+    pub fn host_data(&self) -> Option<&Arc<dyn std::any::Any + Send + Sync>> {
+        self.shared.host.as_ref()
+    }
+
+    /// Whether both handles name the same running program.
+    pub fn same_program(&self, other: &Handle) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// Runs `f` with the runtime locked (the invariant of `sync`: settle
+    /// completions only under this lock), then queues on the scheduler the
+    /// tasks `f` spawned or woke. Must not be called on a thread that holds
+    /// the runtime lock already (a worker inside a native).
+    pub fn with_runtime<R>(&self, f: impl FnOnce(&mut Runtime) -> R) -> R {
+        let mut rt = self.shared.rt.lock();
+        let r = f(&mut rt);
+        let spawned = std::mem::take(&mut rt.spawned);
+        let woken = std::mem::take(&mut rt.woken);
+        drop(rt);
+        for t in spawned {
+            self.sched.spawn(Job::Run(t));
+        }
+        for t in woken {
+            self.sched.wake(Job::Run(t));
+        }
+        r
+    }
+
+    /// Keeps the program alive (it is not quiescent, so neither finished
+    /// nor deadlocked) until [`Handle::release`] is called with the key: a
+    /// pending external promise or host call. Implemented as a timer that
+    /// never fires on its own.
+    pub fn keep_alive(&self) -> crate::scheduler::TimerKey {
+        let far = std::time::Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
+        let noop = crate::sync::Timer { at: far, cancel_on_wake: false, fire: Box::new(|_| None) };
+        self.sched.sleep_until(far, Job::Fire(noop))
+    }
+
+    /// Ends a [`Handle::keep_alive`].
+    pub fn release(&self, key: crate::scheduler::TimerKey) {
+        self.sched.cancel_timer(key);
+    }
 }
 
 struct VmRunner {
@@ -81,16 +160,53 @@ pub fn run_program(program: &Program, args: Vec<String>) -> i32 {
 }
 
 pub fn run_program_with(program: &Program, opts: RunOptions) -> i32 {
-    let (mut rt, entry) =
-        Runtime::new(&program.entry, &program.sources, program.global_names.len(), opts.args.clone());
+    run_inner(program, opts, None, &mut |_| {}, false, &mut |_, end| end.code)
+}
+
+/// How a hosted run ended (see [`run_program_hosted`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RunEnd {
+    /// The exit code `raya run` would return.
+    pub code: i32,
+    /// `exit(code)` was called.
+    pub exited: bool,
+    /// The main task's outcome (None: it never finished — deadlock or exit).
+    pub main: Option<Outcome>,
+}
+
+/// Runs `program` for an embedder: `setup` runs once the runtime exists,
+/// before the main task starts (it fills host globals); `host` is reachable
+/// from natives through [`current_handle`]; `end` runs with the runtime
+/// locked after the program ended and its reports were written, and its
+/// result is returned. The scheduler is shut down before returning.
+pub fn run_program_hosted<R>(
+    program: &Program,
+    opts: RunOptions,
+    host: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    setup: &mut dyn FnMut(&mut Runtime),
+    end: &mut dyn FnMut(&mut Runtime, RunEnd) -> R,
+) -> R {
+    run_inner(program, opts, host, setup, true, end)
+}
+
+fn run_inner<R>(
+    program: &Program,
+    opts: RunOptions,
+    host: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    setup: &mut dyn FnMut(&mut Runtime),
+    shutdown: bool,
+    end: &mut dyn FnMut(&mut Runtime, RunEnd) -> R,
+) -> R {
+    let (mut rt, entry) = Runtime::new(&program.entry, &program.sources, program.global_names.len(), opts.args.clone());
     crate::builtins::process::set_args(&mut rt);
+    setup(&mut rt);
     // The main task.
     let id = crate::vm::object::next_id();
     let mut exec = Task::new(id);
     if let Err(e) = TaskInterpreter::new(&mut rt).start(&mut exec, entry, Value::UNDEFINED, &[]) {
         report_uncaught(&mut rt, e);
         rt.flush_stdout();
-        return 1;
+        return end(&mut rt, RunEnd { code: 1, exited: false, main: Some(Outcome::Error(e)) });
     }
     let main = Arc::new(TaskCell::new(id, Box::new(Task::new(id))));
     exec.cell = Some(main.clone());
@@ -104,7 +220,9 @@ pub fn run_program_with(program: &Program, opts: RunOptions) -> i32 {
         main: main.clone(),
         exit_code: AtomicI32::new(0),
         exited: AtomicBool::new(false),
+        host,
     });
+    // `opts.workers` is accepted but one worker runs (see the module docs).
     let sched = Scheduler::new(1, VmRunner { shared: shared.clone() });
     sched.spawn(Job::Run(main.clone()));
     loop {
@@ -132,7 +250,14 @@ pub fn run_program_with(program: &Program, opts: RunOptions) -> i32 {
         ));
     }
     rt.flush_stdout();
-    code
+    let exited = shared.exited.load(Ordering::Acquire);
+    let r = end(&mut rt, RunEnd { code, exited, main: main.completion.outcome() });
+    rt.flush_stdout();
+    drop(rt);
+    if shutdown {
+        sched.shutdown();
+    }
+    r
 }
 
 /// The end of a program whose scheduler went quiet: the exit code and the
@@ -213,6 +338,12 @@ impl crate::scheduler::Runner<Job> for VmRunner {
         if self.shared.exited.load(Ordering::Acquire) {
             return;
         }
+        CURRENT.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.as_ref().is_none_or(|h| !Arc::ptr_eq(&h.shared, &self.shared)) {
+                *c = Some(Handle { shared: self.shared.clone(), sched: cx.scheduler().clone() });
+            }
+        });
         let cell = match job {
             Job::Run(c) => c,
             Job::Timer(c, gen) => {
@@ -250,7 +381,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 _ => interp.run(&mut exec, TIME_SLICE),
             }
         };
-        drop(interp);
+
         match outcome {
             RunOutcome::Preempted => {
                 *cell.exec.lock() = Some(exec);
@@ -338,7 +469,9 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, o: Outcome) {
     // A task that ends holding a mutex releases it to the next waiter.
     crate::sync::mutex::release_all(cell, &mut rt.woken);
     if let Some(waiters) = cell.completion.settle(o) {
-        if matches!(o, Outcome::Error(_) | Outcome::Cancelled(_)) && waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
+        if matches!(o, Outcome::Error(_) | Outcome::Cancelled(_))
+            && waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT)
+        {
             // Thrown into an awaiting task: observed.
             cell.completion.inner.lock().observed = true;
         }
@@ -486,7 +619,8 @@ pub fn report_uncaught(rt: &mut Runtime, e: Value) {
     rt.write_stderr(&format!("Uncaught {text}\n"));
 }
 
-fn uncaught_text(e: Value) -> String {
+/// The text `Uncaught` is followed by: the error's stack, or its inspection.
+pub fn uncaught_text(e: Value) -> String {
     if let Some(Body::Object(d)) = e.as_obj().map(|o| &o.body) {
         let d = d.get();
         if ops::error_name(d).is_some() {

@@ -6,7 +6,11 @@ pub mod builtins;
 pub mod bytecode;
 pub mod compiler;
 pub mod driver;
+pub mod embed;
 pub mod scheduler;
 pub mod sync;
 pub mod syntax;
 pub mod vm;
+
+pub use compiler::{CompileError, Program};
+pub use embed::{ExecHandle, ExternalPromise, HostError, HostValue, Vm, VmBuilder};

@@ -500,13 +500,12 @@ impl Inspector {
             }
             Body::Iter(it) => self.iterator(p, it.get(), recurse, indent),
             Body::Task(t) => format!("Task {{ id: {}, state: '{}' }}", t.id, crate::sync::task::state_name(t)),
-            Body::Promise(p) => format!("Promise {{ state: '{}' }}", crate::sync::task::outcome_name(p.completion.outcome())),
-            Body::Channel(c) => format!(
-                "Channel {{ capacity: {}, length: {}, closed: {} }}",
-                c.capacity,
-                c.len(),
-                c.is_closed()
-            ),
+            Body::Promise(p) => {
+                format!("Promise {{ state: '{}' }}", crate::sync::task::outcome_name(p.completion.outcome()))
+            }
+            Body::Channel(c) => {
+                format!("Channel {{ capacity: {}, length: {}, closed: {} }}", c.capacity, c.len(), c.is_closed())
+            }
             Body::Mutex(m) => format!("Mutex {{ locked: {} }}", m.is_locked()),
             Body::WaitGroup(g) => format!("WaitGroup {{ count: {} }}", g.count()),
             Body::Semaphore(s) => format!("Semaphore {{ available: {} }}", s.available()),

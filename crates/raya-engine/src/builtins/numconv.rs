@@ -117,11 +117,7 @@ pub fn number_to_string_radix(x: f64, radix: u32) -> String {
                             break;
                         }
                         Some(c) => {
-                            let d = if c > b'9' {
-                                (c - b'a' + 10) as u32
-                            } else {
-                                (c - b'0') as u32
-                            };
+                            let d = if c > b'9' { (c - b'a' + 10) as u32 } else { (c - b'0') as u32 };
                             if d + 1 < radix {
                                 frac_buf.push(RADIX_CHARS[(d + 1) as usize]);
                                 break;
@@ -262,11 +258,7 @@ fn exact_decimal(v: f64) -> (Vec<u8>, Vec<u8>) {
     let bits = v.to_bits();
     let biased = ((bits >> 52) & 0x7ff) as i32;
     let frac = bits & ((1u64 << 52) - 1);
-    let (mut m, mut e) = if biased == 0 {
-        (frac, -1074i32)
-    } else {
-        (frac | (1u64 << 52), biased - 1075)
-    };
+    let (mut m, mut e) = if biased == 0 { (frac, -1074i32) } else { (frac | (1u64 << 52), biased - 1075) };
     if m == 0 {
         return (vec![b'0'], Vec::new());
     }
@@ -615,10 +607,7 @@ pub fn parse_int(s: &str, radix: Option<f64>) -> f64 {
         r = 16;
     }
     let radix = r as u32;
-    let end = b
-        .iter()
-        .position(|&c| digit_value(c) >= radix)
-        .unwrap_or(b.len());
+    let end = b.iter().position(|&c| digit_value(c) >= radix).unwrap_or(b.len());
     let z = &b[..end];
     if z.is_empty() {
         return f64::NAN;
@@ -755,11 +744,7 @@ mod tests {
         if expected.is_nan() {
             assert!(actual.is_nan(), "expected NaN, got {actual:?}");
         } else {
-            assert_eq!(
-                actual.to_bits(),
-                expected.to_bits(),
-                "expected {expected:?}, got {actual:?}"
-            );
+            assert_eq!(actual.to_bits(), expected.to_bits(), "expected {expected:?}, got {actual:?}");
         }
     }
 
@@ -790,54 +775,24 @@ mod tests {
         assert_eq!(number_to_string(1.5e-7), "1.5e-7");
         assert_eq!(number_to_string(0.000001), "0.000001");
         assert_eq!(number_to_string(0.0000012345), "0.0000012345");
-        assert_eq!(
-            number_to_string(123456789012345680000.0),
-            "123456789012345680000"
-        );
-        assert_eq!(
-            number_to_string(999999999999999900000.0),
-            "999999999999999900000"
-        );
-        assert_eq!(
-            number_to_string(100000000000000000000.0),
-            "100000000000000000000"
-        );
+        assert_eq!(number_to_string(123456789012345680000.0), "123456789012345680000");
+        assert_eq!(number_to_string(999999999999999900000.0), "999999999999999900000");
+        assert_eq!(number_to_string(100000000000000000000.0), "100000000000000000000");
         assert_eq!(number_to_string(9007199254740992.0), "9007199254740992");
         assert_eq!(number_to_string(9007199254740992.0), "9007199254740992");
         assert_eq!(number_to_string(9007199254740994.0), "9007199254740994");
-        assert_eq!(
-            number_to_string(18446744073709552000.0),
-            "18446744073709552000"
-        );
+        assert_eq!(number_to_string(18446744073709552000.0), "18446744073709552000");
         assert_eq!(number_to_string(2147483648.0), "2147483648");
         assert_eq!(number_to_string(-2147483648.0), "-2147483648");
         assert_eq!(number_to_string(4294967295.0), "4294967295");
         assert_eq!(number_to_string(5e-324), "5e-324");
         assert_eq!(number_to_string(-5e-324), "-5e-324");
-        assert_eq!(
-            number_to_string(2.2250738585072014e-308),
-            "2.2250738585072014e-308"
-        );
-        assert_eq!(
-            number_to_string(2.225073858507201e-308),
-            "2.225073858507201e-308"
-        );
-        assert_eq!(
-            number_to_string(1.7976931348623157e+308),
-            "1.7976931348623157e+308"
-        );
-        assert_eq!(
-            number_to_string(-1.7976931348623157e+308),
-            "-1.7976931348623157e+308"
-        );
-        assert_eq!(
-            number_to_string(2.220446049250313e-16),
-            "2.220446049250313e-16"
-        );
-        assert_eq!(
-            number_to_string(1.7976931348623157e+308),
-            "1.7976931348623157e+308"
-        );
+        assert_eq!(number_to_string(2.2250738585072014e-308), "2.2250738585072014e-308");
+        assert_eq!(number_to_string(2.225073858507201e-308), "2.225073858507201e-308");
+        assert_eq!(number_to_string(1.7976931348623157e+308), "1.7976931348623157e+308");
+        assert_eq!(number_to_string(-1.7976931348623157e+308), "-1.7976931348623157e+308");
+        assert_eq!(number_to_string(2.220446049250313e-16), "2.220446049250313e-16");
+        assert_eq!(number_to_string(1.7976931348623157e+308), "1.7976931348623157e+308");
         assert_eq!(number_to_string(123.456), "123.456");
         assert_eq!(number_to_string(-0.0001), "-0.0001");
         assert_eq!(number_to_string(1e+100), "1e+100");
@@ -868,28 +823,16 @@ mod tests {
         assert_eq!(number_to_string_radix(f64::NAN, 2), "NaN");
         assert_eq!(number_to_string_radix(f64::INFINITY, 16), "Infinity");
         assert_eq!(number_to_string_radix(f64::NEG_INFINITY, 36), "-Infinity");
-        assert_eq!(
-            number_to_string_radix(3.141592653589793, 36),
-            "3.53i5ab8p5f"
-        );
-        assert_eq!(
-            number_to_string_radix(0.1, 3),
-            "0.0022002200220022002200220022002201"
-        );
-        assert_eq!(
-            number_to_string_radix(0.1, 2),
-            "0.0001100110011001100110011001100110011001100110011001101"
-        );
+        assert_eq!(number_to_string_radix(3.141592653589793, 36), "3.53i5ab8p5f");
+        assert_eq!(number_to_string_radix(0.1, 3), "0.0022002200220022002200220022002201");
+        assert_eq!(number_to_string_radix(0.1, 2), "0.0001100110011001100110011001100110011001100110011001101");
         assert_eq!(number_to_string_radix(1e+300, 7), "6562255533065302131000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000");
         assert_eq!(number_to_string_radix(1e+21, 36), "5v1j4f4ds7c000");
         assert_eq!(
             number_to_string_radix(9007199254740994.0, 2),
             "100000000000000000000000000000000000000000000000000010"
         );
-        assert_eq!(
-            number_to_string_radix(9007199254740992.0, 3),
-            "1121202011211211122211100012101112"
-        );
+        assert_eq!(number_to_string_radix(9007199254740992.0, 3), "1121202011211211122211100012101112");
         assert_eq!(number_to_string_radix(5e-324, 2), "0.000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001");
         assert_eq!(number_to_string_radix(5e-324, 36), "0.0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000003");
         assert_eq!(number_to_string_radix(-0.0001, 16), "-0.00068db8bac710cb4");
@@ -897,10 +840,7 @@ mod tests {
         assert_eq!(number_to_string_radix(0.3, 5), "0.122222222222222222222222");
         assert_eq!(number_to_string_radix(0.3333333333333333, 3), "0.1");
         assert_eq!(number_to_string_radix(2147483648.0, 36), "zik0zk");
-        assert_eq!(
-            number_to_string_radix(-2147483648.0, 2),
-            "-10000000000000000000000000000000"
-        );
+        assert_eq!(number_to_string_radix(-2147483648.0, 2), "-10000000000000000000000000000000");
         assert_eq!(number_to_string_radix(4294967295.0, 16), "ffffffff");
         assert_eq!(number_to_string_radix(1.7976931348623157e+308, 36), "1a1e4vngaiqo0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000");
         assert_eq!(number_to_string_radix(1.7976931348623157e+308, 2), "1111111111111111111111111111111111111111111111111111100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000");
@@ -911,10 +851,7 @@ mod tests {
         assert_eq!(number_to_string_radix(35.0, 36), "z");
         assert_eq!(number_to_string_radix(36.0, 36), "10");
         assert_eq!(number_to_string_radix(100.0, 10), "100");
-        assert_eq!(
-            number_to_string_radix(0.30000000000000004, 10),
-            "0.30000000000000004"
-        );
+        assert_eq!(number_to_string_radix(0.30000000000000004, 10), "0.30000000000000004");
         assert_eq!(
             number_to_string_radix(2.220446049250313e-16, 2),
             "0.0000000000000000000000000000000000000000000000000001"
@@ -932,10 +869,7 @@ mod tests {
         assert_eq!(to_fixed(1.005, 2), "1.00");
         assert_eq!(to_fixed(1e+21, 2), "1e+21");
         assert_eq!(to_fixed(-1e+21, 2), "-1e+21");
-        assert_eq!(
-            to_fixed(999999999999999900000.0, 2),
-            "999999999999999868928.00"
-        );
+        assert_eq!(to_fixed(999999999999999900000.0, 2), "999999999999999868928.00");
         assert_eq!(to_fixed(f64::NAN, 2), "NaN");
         assert_eq!(to_fixed(f64::INFINITY, 0), "Infinity");
         assert_eq!(to_fixed(f64::NEG_INFINITY, 3), "-Infinity");
@@ -950,14 +884,20 @@ mod tests {
         assert_eq!(to_fixed(123.456, 2), "123.46");
         assert_eq!(to_fixed(123.456, 10), "123.4560000000");
         assert_eq!(to_fixed(0.1, 20), "0.10000000000000000555");
-        assert_eq!(to_fixed(0.1, 100), "0.1000000000000000055511151231257827021181583404541015625000000000000000000000000000000000000000000000");
-        assert_eq!(to_fixed(0.3333333333333333, 100), "0.3333333333333333148296162562473909929394721984863281250000000000000000000000000000000000000000000000");
-        assert_eq!(to_fixed(5e-324, 100), "0.0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000");
-        assert_eq!(to_fixed(-5e-324, 3), "-0.000");
         assert_eq!(
-            to_fixed(1.7976931348623157e+308, 2),
-            "1.7976931348623157e+308"
+            to_fixed(0.1, 100),
+            "0.1000000000000000055511151231257827021181583404541015625000000000000000000000000000000000000000000000"
         );
+        assert_eq!(
+            to_fixed(0.3333333333333333, 100),
+            "0.3333333333333333148296162562473909929394721984863281250000000000000000000000000000000000000000000000"
+        );
+        assert_eq!(
+            to_fixed(5e-324, 100),
+            "0.0000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+        );
+        assert_eq!(to_fixed(-5e-324, 3), "-0.000");
+        assert_eq!(to_fixed(1.7976931348623157e+308, 2), "1.7976931348623157e+308");
         assert_eq!(to_fixed(9007199254740992.0, 1), "9007199254740992.0");
         assert_eq!(to_fixed(9007199254740992.0, 0), "9007199254740992");
         assert_eq!(to_fixed(1.25, 1), "1.3");
@@ -968,14 +908,8 @@ mod tests {
         assert_eq!(to_fixed(0.15, 1), "0.1");
         assert_eq!(to_fixed(99.995, 2), "100.00");
         assert_eq!(to_fixed(9.995, 2), "9.99");
-        assert_eq!(
-            to_fixed(100000000000000000000.0, 5),
-            "100000000000000000000.00000"
-        );
-        assert_eq!(
-            to_fixed(123456789012345680000.0, 0),
-            "123456789012345683968"
-        );
+        assert_eq!(to_fixed(100000000000000000000.0, 5), "100000000000000000000.00000");
+        assert_eq!(to_fixed(123456789012345680000.0, 0), "123456789012345683968");
         assert_eq!(to_fixed(4294967295.5, 0), "4294967296");
         assert_eq!(to_fixed(0.00001, 3), "0.000");
         assert_eq!(to_fixed(-0.00001, 3), "-0.000");
@@ -987,10 +921,7 @@ mod tests {
         assert_num(string_to_number(""), 0.0);
         assert_num(string_to_number("   "), 0.0);
         assert_num(string_to_number("\t\n\r\u{000b}\u{C}"), 0.0);
-        assert_num(
-            string_to_number("\u{A0}\u{FEFF} 42 \u{2028}\u{2029}\u{3000}"),
-            42.0,
-        );
+        assert_num(string_to_number("\u{A0}\u{FEFF} 42 \u{2028}\u{2029}\u{3000}"), 42.0);
         assert_num(string_to_number("\u{180E}1"), f64::NAN);
         assert_num(string_to_number("\u{85}1"), f64::NAN);
         assert_num(string_to_number("0"), 0.0);
@@ -1046,25 +977,16 @@ mod tests {
         assert_num(string_to_number("-1e400"), f64::NEG_INFINITY);
         assert_num(string_to_number("1e-400"), 0.0);
         assert_num(string_to_number("9007199254740993"), 9007199254740992.0);
-        assert_num(
-            string_to_number("9007199254740993.0000000001"),
-            9007199254740994.0,
-        );
+        assert_num(string_to_number("9007199254740993.0000000001"), 9007199254740994.0);
         assert_num(string_to_number("0x20000000000001"), 9007199254740992.0);
         assert_num(string_to_number("0x20000000000003"), 9007199254740996.0);
         assert_num(string_to_number("0x1fffffffffffff8"), 144115188075855870.0);
         assert_num(string_to_number("0x1fffffffffffff7"), 144115188075855860.0);
-        assert_num(
-            string_to_number("1.7976931348623157e308"),
-            1.7976931348623157e+308,
-        );
+        assert_num(string_to_number("1.7976931348623157e308"), 1.7976931348623157e+308);
         assert_num(string_to_number("1.7976931348623159e308"), f64::INFINITY);
         assert_num(string_to_number("2.4703282292062327e-324"), 0.0);
         assert_num(string_to_number("2.4703282292062328e-324"), 5e-324);
-        assert_num(
-            string_to_number("123456789012345678901234567890"),
-            1.2345678901234568e+29,
-        );
+        assert_num(string_to_number("123456789012345678901234567890"), 1.2345678901234568e+29);
         assert_num(string_to_number(" 1 2 "), f64::NAN);
         assert_num(string_to_number("1e1000000000000"), f64::INFINITY);
         assert_num(string_to_number("\u{661}"), f64::NAN);
@@ -1104,10 +1026,7 @@ mod tests {
         assert_num(parse_float("1e400"), f64::INFINITY);
         assert_num(parse_float("-1e-400"), -0.0);
         assert_num(parse_float("9007199254740993"), 9007199254740992.0);
-        assert_num(
-            parse_float("123456789012345678901234567890e-10"),
-            12345678901234567000.0,
-        );
+        assert_num(parse_float("123456789012345678901234567890e-10"), 12345678901234567000.0);
         assert_num(parse_float("e5"), f64::NAN);
         assert_num(parse_float("1E+2xyz"), 100.0);
         assert_num(parse_float("2.4703282292062328e-324"), 5e-324);
@@ -1154,38 +1073,20 @@ mod tests {
         assert_num(parse_int("10", Some(4294967312.0)), 16.0);
         assert_num(parse_int("10", Some(4294967298.0)), 2.0);
         assert_num(parse_int("0x10", Some(0.0)), 16.0);
-        assert_num(
-            parse_int("123456789012345678901234567890", None),
-            1.2345678901234568e+29,
-        );
+        assert_num(parse_int("123456789012345678901234567890", None), 1.2345678901234568e+29);
         assert_num(parse_int("9007199254740993", None), 9007199254740992.0);
         assert_num(parse_int("900719925474099267", None), 900719925474099300.0);
-        assert_num(
-            parse_int("ffffffffffffffffff", Some(16.0)),
-            4.722366482869645e+21,
-        );
+        assert_num(parse_int("ffffffffffffffffff", Some(16.0)), 4.722366482869645e+21);
         assert_num(parse_int("20000000000001", Some(16.0)), 9007199254740992.0);
         assert_num(parse_int("20000000000003", Some(16.0)), 9007199254740996.0);
         assert_num(
-            parse_int(
-                "111111111111111111111111111111111111111111111111111111111111",
-                Some(2.0),
-            ),
+            parse_int("111111111111111111111111111111111111111111111111111111111111", Some(2.0)),
             1152921504606847000.0,
         );
-        assert_num(
-            parse_int("zzzzzzzzzzzzzzzzzzzz", Some(36.0)),
-            1.3367494538843734e+31,
-        );
-        assert_num(
-            parse_int("123456789abcdefghij", Some(20.0)),
-            2.9046426592797785e+23,
-        );
+        assert_num(parse_int("zzzzzzzzzzzzzzzzzzzz", Some(36.0)), 1.3367494538843734e+31);
+        assert_num(parse_int("123456789abcdefghij", Some(20.0)), 2.9046426592797785e+23);
         assert_num(parse_int("1234567890123456789", Some(7.0)), 22875.0);
-        assert_num(
-            parse_int("1234567890123456789012", Some(11.0)),
-            8.954302398029663e+21,
-        );
+        assert_num(parse_int("1234567890123456789012", Some(11.0)), 8.954302398029663e+21);
         assert_num(parse_int("-zz", Some(36.0)), -1295.0);
         assert_num(parse_int("0b11", None), 0.0);
         assert_num(parse_int("0o11", None), 0.0);
@@ -1269,10 +1170,7 @@ mod tests {
         assert_eq!(jq("\"\\\""), "\"\\\"\\\\\\\"\"");
         assert_eq!(jq("\u{8}\u{C}\n\r\t"), "\"\\b\\f\\n\\r\\t\"");
         assert_eq!(jq("\u{0000}"), "\"\\u0000\"");
-        assert_eq!(
-            jq("\u{0001}\u{0007}\u{000b}\u{000e}\u{001f}"),
-            "\"\\u0001\\u0007\\u000b\\u000e\\u001f\""
-        );
+        assert_eq!(jq("\u{0001}\u{0007}\u{000b}\u{000e}\u{001f}"), "\"\\u0001\\u0007\\u000b\\u000e\\u001f\"");
         assert_eq!(jq("\u{001f}"), "\"\\u001f\"");
         assert_eq!(jq(" "), "\" \"");
         assert_eq!(jq("\u{7F}"), "\"\u{7F}\"");
@@ -1295,32 +1193,14 @@ mod tests {
         assert_num(parse_float(&ones_then_zeros), f64::INFINITY);
         assert_num(string_to_number(&format!("0.{}1", "0".repeat(400))), 0.0);
         assert_num(string_to_number(&format!("0.{}1", "0".repeat(320))), 1e-321);
-        assert_num(
-            string_to_number(&format!("0x{}", "f".repeat(300))),
-            f64::INFINITY,
-        );
-        assert_num(
-            string_to_number(&format!("0x{}", "f".repeat(255))),
-            1.1235582092889474e+307,
-        );
-        assert_num(
-            parse_int(&format!("0x{}", "f".repeat(300)), None),
-            f64::INFINITY,
-        );
+        assert_num(string_to_number(&format!("0x{}", "f".repeat(300))), f64::INFINITY);
+        assert_num(string_to_number(&format!("0x{}", "f".repeat(255))), 1.1235582092889474e+307);
+        assert_num(parse_int(&format!("0x{}", "f".repeat(300)), None), f64::INFINITY);
         assert_num(parse_int(&format!("1{}", "0".repeat(308)), None), 1e308);
         assert_num(parse_float(&format!("1{}x", "0".repeat(308))), 1e308);
-        assert_num(
-            parse_int(&"z".repeat(100), Some(36.0)),
-            4.268252238120275e+155,
-        );
-        assert_num(
-            string_to_number(&format!("0b1{}", "0".repeat(1023))),
-            8.98846567431158e+307,
-        );
-        assert_num(
-            string_to_number(&format!("0b1{}", "0".repeat(1024))),
-            f64::INFINITY,
-        );
+        assert_num(parse_int(&"z".repeat(100), Some(36.0)), 4.268252238120275e+155);
+        assert_num(string_to_number(&format!("0b1{}", "0".repeat(1023))), 8.98846567431158e+307);
+        assert_num(string_to_number(&format!("0b1{}", "0".repeat(1024))), f64::INFINITY);
     }
 
     #[test]
@@ -1340,10 +1220,7 @@ mod tests {
             assert_num(string_to_number(&i.to_string()), i as f64);
             assert_num(parse_int(&i.to_string(), None), i as f64);
             assert_eq!(number_to_string(i as f64), i.to_string());
-            assert_num(
-                parse_int(&number_to_string_radix(i as f64, 7), Some(7.0)),
-                i as f64,
-            );
+            assert_num(parse_int(&number_to_string_radix(i as f64, 7), Some(7.0)), i as f64);
         }
     }
 }

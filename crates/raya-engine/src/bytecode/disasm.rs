@@ -119,7 +119,8 @@ impl<'p> Disasm<'p> {
             f.code.len()
         );
         if !f.consts.is_empty() {
-            let list: Vec<String> = f.consts.iter().enumerate().map(|(i, c)| format!("k{i}={}", fmt_const(c))).collect();
+            let list: Vec<String> =
+                f.consts.iter().enumerate().map(|(i, c)| format!("k{i}={}", fmt_const(c))).collect();
             let _ = writeln!(self.out, "  constants: {}", list.join(" "));
         }
         if !f.captures.is_empty() {
@@ -205,7 +206,12 @@ impl<'p> Disasm<'p> {
             Move { dst, src } => format!("{}, {}", r(dst), r(src)),
             LoadK { dst, k } => format!("{}, {}", r(dst), self.k(f, k)),
             LoadInt { dst, v } => format!("{}, {v}", r(dst)),
-            LoadUndef { dst } | LoadNull { dst } | LoadTrue { dst } | LoadFalse { dst } | NewCell { dst } | NewObject { dst } => r(dst),
+            LoadUndef { dst }
+            | LoadNull { dst }
+            | LoadTrue { dst }
+            | LoadFalse { dst }
+            | NewCell { dst }
+            | NewObject { dst } => r(dst),
             GetGlobal { dst, idx } => format!("{}, {}", r(dst), self.g(idx)),
             SetGlobal { idx, src } => format!("{}, {}", self.g(idx), r(src)),
             CellGet { dst, cell } => format!("{}, {}", r(dst), r(cell)),
@@ -429,10 +435,7 @@ fn source_line(text: &str, line: u32) -> Option<&str> {
 }
 
 fn pc_of_select(f: &FuncProto, desc: usize) -> usize {
-    f.code
-        .iter()
-        .position(|i| matches!(i, Instr::Select { desc: d, .. } if *d as usize == desc))
-        .unwrap_or(0)
+    f.code.iter().position(|i| matches!(i, Instr::Select { desc: d, .. } if *d as usize == desc)).unwrap_or(0)
 }
 
 fn target_of(select_pc: usize, target: i32) -> i64 {

@@ -88,160 +88,415 @@ pub enum MethodKind {
 pub enum Instr {
     // ---- loads and moves -------------------------------------------------
     /// R[dst] = R[src]
-    Move { dst: Reg, src: Reg },
+    Move {
+        dst: Reg,
+        src: Reg,
+    },
     /// R[dst] = K[k] (number or string)
-    LoadK { dst: Reg, k: ConstIdx },
+    LoadK {
+        dst: Reg,
+        k: ConstIdx,
+    },
     /// R[dst] = v as number
-    LoadInt { dst: Reg, v: i32 },
-    LoadUndef { dst: Reg },
-    LoadNull { dst: Reg },
-    LoadTrue { dst: Reg },
-    LoadFalse { dst: Reg },
+    LoadInt {
+        dst: Reg,
+        v: i32,
+    },
+    LoadUndef {
+        dst: Reg,
+    },
+    LoadNull {
+        dst: Reg,
+    },
+    LoadTrue {
+        dst: Reg,
+    },
+    LoadFalse {
+        dst: Reg,
+    },
     /// R[dst] = global slot `idx` (builtins first, then every module's
     /// top-level bindings; see `compiler::Program::global_names`).
-    GetGlobal { dst: Reg, idx: u32 },
+    GetGlobal {
+        dst: Reg,
+        idx: u32,
+    },
     /// global slot `idx` = R[src]
-    SetGlobal { idx: u32, src: Reg },
+    SetGlobal {
+        idx: u32,
+        src: Reg,
+    },
 
     // ---- captured variables ------------------------------------------------
     /// R[dst] = a new cell holding undefined.
-    NewCell { dst: Reg },
+    NewCell {
+        dst: Reg,
+    },
     /// R[dst] = content of the cell in R[cell]
-    CellGet { dst: Reg, cell: Reg },
+    CellGet {
+        dst: Reg,
+        cell: Reg,
+    },
     /// content of the cell in R[cell] = R[src]
-    CellSet { cell: Reg, src: Reg },
+    CellSet {
+        cell: Reg,
+        src: Reg,
+    },
     /// R[dst] = content of this closure's upvalue cell `idx`
-    GetUpval { dst: Reg, idx: u16 },
+    GetUpval {
+        dst: Reg,
+        idx: u16,
+    },
     /// content of this closure's upvalue cell `idx` = R[src]
-    SetUpval { idx: u16, src: Reg },
+    SetUpval {
+        idx: u16,
+        src: Reg,
+    },
     /// R[dst] = a new closure of nested prototype `proto`, capturing the
     /// cells listed in that prototype's `captures`.
-    Closure { dst: Reg, proto: u32 },
+    Closure {
+        dst: Reg,
+        proto: u32,
+    },
 
     // ---- arithmetic and logic (numbers only, except Add; see LANGUAGE.md §3)
     /// R[dst] = R[a] + R[b]; concatenates if either is a string.
-    Add { dst: Reg, a: Reg, b: Reg },
-    Sub { dst: Reg, a: Reg, b: Reg },
-    Mul { dst: Reg, a: Reg, b: Reg },
-    Div { dst: Reg, a: Reg, b: Reg },
-    Mod { dst: Reg, a: Reg, b: Reg },
-    Pow { dst: Reg, a: Reg, b: Reg },
+    Add {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Sub {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Mul {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Div {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Mod {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Pow {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// R[dst] = R[src] + imm (number only): `i + 1`, `i++`, `i--`.
-    AddI { dst: Reg, src: Reg, imm: i16 },
-    BitAnd { dst: Reg, a: Reg, b: Reg },
-    BitOr { dst: Reg, a: Reg, b: Reg },
-    BitXor { dst: Reg, a: Reg, b: Reg },
-    Shl { dst: Reg, a: Reg, b: Reg },
-    Shr { dst: Reg, a: Reg, b: Reg },
-    UShr { dst: Reg, a: Reg, b: Reg },
+    AddI {
+        dst: Reg,
+        src: Reg,
+        imm: i16,
+    },
+    BitAnd {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    BitOr {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    BitXor {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Shl {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Shr {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    UShr {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// R[dst] = -R[src] (number only)
-    Neg { dst: Reg, src: Reg },
+    Neg {
+        dst: Reg,
+        src: Reg,
+    },
     /// R[dst] = +R[src]: TypeError unless a number
-    ToNumber { dst: Reg, src: Reg },
+    ToNumber {
+        dst: Reg,
+        src: Reg,
+    },
     /// R[dst] = ~R[src]
-    BitNot { dst: Reg, src: Reg },
+    BitNot {
+        dst: Reg,
+        src: Reg,
+    },
     /// R[dst] = !R[src] (JS truthiness)
-    Not { dst: Reg, src: Reg },
+    Not {
+        dst: Reg,
+        src: Reg,
+    },
     /// R[dst] = typeof R[src]
-    TypeOf { dst: Reg, src: Reg },
+    TypeOf {
+        dst: Reg,
+        src: Reg,
+    },
     /// R[dst] = String(R[src]) (calls a user `toString` method if present)
-    ToString { dst: Reg, src: Reg },
+    ToString {
+        dst: Reg,
+        src: Reg,
+    },
     /// R[dst] = concatenation of String(R[start .. start+count])
     /// (template literals).
-    Concat { dst: Reg, start: Reg, count: u16 },
+    Concat {
+        dst: Reg,
+        start: Reg,
+        count: u16,
+    },
 
     // ---- comparisons (result is a boolean) -------------------------------
-    StrictEq { dst: Reg, a: Reg, b: Reg },
-    StrictNe { dst: Reg, a: Reg, b: Reg },
+    StrictEq {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    StrictNe {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// `==`: strict equality, except null == undefined.
-    LooseEq { dst: Reg, a: Reg, b: Reg },
-    LooseNe { dst: Reg, a: Reg, b: Reg },
+    LooseEq {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    LooseNe {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// `<` etc.: two numbers or two strings, else TypeError.
-    Lt { dst: Reg, a: Reg, b: Reg },
-    Le { dst: Reg, a: Reg, b: Reg },
-    Gt { dst: Reg, a: Reg, b: Reg },
-    Ge { dst: Reg, a: Reg, b: Reg },
+    Lt {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Le {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Gt {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
+    Ge {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// R[dst] = R[a] in R[b]  (property/index/key existence)
-    In { dst: Reg, a: Reg, b: Reg },
+    In {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
     /// R[dst] = R[a] instanceof R[b]
-    InstanceOf { dst: Reg, a: Reg, b: Reg },
+    InstanceOf {
+        dst: Reg,
+        a: Reg,
+        b: Reg,
+    },
 
     // ---- control flow ----------------------------------------------------
-    Jmp { off: i32 },
+    Jmp {
+        off: i32,
+    },
     /// Backward jump closing a loop; a safepoint.
-    Loop { off: i32 },
-    JmpIfTrue { cond: Reg, off: i32 },
-    JmpIfFalse { cond: Reg, off: i32 },
+    Loop {
+        off: i32,
+    },
+    JmpIfTrue {
+        cond: Reg,
+        off: i32,
+    },
+    JmpIfFalse {
+        cond: Reg,
+        off: i32,
+    },
     /// Jump if R[src] is null or undefined.
-    JmpIfNullish { src: Reg, off: i32 },
-    JmpIfNotNullish { src: Reg, off: i32 },
+    JmpIfNullish {
+        src: Reg,
+        off: i32,
+    },
+    JmpIfNotNullish {
+        src: Reg,
+        off: i32,
+    },
     /// Fused `if (R[a] < R[b])`-not-taken jump: jump when NOT (a < b).
-    JmpIfNotLt { a: Reg, b: Reg, off: i32 },
-    JmpIfNotLe { a: Reg, b: Reg, off: i32 },
+    JmpIfNotLt {
+        a: Reg,
+        b: Reg,
+        off: i32,
+    },
+    JmpIfNotLe {
+        a: Reg,
+        b: Reg,
+        off: i32,
+    },
 
     // ---- properties --------------------------------------------------------
     /// R[dst] = R[obj].K[name]
-    GetProp { dst: Reg, obj: Reg, name: ConstIdx },
+    GetProp {
+        dst: Reg,
+        obj: Reg,
+        name: ConstIdx,
+    },
     /// R[obj].K[name] = R[src]
-    SetProp { obj: Reg, name: ConstIdx, src: Reg },
+    SetProp {
+        obj: Reg,
+        name: ConstIdx,
+        src: Reg,
+    },
     /// R[dst] = R[obj][R[key]]
-    GetIndex { dst: Reg, obj: Reg, key: Reg },
+    GetIndex {
+        dst: Reg,
+        obj: Reg,
+        key: Reg,
+    },
     /// R[obj][R[key]] = R[src]
-    SetIndex { obj: Reg, key: Reg, src: Reg },
+    SetIndex {
+        obj: Reg,
+        key: Reg,
+        src: Reg,
+    },
     /// R[dst] = super.K[name], looked up from the parent of the current
     /// method's home class, with `this` = R[0].
-    GetSuper { dst: Reg, name: ConstIdx },
+    GetSuper {
+        dst: Reg,
+        name: ConstIdx,
+    },
 
     // ---- calls -------------------------------------------------------------
     /// See "Calling convention" above. R[f] = R[f](this = R[f+1], R[f+2..]).
-    Call { f: Reg, argc: u16 },
+    Call {
+        f: Reg,
+        argc: u16,
+    },
     /// Method call: looks up K[name] on the receiver R[f+1], stores the
     /// method in R[f], then calls as `Call`. Errors name the method.
-    CallMethod { f: Reg, name: ConstIdx, argc: u16 },
+    CallMethod {
+        f: Reg,
+        name: ConstIdx,
+        argc: u16,
+    },
     /// R[f] = R[f](this = R[f+1], ...R[f+2]) — R[f+2] is an array.
-    CallSpread { f: Reg },
+    CallSpread {
+        f: Reg,
+    },
     /// R[f] = new R[f](R[f+2..]) (R[f+1] is scratch for the new object).
-    New { f: Reg, argc: u16 },
+    New {
+        f: Reg,
+        argc: u16,
+    },
     /// R[f] = new R[f](...R[f+2])
-    NewSpread { f: Reg },
+    NewSpread {
+        f: Reg,
+    },
     /// `super(args)` in a derived constructor: calls the parent
     /// constructor of the current home class on `this` (R[0]) with
     /// R[f+2..]; R[f] receives undefined. Then runs the current class's
     /// field initialisers (see `InitFields`).
-    SuperCall { f: Reg, argc: u16 },
+    SuperCall {
+        f: Reg,
+        argc: u16,
+    },
     /// `super(...R[f+2])`
-    SuperCallSpread { f: Reg },
+    SuperCallSpread {
+        f: Reg,
+    },
     /// Return R[src] from the current frame.
-    Return { src: Reg },
+    Return {
+        src: Reg,
+    },
     ReturnUndef,
 
     // ---- object and array construction --------------------------------------
     /// R[dst] = [] with capacity hint `cap`
-    NewArray { dst: Reg, cap: u16 },
+    NewArray {
+        dst: Reg,
+        cap: u16,
+    },
     /// R[arr].push(R[src])
-    ArrayPush { arr: Reg, src: Reg },
+    ArrayPush {
+        arr: Reg,
+        src: Reg,
+    },
     /// R[arr].push(...R[src]) for any iterable R[src]
-    ArraySpread { arr: Reg, src: Reg },
+    ArraySpread {
+        arr: Reg,
+        src: Reg,
+    },
     /// R[arr].length += 1 (a hole in an array literal: reads as undefined)
-    ArrayHole { arr: Reg },
+    ArrayHole {
+        arr: Reg,
+    },
     /// R[dst] = {}
-    NewObject { dst: Reg },
+    NewObject {
+        dst: Reg,
+    },
     /// Defines own data property K[name] on R[obj] (object literals;
     /// never calls setters).
-    DefineProp { obj: Reg, name: ConstIdx, src: Reg },
+    DefineProp {
+        obj: Reg,
+        name: ConstIdx,
+        src: Reg,
+    },
     /// Defines own data property R[key] (converted to a property key).
-    DefineIndex { obj: Reg, key: Reg, src: Reg },
+    DefineIndex {
+        obj: Reg,
+        key: Reg,
+        src: Reg,
+    },
     /// Copies R[src]'s own enumerable properties onto R[obj] (`...src`).
-    ObjectSpread { obj: Reg, src: Reg },
+    ObjectSpread {
+        obj: Reg,
+        src: Reg,
+    },
     /// Defines an accessor half on an object literal: R[obj].K[name]
     /// gets getter/setter R[func] (kind is Getter or Setter).
-    DefineAccessor { obj: Reg, name: ConstIdx, func: Reg, kind: MethodKind },
+    DefineAccessor {
+        obj: Reg,
+        name: ConstIdx,
+        func: Reg,
+        kind: MethodKind,
+    },
     /// R[dst] = copy of R[src]'s own enumerable properties except the keys
     /// in the array R[excluded] (object rest pattern).
-    ObjectRest { dst: Reg, src: Reg, excluded: Reg },
+    ObjectRest {
+        dst: Reg,
+        src: Reg,
+        excluded: Reg,
+    },
     /// R[dst] = elements of iterable R[src] from index `start` on, as a new
     /// array (array rest pattern, and destructuring of non-arrays).
-    ArrayRest { dst: Reg, src: Reg, start: u16 },
+    ArrayRest {
+        dst: Reg,
+        src: Reg,
+        start: u16,
+    },
 
     // ---- classes -----------------------------------------------------------
     /// R[dst] = a new class named K[name] whose parent is R[parent]
@@ -249,12 +504,29 @@ pub enum Instr {
     /// TypeError). The constructor is R[ctor] (a closure compiled with
     /// `FuncProto::is_constructor`), which also runs the field
     /// initialisers. Static members and methods are added afterwards.
-    NewClass { dst: Reg, name: ConstIdx, parent: Reg, ctor: Reg },
+    NewClass {
+        dst: Reg,
+        name: ConstIdx,
+        parent: Reg,
+        ctor: Reg,
+    },
     /// Adds method R[func] named K[name] to class R[class] (to the class
     /// itself when `is_static`), and sets R[func]'s home class for `super`.
-    DefineMethod { class: Reg, name: ConstIdx, func: Reg, kind: MethodKind, is_static: bool },
+    DefineMethod {
+        class: Reg,
+        name: ConstIdx,
+        func: Reg,
+        kind: MethodKind,
+        is_static: bool,
+    },
     /// Same with a computed name R[key].
-    DefineMethodComputed { class: Reg, key: Reg, func: Reg, kind: MethodKind, is_static: bool },
+    DefineMethodComputed {
+        class: Reg,
+        key: Reg,
+        func: Reg,
+        kind: MethodKind,
+        is_static: bool,
+    },
     /// Calls the current home class's field initialiser function (if it has
     /// one) on `this`; emitted by the compiler at the start of a base-class
     /// constructor. (Derived constructors get it from `SuperCall`.)
@@ -262,41 +534,70 @@ pub enum Instr {
     /// Sets class R[class]'s field-initialiser function to R[func]
     /// (a method-like closure with home class R[class] that assigns the
     /// instance fields on `this`).
-    SetFieldInit { class: Reg, func: Reg },
+    SetFieldInit {
+        class: Reg,
+        func: Reg,
+    },
 
     // ---- iteration ---------------------------------------------------------
     /// R[dst] = an iterator over R[src] (array, string, Map, Set, channel);
     /// TypeError if not iterable.
-    GetIter { dst: Reg, src: Reg },
+    GetIter {
+        dst: Reg,
+        src: Reg,
+    },
     /// Advances iterator R[iter]: R[dst] = next value, or jumps by `off`
     /// when exhausted.
-    IterNext { dst: Reg, iter: Reg, off: i32 },
+    IterNext {
+        dst: Reg,
+        iter: Reg,
+        off: i32,
+    },
     /// R[dst] = array of R[src]'s enumerable own keys as strings
     /// (`for-in`; empty for null/undefined).
-    ForInKeys { dst: Reg, src: Reg },
+    ForInKeys {
+        dst: Reg,
+        src: Reg,
+    },
 
     // ---- exceptions ----------------------------------------------------------
     /// Push a handler: on a throw, jump by `off` (from the next
     /// instruction) with the thrown value in R[exc].
-    TryBegin { exc: Reg, off: i32 },
+    TryBegin {
+        exc: Reg,
+        off: i32,
+    },
     /// Pop the innermost handler.
     TryEnd,
     /// throw R[src]
-    Throw { src: Reg },
+    Throw {
+        src: Reg,
+    },
 
     // ---- tasks (see LANGUAGE.md §6) ----------------------------------------
     /// R[dst] = await R[src]: suspends the task until the waitable
     /// finishes; plain values pass through; arrays wait for all.
-    Await { dst: Reg, src: Reg },
+    Await {
+        dst: Reg,
+        src: Reg,
+    },
     /// Like `Call`, but starts the call as a new task and puts the `Task`
     /// in R[f] (the `async f(x)` prefix).
-    Spawn { f: Reg, argc: u16 },
+    Spawn {
+        f: Reg,
+        argc: u16,
+    },
     /// `Spawn` with a spread argument array in R[f+2].
-    SpawnSpread { f: Reg },
+    SpawnSpread {
+        f: Reg,
+    },
     /// `select`: see the concurrency design; R[base..] holds the evaluated
     /// case operands as described by `FuncProto::selects[desc]`. Jumps to
     /// the chosen case by table; R[dst] receives a received value.
-    Select { base: Reg, desc: u32 },
+    Select {
+        base: Reg,
+        desc: u32,
+    },
 }
 
 /// Static description of one `select` statement: cases in source order.
@@ -316,12 +617,23 @@ pub struct SelectDesc {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SelectCaseDesc {
     /// Channel in R[base + operand].
-    Receive { operand: u16, target: i32 },
+    Receive {
+        operand: u16,
+        target: i32,
+    },
     /// Channel in R[base + operand], value in R[base + operand + 1].
-    Send { operand: u16, target: i32 },
+    Send {
+        operand: u16,
+        target: i32,
+    },
     /// Milliseconds in R[base + operand].
-    Timeout { operand: u16, target: i32 },
-    Default { target: i32 },
+    Timeout {
+        operand: u16,
+        target: i32,
+    },
+    Default {
+        target: i32,
+    },
 }
 
 /// A compiled function.

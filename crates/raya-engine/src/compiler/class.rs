@@ -33,7 +33,8 @@ impl<'a> Codegen<'a> {
             None => Reg::MAX,
         };
         // The class's own name inside a class expression.
-        let inner = c.name.as_ref().and_then(|n| self.decl_id(n)).filter(|&id| self.bind_kind(id) == BindKind::ClassInner);
+        let inner =
+            c.name.as_ref().and_then(|n| self.decl_id(n)).filter(|&id| self.bind_kind(id) == BindKind::ClassInner);
         let mut inner_cell = None;
         if let Some(id) = inner {
             if self.binding(id).captured {

@@ -70,10 +70,18 @@ pub(crate) enum JumpKind {
 }
 
 pub(crate) enum Control<'a> {
-    Jump { labels: Vec<String>, kind: JumpKind, breaks: Vec<usize>, continues: Vec<usize> },
+    Jump {
+        labels: Vec<String>,
+        kind: JumpKind,
+        breaks: Vec<usize>,
+        continues: Vec<usize>,
+    },
     /// An enclosing `try` (or `catch` of a try with `finally`): leaving it
     /// by a jump pops its handler and runs its `finally` block.
-    Try { handler_active: bool, finalizer: Option<&'a [Stmt]> },
+    Try {
+        handler_active: bool,
+        finalizer: Option<&'a [Stmt]>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -156,7 +164,8 @@ impl<'a> Codegen<'a> {
     }
 
     pub(crate) fn push_fn(&mut self, name: &str, span: Span, params_regs: u32) {
-        let proto = FuncProto { name: name.to_string(), file: self.file, span_start: span.start, ..FuncProto::default() };
+        let proto =
+            FuncProto { name: name.to_string(), file: self.file, span_start: span.start, ..FuncProto::default() };
         let n = 1 + params_regs;
         self.funcs.push(FnState {
             proto,
@@ -176,9 +185,13 @@ impl<'a> Codegen<'a> {
         let mut p = st.proto;
         if st.max_reg > MAX_REGS {
             self.diags.push(
-                Diagnostic::new(self.file, head_span(st.span), "function too large: it needs more than 65,535 registers")
-                    .with_label("in this function")
-                    .with_hint("split it into smaller functions"),
+                Diagnostic::new(
+                    self.file,
+                    head_span(st.span),
+                    "function too large: it needs more than 65,535 registers",
+                )
+                .with_label("in this function")
+                .with_hint("split it into smaller functions"),
             );
         }
         if p.consts.len() > MAX_CONSTS {
@@ -406,8 +419,12 @@ impl<'a> Codegen<'a> {
                 let name = b.name.clone();
                 let span = b.span;
                 self.diags.push(
-                    Diagnostic::new(self.file, span, format!("internal compiler error: `{name}` is captured but not in a cell"))
-                        .with_label("this variable"),
+                    Diagnostic::new(
+                        self.file,
+                        span,
+                        format!("internal compiler error: `{name}` is captured but not in a cell"),
+                    )
+                    .with_label("this variable"),
                 );
                 Access::Undef
             }
@@ -418,7 +435,8 @@ impl<'a> Codegen<'a> {
         if let Some(i) = self.funcs[fi].upvals.iter().position(|&b| b == id) {
             return i as u16;
         }
-        let cap = if fi - 1 == owner { Capture::Local(reg) } else { Capture::Upval(self.upval(fi - 1, id, owner, reg)) };
+        let cap =
+            if fi - 1 == owner { Capture::Local(reg) } else { Capture::Upval(self.upval(fi - 1, id, owner, reg)) };
         let f = &mut self.funcs[fi];
         f.upvals.push(id);
         f.proto.captures.push(cap);
@@ -908,7 +926,12 @@ impl<'a> Codegen<'a> {
     /// Compiles a loop body inside its break/continue context; returns the
     /// pending (breaks, continues).
     fn loop_body(&mut self, body: &'a Stmt, labels: Vec<String>) -> (Vec<usize>, Vec<usize>) {
-        self.f().control.push(Control::Jump { labels, kind: JumpKind::Loop, breaks: Vec::new(), continues: Vec::new() });
+        self.f().control.push(Control::Jump {
+            labels,
+            kind: JumpKind::Loop,
+            breaks: Vec::new(),
+            continues: Vec::new(),
+        });
         self.sub_stmt(body);
         match self.f().control.pop() {
             Some(Control::Jump { breaks, continues, .. }) => (breaks, continues),
@@ -1232,7 +1255,13 @@ impl<'a> Codegen<'a> {
         self.free_to(m);
     }
 
-    fn try_stmt(&mut self, block: &'a [Stmt], handler: Option<&'a CatchClause>, finalizer: Option<&'a [Stmt]>, pos: u32) {
+    fn try_stmt(
+        &mut self,
+        block: &'a [Stmt],
+        handler: Option<&'a CatchClause>,
+        finalizer: Option<&'a [Stmt]>,
+        pos: u32,
+    ) {
         let sc = self.enter_scope();
         let exc = self.alloc_local();
         let begin = self.emit(Instr::TryBegin { exc, off: 0 }, pos);
@@ -1318,7 +1347,12 @@ impl<'a> Codegen<'a> {
             }
         }
         let to_default = self.emit_jmp(pos);
-        self.f().control.push(Control::Jump { labels, kind: JumpKind::Switch, breaks: Vec::new(), continues: Vec::new() });
+        self.f().control.push(Control::Jump {
+            labels,
+            kind: JumpKind::Switch,
+            breaks: Vec::new(),
+            continues: Vec::new(),
+        });
         let mut default_at = None;
         for (c, j) in cases.iter().zip(case_jumps) {
             match j {
@@ -1382,7 +1416,12 @@ impl<'a> Codegen<'a> {
         self.f().proto.selects.push(SelectDesc { cases: descs, value_reg });
         let sel = self.emit(Instr::Select { base, desc }, pos);
         let mut to_end = vec![self.emit_jmp(pos)];
-        self.f().control.push(Control::Jump { labels, kind: JumpKind::Select, breaks: Vec::new(), continues: Vec::new() });
+        self.f().control.push(Control::Jump {
+            labels,
+            kind: JumpKind::Select,
+            breaks: Vec::new(),
+            continues: Vec::new(),
+        });
         for (i, c) in cases.iter().enumerate() {
             let target = (self.here() as i64 - (sel as i64 + 1)) as i32;
             match &mut self.f().proto.selects[desc as usize].cases[i] {

@@ -135,7 +135,9 @@ pub(crate) fn has_assign(e: &Expr) -> bool {
             has_assign(a)
         }
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => has_assign(a) || has_assign(b),
-        ExprKind::Conditional { cond, then, otherwise } => has_assign(cond) || has_assign(then) || has_assign(otherwise),
+        ExprKind::Conditional { cond, then, otherwise } => {
+            has_assign(cond) || has_assign(then) || has_assign(otherwise)
+        }
         ExprKind::Call { callee, args, .. } | ExprKind::New { callee, args } => {
             has_assign(callee)
                 || args.iter().any(|a| match a {
@@ -175,7 +177,11 @@ pub(crate) fn number_key(n: f64) -> String {
 pub(crate) fn is_loop(s: &Stmt) -> bool {
     matches!(
         s.kind,
-        StmtKind::While { .. } | StmtKind::DoWhile { .. } | StmtKind::For { .. } | StmtKind::ForOf { .. } | StmtKind::ForIn { .. }
+        StmtKind::While { .. }
+            | StmtKind::DoWhile { .. }
+            | StmtKind::For { .. }
+            | StmtKind::ForOf { .. }
+            | StmtKind::ForIn { .. }
     )
 }
 
@@ -207,7 +213,9 @@ pub(crate) fn mentions(e: &Expr, name: &str) -> bool {
             ObjectProp::Spread(x) => m(x),
             ObjectProp::Method(k, _) | ObjectProp::Getter(k, _) | ObjectProp::Setter(k, _) => key_mentions(k, name),
         }),
-        ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::Spawn(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => m(a),
+        ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::Spawn(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => {
+            m(a)
+        }
         ExprKind::Update { target, .. } => m(target),
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => m(a) || m(b),
         ExprKind::Assign { target, value, .. } => pattern_mentions(target, name) || m(value),
@@ -233,7 +241,10 @@ fn pattern_mentions(p: &Pattern, name: &str) -> bool {
         PatternKind::Ident(i) => i.name == name,
         PatternKind::Expr(e) => mentions(e, name),
         PatternKind::Array { elems, rest } => {
-            elems.iter().flatten().any(|el| pattern_mentions(&el.pattern, name) || el.default.as_ref().is_some_and(|d| mentions(d, name)))
+            elems
+                .iter()
+                .flatten()
+                .any(|el| pattern_mentions(&el.pattern, name) || el.default.as_ref().is_some_and(|d| mentions(d, name)))
                 || rest.as_ref().is_some_and(|r| pattern_mentions(r, name))
         }
         PatternKind::Object { props, rest } => {

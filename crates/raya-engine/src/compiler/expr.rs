@@ -136,9 +136,7 @@ impl<'a> Codegen<'a> {
                 self.class(c, dst, n, None)
             }
             ExprKind::Unary(op, a) => self.unary(*op, a, dst, pos),
-            ExprKind::Update { increment, prefix, target } => {
-                self.update(target, *increment, *prefix, Some(dst), pos)
-            }
+            ExprKind::Update { increment, prefix, target } => self.update(target, *increment, *prefix, Some(dst), pos),
             ExprKind::Binary(op, a, b) => self.binary(*op, a, b, dst, pos),
             ExprKind::Logical(op, a, b) => {
                 self.expr(a, dst);
@@ -537,7 +535,8 @@ impl<'a> Codegen<'a> {
                     }
                 }
                 ObjectProp::Getter(key, f) | ObjectProp::Setter(key, f) => {
-                    let kind = if matches!(p, ObjectProp::Getter(..)) { MethodKind::Getter } else { MethodKind::Setter };
+                    let kind =
+                        if matches!(p, ObjectProp::Getter(..)) { MethodKind::Getter } else { MethodKind::Setter };
                     match key_name(key) {
                         Some(name) => {
                             let t = self.alloc();
@@ -551,7 +550,11 @@ impl<'a> Codegen<'a> {
                                 PropKey::Computed(k) => k.span,
                                 _ => f.span,
                             };
-                            self.error(span, "computed getter and setter names are not supported", "computed accessor name");
+                            self.error(
+                                span,
+                                "computed getter and setter names are not supported",
+                                "computed accessor name",
+                            );
                         }
                     }
                 }
@@ -722,7 +725,15 @@ impl<'a> Codegen<'a> {
         Some(args.len().min(u16::MAX as usize) as u16)
     }
 
-    fn call(&mut self, callee: &'a Expr, args: &'a [Argument], optional: bool, dst: Reg, sc: &mut Vec<usize>, spawn: bool) {
+    fn call(
+        &mut self,
+        callee: &'a Expr,
+        args: &'a [Argument],
+        optional: bool,
+        dst: Reg,
+        sc: &mut Vec<usize>,
+        spawn: bool,
+    ) {
         let m = self.mark();
         let f = self.call_base(dst);
         let cu = unwrap_erased(callee);
@@ -847,7 +858,11 @@ impl<'a> Codegen<'a> {
                     ExprKind::Ident(i) => self.assign_ident(i, op, value, dst, pos),
                     ExprKind::Member { object, property, .. } => {
                         if matches!(object.kind, ExprKind::Super) {
-                            self.error(te.span, "assignment to a `super` property is not supported", "assignment to `super`");
+                            self.error(
+                                te.span,
+                                "assignment to a `super` property is not supported",
+                                "assignment to `super`",
+                            );
                         } else {
                             let robj = if has_assign(value) { self.expr_temp(object) } else { self.expr_reg(object) };
                             let k = self.k_str(&property.name);

@@ -50,6 +50,9 @@ pub struct Program {
     /// Global slot -> name: `builtins::GLOBAL_NAMES` first, then every
     /// module's top-level bindings.
     pub global_names: Vec<String>,
+    /// Number of host globals (see [`compile_source_with_globals`]): they
+    /// occupy the slots right after `builtins::GLOBAL_NAMES`.
+    pub host_globals: usize,
 }
 
 /// Compilation failed: every error of every file.
@@ -91,10 +94,18 @@ impl std::error::Error for CompileError {}
 
 /// Compiles the program whose entry module is the file at `path`.
 pub fn compile_file(path: &Path) -> Result<Program, CompileError> {
+    compile_file_with_globals(path, &[])
+}
+
+/// [`compile_file`] with extra global names (host functions of the
+/// embedding API): every module sees them as read-only globals, in the
+/// slots right after the built-in globals, in this order (a module that
+/// declares a top-level binding of the same name shadows it).
+pub fn compile_file_with_globals(path: &Path, extra: &[String]) -> Result<Program, CompileError> {
     let display = path.to_string_lossy().into_owned();
     let path = with_suffix_fallback(path);
     match read_source(&path) {
-        Ok(text) => compile_main(normalize(&path), display_name(&path, &display), text),
+        Ok(text) => compile_main(normalize(&path), display_name(&path, &display), text, extra),
         Err(msg) => Err(CompileError::plain(SourceMap::default(), format!("cannot read '{display}': {msg}"))),
     }
 }
@@ -102,7 +113,13 @@ pub fn compile_file(path: &Path) -> Result<Program, CompileError> {
 /// Compiles `src` as the entry module named `name`; its imports are
 /// resolved relative to the current directory.
 pub fn compile_source(name: &str, src: &str) -> Result<Program, CompileError> {
-    compile_main(PathBuf::from(name), name.to_string(), src.to_string())
+    compile_source_with_globals(name, src, &[])
+}
+
+/// [`compile_source`] with extra global names (see
+/// [`compile_file_with_globals`]).
+pub fn compile_source_with_globals(name: &str, src: &str, extra: &[String]) -> Result<Program, CompileError> {
+    compile_main(PathBuf::from(name), name.to_string(), src.to_string(), extra)
 }
 
 // ---- linking state shared by the modules -------------------------------------
@@ -183,7 +200,13 @@ impl Loader {
         let broken = !diags.is_empty();
         self.diags.extend(diags);
         self.modules.push(Module { file, ast, dir, imports: HashMap::new() });
-        self.linker.modules.push(ModInfo { name, exports: HashMap::new(), type_exports: Default::default(), ns_slot: None, broken });
+        self.linker.modules.push(ModInfo {
+            name,
+            exports: HashMap::new(),
+            type_exports: Default::default(),
+            ns_slot: None,
+            broken,
+        });
         self.state.push(Visit::New);
         self.modules.len() - 1
     }
@@ -352,26 +375,77 @@ fn contains_word(line: &str, name: &str) -> bool {
 /// helper thread with a large stack (reserved lazily by the OS) so that
 /// deeply nested code (a chain of 100,000 `+`) compiles whatever the
 /// caller's stack size.
-fn compile_main(path: PathBuf, name: String, text: String) -> Result<Program, CompileError> {
+fn compile_main(path: PathBuf, name: String, text: String, extra: &[String]) -> Result<Program, CompileError> {
     const STACK_SIZE: usize = 1 << 30;
     let outcome = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("raya-compiler".into())
             .stack_size(STACK_SIZE)
-            .spawn_scoped(scope, || compile_here(path.clone(), name.clone(), text.clone()))
+            .spawn_scoped(scope, || compile_here(path.clone(), name.clone(), text.clone(), extra))
             .map(|h| h.join())
     });
     match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
-        Err(_) => compile_here(path, name, text),
+        Err(_) => compile_here(path, name, text, extra),
     }
 }
 
-fn compile_here(path: PathBuf, name: String, text: String) -> Result<Program, CompileError> {
+/// Makes the extra globals visible to every loaded module but the prelude:
+/// a hidden module `<host>` exports them (their slots come right after the
+/// built-ins), and each module gets a synthetic `import { .. } from
+/// "<host>"` of the names it does not declare itself. The synthetic
+/// spans lie past the end of the module's text, so they collide with no
+/// real token.
+fn add_host_imports(ld: &mut Loader, extra: &[String], first_slot: usize) {
+    let host = ld.linker.modules.len();
+    let exports = extra.iter().enumerate().map(|(i, n)| (n.clone(), (first_slot + i) as u32)).collect();
+    ld.linker.modules.push(ModInfo {
+        name: "<host>".into(),
+        exports,
+        type_exports: Default::default(),
+        ns_slot: None,
+        broken: false,
+    });
+    for m in ld.modules.iter_mut().skip(1) {
+        let mut declared: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut items = Vec::new();
+        decls::block_decls(&m.ast.body, &mut items);
+        declared.extend(items.iter().map(|d| d.ident().name.clone()));
+        for s in &m.ast.body {
+            if let ast::StmtKind::Import(imp) = &s.kind {
+                match &imp.kind {
+                    ast::ImportKind::Named(list) => declared.extend(list.iter().map(|(_, l)| l.name.clone())),
+                    ast::ImportKind::Namespace(l) => {
+                        declared.insert(l.name.clone());
+                    }
+                }
+            }
+        }
+        let base = ld.linker.sources.get(m.file).text.len() as u32 + 1;
+        let list: Vec<(ast::Ident, ast::Ident)> = extra
+            .iter()
+            .filter(|n| !declared.contains(*n))
+            .enumerate()
+            .map(|(i, n)| {
+                let span = Span { start: base + 1 + i as u32, end: base + 1 + i as u32 };
+                (ast::Ident { name: n.clone(), span }, ast::Ident { name: n.clone(), span })
+            })
+            .collect();
+        if list.is_empty() {
+            continue;
+        }
+        let span = Span { start: base, end: base };
+        m.imports.insert(base, Some(host));
+        let imp = ast::ImportDecl { source: "<host>".into(), source_span: span, kind: ast::ImportKind::Named(list) };
+        m.ast.body.insert(0, ast::Stmt { kind: ast::StmtKind::Import(imp), span });
+    }
+}
+
+fn compile_here(path: PathBuf, name: String, text: String, extra: &[String]) -> Result<Program, CompileError> {
     let mut ld = Loader {
         linker: Linker {
-            globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).collect(),
+            globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).chain(extra.iter().cloned()).collect(),
             global_consts: HashMap::new(),
             modules: Vec::new(),
             sources: SourceMap::default(),
@@ -391,6 +465,9 @@ fn compile_here(path: PathBuf, name: String, text: String) -> Result<Program, Co
     let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
     ld.by_path.insert(key, main);
     ld.visit(main);
+    if !extra.is_empty() {
+        add_host_imports(&mut ld, extra, GLOBAL_NAMES.len());
+    }
 
     // Resolve every module, imports first.
     let mut resolutions: Vec<Option<resolve::Resolution>> = (0..ld.modules.len()).map(|_| None).collect();
@@ -403,16 +480,14 @@ fn compile_here(path: PathBuf, name: String, text: String) -> Result<Program, Co
             // syntax error is an echo of that error, not reported.
             let file = module.file;
             let text = &ld.linker.sources.get(file).text;
-            let broken_lines: Vec<&str> = ld
-                .diags
-                .iter()
-                .filter(|d| d.file == file)
-                .flat_map(|d| lines_of(text, d.span))
-                .collect();
+            let broken_lines: Vec<&str> =
+                ld.diags.iter().filter(|d| d.file == file).flat_map(|d| lines_of(text, d.span)).collect();
             for d in diags {
-                let echo = d.message.strip_prefix("cannot find name `").and_then(|r| r.strip_suffix('`')).is_some_and(
-                    |name| broken_lines.iter().any(|l| contains_word(l, name)),
-                );
+                let echo = d
+                    .message
+                    .strip_prefix("cannot find name `")
+                    .and_then(|r| r.strip_suffix('`'))
+                    .is_some_and(|name| broken_lines.iter().any(|l| contains_word(l, name)));
                 if !echo {
                     ld.diags.push(d);
                 }
@@ -473,5 +548,10 @@ fn compile_here(path: PathBuf, name: String, text: String) -> Result<Program, Co
     if !diags.is_empty() {
         return Err(CompileError { sources: ld.linker.sources, diagnostics: diags });
     }
-    Ok(Program { entry: Arc::new(entry), sources: ld.linker.sources, global_names: ld.linker.globals })
+    Ok(Program {
+        entry: Arc::new(entry),
+        sources: ld.linker.sources,
+        global_names: ld.linker.globals,
+        host_globals: extra.len(),
+    })
 }

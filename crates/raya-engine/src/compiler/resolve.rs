@@ -407,8 +407,7 @@ impl<'l> Resolver<'l> {
                     block_decls(std::slice::from_ref(&**inner), &mut items);
                     for it in items {
                         let id = it.ident();
-                        if let Some(g) =
-                            self.out.binding_of_decl(id).and_then(|b| self.out.bindings[b as usize].global)
+                        if let Some(g) = self.out.binding_of_decl(id).and_then(|b| self.out.bindings[b as usize].global)
                         {
                             exports.push((id.name.clone(), g, id.span));
                         }
@@ -604,7 +603,8 @@ impl<'l> Resolver<'l> {
                 self.with_jump(JumpKind::Loop, labels, |r| r.sub_stmt(body));
                 self.pop_scope();
             }
-            StmtKind::ForOf { decl, target, iterable: object, body } | StmtKind::ForIn { decl, target, object, body } => {
+            StmtKind::ForOf { decl, target, iterable: object, body }
+            | StmtKind::ForIn { decl, target, object, body } => {
                 self.expr(object);
                 self.push_scope();
                 match decl {
@@ -710,7 +710,12 @@ impl<'l> Resolver<'l> {
                 let defaults: Vec<&SelectCase> =
                     cases.iter().filter(|c| matches!(c.kind, SelectCaseKind::Default)).collect();
                 if defaults.len() > 1 {
-                    self.error(defaults[1].span, "a `select` has more than one `default` case", "second `default`", None);
+                    self.error(
+                        defaults[1].span,
+                        "a `select` has more than one `default` case",
+                        "second `default`",
+                        None,
+                    );
                 }
                 self.with_jump(JumpKind::Select, labels, |r| {
                     for c in cases {
@@ -731,13 +736,23 @@ impl<'l> Resolver<'l> {
             }
             StmtKind::Export(inner) => {
                 if !self.is_module_scope() {
-                    self.error(s.span, "`export` is only allowed at the top level of a module", "not at top level", None);
+                    self.error(
+                        s.span,
+                        "`export` is only allowed at the top level of a module",
+                        "not at top level",
+                        None,
+                    );
                 }
                 self.stmt(inner)
             }
             StmtKind::ExportList(_) => {
                 if !self.is_module_scope() {
-                    self.error(s.span, "`export` is only allowed at the top level of a module", "not at top level", None);
+                    self.error(
+                        s.span,
+                        "`export` is only allowed at the top level of a module",
+                        "not at top level",
+                        None,
+                    );
                 }
             }
         }
@@ -767,12 +782,7 @@ impl<'l> Resolver<'l> {
             }
             Some(l) => {
                 if !jumps.iter().any(|j| j.labels.contains(&l.name)) {
-                    self.error(
-                        l.span,
-                        format!("use of undeclared label `{}`", l.name),
-                        "undeclared label",
-                        None,
-                    );
+                    self.error(l.span, format!("use of undeclared label `{}`", l.name), "undeclared label", None);
                 }
             }
         }
@@ -810,7 +820,9 @@ impl<'l> Resolver<'l> {
         for decl in &d.decls {
             if let Some(init) = &decl.init {
                 self.expr(init);
-                if let (VarKind::Const, PatternKind::Ident(i), Some(v)) = (d.kind, &decl.target.kind, ConstVal::of(init)) {
+                if let (VarKind::Const, PatternKind::Ident(i), Some(v)) =
+                    (d.kind, &decl.target.kind, ConstVal::of(init))
+                {
                     if let Some(id) = self.out.binding_of_decl(i) {
                         match self.out.bindings[id as usize].global {
                             Some(g) => {
@@ -999,8 +1011,7 @@ impl<'l> Resolver<'l> {
             }
         }
         // Instance field initialisers run as one method-like function.
-        let has_fields =
-            c.members.iter().any(|m| !m.is_static && matches!(m.kind, ClassMemberKind::Field { .. }));
+        let has_fields = c.members.iter().any(|m| !m.is_static && matches!(m.kind, ClassMemberKind::Field { .. }));
         if has_fields {
             self.funcs.push(FuncCtx { is_module: false, jumps: Vec::new() });
             self.push_scope();
@@ -1090,7 +1101,12 @@ impl<'l> Resolver<'l> {
             ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => self.expr(a),
             ExprKind::Spawn(a) => {
                 if !matches!(super::decls::unwrap_erased(a).kind, ExprKind::Call { .. } | ExprKind::Error) {
-                    self.error(a.span, "`async` before an expression must be followed by a call", "not a call", Some("write `async f(x)` to run `f(x)` as a new task".into()));
+                    self.error(
+                        a.span,
+                        "`async` before an expression must be followed by a call",
+                        "not a call",
+                        Some("write `async f(x)` to run `f(x)` as a new task".into()),
+                    );
                 }
                 self.expr(a)
             }
@@ -1108,10 +1124,13 @@ impl<'l> Resolver<'l> {
                 self.expr(b);
             }
             ExprKind::Assign { op, target, value } => {
-                if *op != AssignOp::Assign
-                    && !matches!(&target.kind, PatternKind::Ident(_) | PatternKind::Expr(_))
-                {
-                    self.error(target.span, "invalid left-hand side in compound assignment", "cannot be destructured", None);
+                if *op != AssignOp::Assign && !matches!(&target.kind, PatternKind::Ident(_) | PatternKind::Expr(_)) {
+                    self.error(
+                        target.span,
+                        "invalid left-hand side in compound assignment",
+                        "cannot be destructured",
+                        None,
+                    );
                 }
                 self.assign_pattern(target);
                 self.expr(value);

@@ -203,12 +203,20 @@ fn for_of_const_gets_a_fresh_cell_each_iteration() {
     let f = func(&p, "f");
     let top = f.code.iter().position(|i| matches!(i, Instr::IterNext { .. })).unwrap();
     let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
-    assert_eq!(count(&FuncProto { code: f.code[top..lp].to_vec(), ..FuncProto::default() }, |i| matches!(i, Instr::NewCell { .. })), 1);
+    assert_eq!(
+        count(&FuncProto { code: f.code[top..lp].to_vec(), ..FuncProto::default() }, |i| matches!(
+            i,
+            Instr::NewCell { .. }
+        )),
+        1
+    );
 }
 
 #[test]
 fn block_scoped_let_in_loop_body_gets_new_cell_each_iteration() {
-    let p = compile("function f() { const fs = []; let i = 0; while (i < 3) { const v = i; fs.push(() => v); i++; } return fs; }");
+    let p = compile(
+        "function f() { const fs = []; let i = 0; while (i < 3) { const v = i; fs.push(() => v); i++; } return fs; }",
+    );
     let f = func(&p, "f");
     let top = f.code.iter().position(|i| matches!(i, Instr::JmpIfNotLt { .. })).unwrap();
     let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
@@ -248,7 +256,9 @@ fn top_level_bindings_are_globals() {
 
 #[test]
 fn function_names_are_inferred() {
-    let p = compile("const f = () => 1; const o = { m() {}, k: function () {} }; let g; g = () => 2; class K { meth() {} }");
+    let p = compile(
+        "const f = () => 1; const o = { m() {}, k: function () {} }; let g; g = () => 2; class K { meth() {} }",
+    );
     for n in ["f", "m", "k", "g", "meth", "K"] {
         func(&p, n);
     }
@@ -349,14 +359,19 @@ fn temp_dir(name: &str) -> PathBuf {
 #[test]
 fn modules_load_once_in_dependency_order() {
     let d = temp_dir("order");
-    std::fs::write(d.join("main.raya"), "import { a } from './a';\nimport { b } from './b.raya';\nimport * as ns from './a';\nconsole.log(a, b, ns.a);").unwrap();
+    std::fs::write(
+        d.join("main.raya"),
+        "import { a } from './a';\nimport { b } from './b.raya';\nimport * as ns from './a';\nconsole.log(a, b, ns.a);",
+    )
+    .unwrap();
     std::fs::write(d.join("a.raya"), "import { b } from './b';\nexport const a = b + 1;").unwrap();
     std::fs::write(d.join("b.raya"), "export const b = 1;").unwrap();
     let p = compile_file(&d.join("main.raya")).unwrap();
     // prelude, main, a, b: each loaded once.
     assert_eq!(p.sources.len(), 4);
     // The entry calls the prelude, b, then a.
-    let files: Vec<String> = p.entry.protos.iter().filter(|f| f.name.is_empty()).map(|f| p.sources.get(f.file).name.clone()).collect();
+    let files: Vec<String> =
+        p.entry.protos.iter().filter(|f| f.name.is_empty()).map(|f| p.sources.get(f.file).name.clone()).collect();
     assert_eq!(files.len(), 3);
     assert_eq!(files[0], "<prelude>");
     assert!(files[1].ends_with("b.raya") && files[2].ends_with("a.raya"), "{files:?}");
@@ -370,13 +385,23 @@ fn import_cycle_is_an_error_naming_the_cycle() {
     let e = compile_file(&d.join("a.raya")).unwrap_err();
     assert_eq!(e.diagnostics.len(), 1, "{}", e.render());
     let m = &e.diagnostics[0].message;
-    assert!(m.starts_with("import cycle: ") && m.contains("a.raya -> ") && m.contains("b.raya -> ") && m.ends_with("a.raya"), "{m}");
+    assert!(
+        m.starts_with("import cycle: ")
+            && m.contains("a.raya -> ")
+            && m.contains("b.raya -> ")
+            && m.ends_with("a.raya"),
+        "{m}"
+    );
 }
 
 #[test]
 fn importing_a_missing_export_or_file_is_an_error() {
     let d = temp_dir("missing");
-    std::fs::write(d.join("main.raya"), "import { x, nope } from './lib';\nimport { y } from './absent';\nconsole.log(x);").unwrap();
+    std::fs::write(
+        d.join("main.raya"),
+        "import { x, nope } from './lib';\nimport { y } from './absent';\nconsole.log(x);",
+    )
+    .unwrap();
     std::fs::write(d.join("lib.raya"), "export const x = 1;").unwrap();
     let e = compile_file(&d.join("main.raya")).unwrap_err();
     let msgs: Vec<&str> = e.diagnostics.iter().map(|d| d.message.as_str()).collect();
@@ -387,7 +412,10 @@ fn importing_a_missing_export_or_file_is_an_error() {
 fn unreadable_entry_files_are_one_line_errors() {
     let d = temp_dir("unreadable");
     let e = compile_file(&d.join("nope.raya")).unwrap_err();
-    assert_eq!(e.render(), format!("error: cannot read '{}': No such file or directory\n", d.join("nope.raya").display()));
+    assert_eq!(
+        e.render(),
+        format!("error: cannot read '{}': No such file or directory\n", d.join("nope.raya").display())
+    );
     let e = compile_file(&d).unwrap_err();
     assert!(e.render().ends_with(": Is a directory\n") && e.render().lines().count() == 1);
     std::fs::write(d.join("bin.raya"), [0xffu8, 0xfe, 0x00]).unwrap();
@@ -440,7 +468,14 @@ fn disassembly_lists_every_function_with_lines() {
     let add = text.split("\n\n").find(|s| s.contains(" add (test.raya:1:1)")).expect("add listed");
     let lines: Vec<&str> = add.lines().collect();
     assert_eq!(lines[1].trim(), "2 params, 4 registers, 0 constants, 0 upvalues, 0 functions, 3 instructions");
-    assert!(lines[2].contains("[2:12]") && lines[2].contains("Add") && lines[2].contains("r3, r1, r2") && lines[2].ends_with("; return a + b;"), "{}", lines[2]);
+    assert!(
+        lines[2].contains("[2:12]")
+            && lines[2].contains("Add")
+            && lines[2].contains("r3, r1, r2")
+            && lines[2].ends_with("; return a + b;"),
+        "{}",
+        lines[2]
+    );
     assert!(lines[3].contains("Return") && lines[3].contains("r3") && !lines[3].contains(';'));
     assert!(lines[4].contains("ReturnUndef") && lines[4].ends_with("; }"));
     let main = text.split("\n\n").next().unwrap();

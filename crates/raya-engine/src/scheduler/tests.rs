@@ -43,11 +43,7 @@ impl Rng {
 }
 
 fn quiesce<T: Send + 'static>(s: &Scheduler<T>, secs: u64) {
-    assert!(
-        s.wait_quiescent_timeout(Duration::from_secs(secs)),
-        "not quiescent after {secs} s: {}",
-        s.stats()
-    );
+    assert!(s.wait_quiescent_timeout(Duration::from_secs(secs)), "not quiescent after {secs} s: {}", s.stats());
 }
 
 fn zeroed(n: usize) -> Arc<Vec<AtomicU8>> {
@@ -319,9 +315,8 @@ fn timers_fire_in_order(workers: usize) {
     // (a timer set with a deadline already past fires at once, and may
     // then legitimately come after a later deadline that fired earlier).
     let start = Instant::now() + Duration::from_millis(500);
-    let keys: Vec<TimerKey> = (0..N)
-        .map(|i| s.sleep_until(start + Duration::from_micros(rng.below(200_000)), i))
-        .collect();
+    let keys: Vec<TimerKey> =
+        (0..N).map(|i| s.sleep_until(start + Duration::from_micros(rng.below(200_000)), i)).collect();
     assert!(Instant::now() < start, "setting 10,000 timers took over 500 ms");
     assert_eq!(s.pending_timers(), N);
     quiesce(&s, 20);
@@ -405,9 +400,8 @@ fn cancel_race(workers: usize, reps: usize) {
         // Deadlines spread over the time the canceller takes to go through
         // the keys, so both outcomes are common.
         let start = Instant::now() + Duration::from_millis(1);
-        let mut keys: Vec<TimerKey> = (0..N)
-            .map(|i| s.sleep_until(start + Duration::from_micros(rng.below(10_000)), i))
-            .collect();
+        let mut keys: Vec<TimerKey> =
+            (0..N).map(|i| s.sleep_until(start + Duration::from_micros(rng.below(10_000)), i)).collect();
         for i in (1..N).rev() {
             keys.swap(i, rng.below(i as u64 + 1) as usize);
         }
@@ -473,7 +467,8 @@ fn scheduler_cancelled_timers_leave_nothing() {
     with_timeout(30, || {
         let s = Scheduler::new(2, |_cx: &WorkerCx<usize>, _i: usize| panic!("a cancelled timer ran"));
         let far = Instant::now() + Duration::from_secs(3600);
-        let keys: Vec<_> = (0..10_000).map(|i| s.sleep_until(far + Duration::from_millis(i % 100), i as usize)).collect();
+        let keys: Vec<_> =
+            (0..10_000).map(|i| s.sleep_until(far + Duration::from_millis(i % 100), i as usize)).collect();
         assert_eq!(s.pending_timers(), 10_000);
         assert!(!s.is_quiescent());
         let mut back: Vec<usize> = keys.into_iter().map(|k| s.cancel_timer(k).unwrap()).collect();
@@ -540,11 +535,7 @@ fn park_stress(workers: usize, rounds: usize) {
         for h in handles {
             h.join().unwrap();
         }
-        assert!(
-            s.wait_quiescent_timeout(Duration::from_secs(5)),
-            "round {round}: lost wake-up? {}",
-            s.stats()
-        );
+        assert!(s.wait_quiescent_timeout(Duration::from_secs(5)), "round {round}: lost wake-up? {}", s.stats());
         assert_eq!(ran.load(SeqCst), expected, "round {round}");
         if rng.below(4) == 0 {
             // Long enough for every worker to finish spinning and park.
@@ -800,7 +791,18 @@ fn scheduler_default_workers_is_positive() {
 #[test]
 fn scheduler_stats_display_lists_every_counter() {
     let text = StatsSnapshot::default().to_string();
-    for name in ["tasks spawned", "tasks completed", "context switches", "steals", "preemptions", "parks", "unparks", "timer fires", "peak live tasks", "next-slot handoffs"] {
+    for name in [
+        "tasks spawned",
+        "tasks completed",
+        "context switches",
+        "steals",
+        "preemptions",
+        "parks",
+        "unparks",
+        "timer fires",
+        "peak live tasks",
+        "next-slot handoffs",
+    ] {
         assert!(text.contains(name), "{name} missing in {text}");
     }
 }

@@ -329,14 +329,8 @@ fn steal_one<T>(mut f: impl FnMut() -> Steal<T>) -> Option<T> {
 /// The worker thread's body.
 pub(super) fn worker_main<T: Send + 'static>(sched: Scheduler<T>, index: usize, local: Worker<T>) {
     let seed = (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let cx = Rc::new(WorkerCx {
-        index,
-        sched,
-        local,
-        next: Cell::new(None),
-        streak: Cell::new(0),
-        rng: Cell::new(seed),
-    });
+    let cx =
+        Rc::new(WorkerCx { index, sched, local, next: Cell::new(None), streak: Cell::new(0), rng: Cell::new(seed) });
     CURRENT.with(|c| *c.borrow_mut() = Some(cx.clone() as Rc<dyn Any>));
     cx.main_loop();
     // Drop the context outside the borrow: dropping leftover jobs may run

@@ -68,9 +68,15 @@ impl Entry {
 pub enum Kind {
     Plain,
     /// `after(ms)`: one value (`ms`) at `deadline`, then closed.
-    After { ms: f64, deadline: Instant },
+    After {
+        ms: f64,
+        deadline: Instant,
+    },
     /// `every(ms)`: ticks at `start + k * period`, k = 1, 2, ...
-    Every { start: Instant, period: Duration },
+    Every {
+        start: Instant,
+        period: Duration,
+    },
 }
 
 pub struct ChannelCell {
@@ -326,7 +332,11 @@ impl ChannelCell {
                 Kind::After { deadline, .. } => {
                     g.armed = true;
                     let ch = self.clone();
-                    timers.push(Timer { at: deadline, cancel_on_wake: false, fire: Box::new(move |w| ch.after_fired(w)) });
+                    timers.push(Timer {
+                        at: deadline,
+                        cancel_on_wake: false,
+                        fire: Box::new(move |w| ch.after_fired(w)),
+                    });
                 }
                 Kind::Every { start, period } => {
                     // A tick nobody waited for is dropped: the receiver

@@ -161,7 +161,10 @@ pub enum SelectCaseKind {
         channel: Expr,
     },
     /// `case ch.send(value):`
-    Send { channel: Expr, value: Expr },
+    Send {
+        channel: Expr,
+        value: Expr,
+    },
     /// `case sleep(ms):`
     Timeout(Expr),
     Default,
@@ -253,11 +256,7 @@ pub enum ClassMemberKind {
     Method { key: PropKey, func: Function },
     Getter { key: PropKey, func: Function },
     Setter { key: PropKey, func: Function },
-    Field {
-        key: PropKey,
-        ty: Option<TypeExpr>,
-        init: Option<Expr>,
-    },
+    Field { key: PropKey, ty: Option<TypeExpr>, init: Option<Expr> },
 }
 
 /// A property name in an object literal, class body or pattern.
@@ -485,7 +484,10 @@ pub struct TypeExpr {
 #[derive(Debug, Clone)]
 pub enum TypeKind {
     /// `number`, `Foo`, `Map<K, V>`, `ns.Foo`
-    Named { name: String, args: Vec<TypeExpr> },
+    Named {
+        name: String,
+        args: Vec<TypeExpr>,
+    },
     Array(Box<TypeExpr>),
     Tuple(Vec<TypeExpr>),
     Union(Vec<TypeExpr>),

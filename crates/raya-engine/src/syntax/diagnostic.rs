@@ -106,11 +106,8 @@ impl SourceMap {
             }
         }
         let n = diags.len();
-        let summary = format!(
-            "error: could not compile due to {} previous error{}\n",
-            n,
-            if n == 1 { "" } else { "s" }
-        );
+        let summary =
+            format!("error: could not compile due to {} previous error{}\n", n, if n == 1 { "" } else { "s" });
         let mut s = String::from_utf8_lossy(&out.into_inner()).into_owned();
         s.push_str(&summary);
         s

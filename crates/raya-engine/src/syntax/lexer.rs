@@ -46,13 +46,7 @@ pub struct LexExtras {
 }
 
 impl LexExtras {
-    fn error(
-        &mut self,
-        start: usize,
-        end: usize,
-        message: impl Into<String>,
-        label: impl Into<String>,
-    ) {
+    fn error(&mut self, start: usize, end: usize, message: impl Into<String>, label: impl Into<String>) {
         self.errors.push(LexError {
             span: Span::new(start, end),
             message: message.into(),
@@ -504,9 +498,7 @@ fn is_js_whitespace(c: char) -> bool {
 }
 
 fn id_continue_len(s: &str) -> usize {
-    s.char_indices()
-        .find(|&(_, c)| !is_id_continue(c))
-        .map_or(s.len(), |(i, _)| i)
+    s.char_indices().find(|&(_, c)| !is_id_continue(c)).map_or(s.len(), |(i, _)| i)
 }
 
 fn word(lex: &mut Lexer<TokenKind>) -> TokenKind {
@@ -529,12 +521,7 @@ fn non_ascii(lex: &mut Lexer<TokenKind>) -> Filter<TokenKind> {
         return Filter::Emit(TokenKind::Ident(lex.slice().to_string()));
     }
     let span = lex.span();
-    lex.extras.error(
-        span.start,
-        span.end,
-        format!("unexpected character `{c}`"),
-        "not valid here",
-    );
+    lex.extras.error(span.start, span.end, format!("unexpected character `{c}`"), "not valid here");
     Filter::Emit(TokenKind::Error)
 }
 
@@ -551,12 +538,7 @@ fn block_comment(lex: &mut Lexer<TokenKind>) -> Skip {
         Some(i) => lex.bump(i + 2),
         None => {
             let start = lex.span().start;
-            lex.extras.error(
-                start,
-                start + 2,
-                "unterminated block comment",
-                "comment starts here",
-            );
+            lex.extras.error(start, start + 2, "unterminated block comment", "comment starts here");
             lex.bump(rest.len());
         }
     }
@@ -574,19 +556,8 @@ struct LitError {
     hint: Option<String>,
 }
 
-fn lit_err(
-    start: usize,
-    end: usize,
-    message: impl Into<String>,
-    label: impl Into<String>,
-) -> LitError {
-    LitError {
-        start,
-        end,
-        message: message.into(),
-        label: label.into(),
-        hint: None,
-    }
+fn lit_err(start: usize, end: usize, message: impl Into<String>, label: impl Into<String>) -> LitError {
+    LitError { start, end, message: message.into(), label: label.into(), hint: None }
 }
 
 fn push_lit_errors(extras: &mut LexExtras, base: usize, errs: Vec<LitError>) {
@@ -630,9 +601,7 @@ fn scan_number(s: &str) -> (usize, f64, Vec<LitError>) {
             match ch.to_digit(radix) {
                 Some(d) => {
                     ndigits += 1;
-                    exact = exact
-                        .and_then(|v| v.checked_mul(radix as u128))
-                        .and_then(|v| v.checked_add(d as u128));
+                    exact = exact.and_then(|v| v.checked_mul(radix as u128)).and_then(|v| v.checked_add(d as u128));
                     approx = approx * radix as f64 + d as f64;
                 }
                 None => {
@@ -655,12 +624,7 @@ fn scan_number(s: &str) -> (usize, f64, Vec<LitError>) {
             }
         }
         if ndigits == 0 && errs.is_empty() {
-            errs.push(lit_err(
-                0,
-                i,
-                format!("missing digits after `{}`", &s[..2]),
-                format!("expected {name} digits"),
-            ));
+            errs.push(lit_err(0, i, format!("missing digits after `{}`", &s[..2]), format!("expected {name} digits")));
         }
         value = match exact {
             Some(v) => v as f64,
@@ -676,26 +640,13 @@ fn scan_number(s: &str) -> (usize, f64, Vec<LitError>) {
         if int.len() > 1 && int.starts_with('0') {
             if int.bytes().all(|c| (b'0'..=b'7').contains(&c)) {
                 errs.push(LitError {
-                    hint: Some(format!(
-                        "use the `0o` prefix for an octal number: `0o{}`",
-                        &int[1..]
-                    )),
-                    ..lit_err(
-                        0,
-                        i,
-                        "legacy octal literals are not allowed",
-                        "octal literal",
-                    )
+                    hint: Some(format!("use the `0o` prefix for an octal number: `0o{}`", &int[1..])),
+                    ..lit_err(0, i, "legacy octal literals are not allowed", "octal literal")
                 });
             } else {
                 errs.push(LitError {
                     hint: Some("remove the leading zero".into()),
-                    ..lit_err(
-                        0,
-                        i,
-                        "decimal literals with a leading zero are not allowed",
-                        "leading zero",
-                    )
+                    ..lit_err(0, i, "decimal literals with a leading zero are not allowed", "leading zero")
                 });
             }
         }
@@ -718,12 +669,7 @@ fn scan_number(s: &str) -> (usize, f64, Vec<LitError>) {
                 j += 1;
             }
             if j == d0 {
-                errs.push(lit_err(
-                    e0,
-                    j,
-                    "missing exponent digits",
-                    "expected digits after the exponent",
-                ));
+                errs.push(lit_err(e0, j, "missing exponent digits", "expected digits after the exponent"));
             } else {
                 check_separators(&s[d0..j], d0, &mut errs);
             }
@@ -733,12 +679,7 @@ fn scan_number(s: &str) -> (usize, f64, Vec<LitError>) {
         value = clean.parse::<f64>().unwrap_or(0.0);
     }
     if at(i) == b'n' {
-        errs.push(lit_err(
-            0,
-            i + 1,
-            "BigInt literals are not supported",
-            "BigInt literal",
-        ));
+        errs.push(lit_err(0, i + 1, "BigInt literals are not supported", "BigInt literal"));
         i += 1;
     }
     let tail = id_continue_len(&s[i..]);
@@ -800,52 +741,29 @@ fn scan_escape(s: &str, base: usize, out: &mut String, errs: &mut Vec<LitError>)
         'v' => out.push('\u{B}'),
         '0' if !s[1..].starts_with(|c: char| c.is_ascii_digit()) => out.push('\0'),
         '0'..='7' => {
-            let n = s
-                .bytes()
-                .take(3)
-                .take_while(|c| (b'0'..=b'7').contains(c))
-                .count();
+            let n = s.bytes().take(3).take_while(|c| (b'0'..=b'7').contains(c)).count();
             errs.push(LitError {
                 hint: Some("use a hexadecimal escape such as `\\x07` or `\\u{7}`".into()),
-                ..lit_err(
-                    bs,
-                    base + n,
-                    "octal escape sequences are not allowed",
-                    "octal escape",
-                )
+                ..lit_err(bs, base + n, "octal escape sequences are not allowed", "octal escape")
             });
             return n;
         }
         '8' | '9' => {
-            errs.push(lit_err(
-                bs,
-                base + 1,
-                format!("invalid escape sequence `\\{c}`"),
-                "invalid escape",
-            ));
+            errs.push(lit_err(bs, base + 1, format!("invalid escape sequence `\\{c}`"), "invalid escape"));
         }
         'x' => {
             let h = &s[1..];
-            match (h.get(0..2)).and_then(|d| {
-                u32::from_str_radix(d, 16)
-                    .ok()
-                    .filter(|_| d.bytes().all(|c| c.is_ascii_hexdigit()))
-            }) {
+            match (h.get(0..2))
+                .and_then(|d| u32::from_str_radix(d, 16).ok().filter(|_| d.bytes().all(|c| c.is_ascii_hexdigit())))
+            {
                 Some(v) => {
                     out.push(char::from_u32(v).unwrap_or('\u{FFFD}'));
                     return 3;
                 }
                 None => {
                     errs.push(LitError {
-                        hint: Some(
-                            "`\\x` must be followed by exactly two hexadecimal digits".into(),
-                        ),
-                        ..lit_err(
-                            bs,
-                            base + 1,
-                            "invalid hexadecimal escape sequence",
-                            "invalid escape",
-                        )
+                        hint: Some("`\\x` must be followed by exactly two hexadecimal digits".into()),
+                        ..lit_err(bs, base + 1, "invalid hexadecimal escape sequence", "invalid escape")
                     });
                 }
             }
@@ -903,17 +821,11 @@ fn scan_unicode_escape(s: &str) -> (usize, Option<u32>) {
         let v = if digits.len() > 6 {
             None
         } else {
-            u32::from_str_radix(if digits.is_empty() { "0" } else { digits }, 16)
-                .ok()
-                .filter(|&v| v <= 0x10FFFF)
+            u32::from_str_radix(if digits.is_empty() { "0" } else { digits }, 16).ok().filter(|&v| v <= 0x10FFFF)
         };
         (n + 2, v)
     } else {
-        let n = s
-            .bytes()
-            .take(4)
-            .take_while(|c| c.is_ascii_hexdigit())
-            .count();
+        let n = s.bytes().take(4).take_while(|c| c.is_ascii_hexdigit()).count();
         if n < 4 {
             return (n, None);
         }
@@ -1074,43 +986,32 @@ pub fn tokenize(src: &str, file: FileId) -> (Vec<Token>, Vec<Diagnostic>) {
     let has_nl = |gap: &str| gap.contains(is_line_terminator);
     while let Some(res) = lex.next() {
         let span = lex.span();
-        let kind =
-            match res {
-                Ok(k) => k,
-                Err(()) => {
-                    let text = lex.slice();
-                    let mut d = Diagnostic::new(
-                        file,
-                        Span::new(span.start, span.end),
-                        format!("unexpected character `{}`", text.escape_debug()),
-                    )
-                    .with_label("not valid here");
-                    match text {
-                        "#" => d = d.with_hint(
-                            "private names (`#x`) are not supported; use the `private` modifier",
-                        ),
-                        "@" => d = d.with_hint("decorators are not supported"),
-                        "\\" => d = d.with_hint("escapes are not allowed outside string literals"),
-                        _ => {}
-                    }
-                    diags.push(d);
-                    TokenKind::Error
+        let kind = match res {
+            Ok(k) => k,
+            Err(()) => {
+                let text = lex.slice();
+                let mut d = Diagnostic::new(
+                    file,
+                    Span::new(span.start, span.end),
+                    format!("unexpected character `{}`", text.escape_debug()),
+                )
+                .with_label("not valid here");
+                match text {
+                    "#" => d = d.with_hint("private names (`#x`) are not supported; use the `private` modifier"),
+                    "@" => d = d.with_hint("decorators are not supported"),
+                    "\\" => d = d.with_hint("escapes are not allowed outside string literals"),
+                    _ => {}
                 }
-            };
+                diags.push(d);
+                TokenKind::Error
+            }
+        };
         let nl_before = toks.is_empty() || has_nl(src.get(prev_end..span.start).unwrap_or(""));
         prev_end = span.end;
-        toks.push(Token {
-            kind,
-            span: Span::new(span.start, span.end),
-            nl_before,
-        });
+        toks.push(Token { kind, span: Span::new(span.start, span.end), nl_before });
     }
     let nl_before = has_nl(src.get(prev_end..).unwrap_or("")) || toks.is_empty();
-    toks.push(Token {
-        kind: TokenKind::Eof,
-        span: Span::new(src.len(), src.len()),
-        nl_before,
-    });
+    toks.push(Token { kind: TokenKind::Eof, span: Span::new(src.len(), src.len()), nl_before });
     for e in lex.extras.errors {
         let mut d = Diagnostic::new(file, e.span, e.message).with_label(e.label);
         if let Some(h) = e.hint {
@@ -1129,14 +1030,8 @@ mod tests {
 
     fn kinds(src: &str) -> Vec<TokenKind> {
         let (toks, diags) = tokenize(src, 0);
-        assert!(
-            diags.is_empty(),
-            "unexpected diagnostics for {src:?}: {diags:?}"
-        );
-        toks.into_iter()
-            .map(|t| t.kind)
-            .filter(|k| *k != T::Eof)
-            .collect()
+        assert!(diags.is_empty(), "unexpected diagnostics for {src:?}: {diags:?}");
+        toks.into_iter().map(|t| t.kind).filter(|k| *k != T::Eof).collect()
     }
 
     fn errors(src: &str) -> Vec<String> {
@@ -1173,10 +1068,7 @@ mod tests {
             ]
         );
         assert_eq!(kinds("iffy if"), vec![T::Ident("iffy".into()), T::If]);
-        assert_eq!(
-            kinds("变量 _"),
-            vec![T::Ident("变量".into()), T::Ident("_".into())]
-        );
+        assert_eq!(kinds("变量 _"), vec![T::Ident("变量".into()), T::Ident("_".into())]);
     }
 
     #[test]
@@ -1196,20 +1088,8 @@ mod tests {
         assert_eq!(num("1_0.0_1e1_0"), 10.01e10);
         assert_eq!(num("0xffff_ffff_ffff_ffff_ff"), 4722366482869645213696.0);
         assert_eq!(num("9007199254740993"), 9007199254740992.0);
-        assert_eq!(
-            kinds("1..toString"),
-            vec![T::Number(1.0), T::Dot, T::Ident("toString".into())]
-        );
-        assert_eq!(
-            kinds("a?.5:1"),
-            vec![
-                T::Ident("a".into()),
-                T::Question,
-                T::Number(0.5),
-                T::Colon,
-                T::Number(1.0)
-            ]
-        );
+        assert_eq!(kinds("1..toString"), vec![T::Number(1.0), T::Dot, T::Ident("toString".into())]);
+        assert_eq!(kinds("a?.5:1"), vec![T::Ident("a".into()), T::Question, T::Number(0.5), T::Colon, T::Number(1.0)]);
     }
 
     #[test]
@@ -1222,20 +1102,11 @@ mod tests {
         assert_eq!(errors("1e_5"), vec!["invalid numeric separator"]);
         assert_eq!(errors("0x"), vec!["missing digits after `0x`"]);
         assert_eq!(errors("0b102"), vec!["invalid digit `2` in binary literal"]);
-        assert_eq!(
-            errors("0xZZ"),
-            vec!["invalid digit `Z` in hexadecimal literal"]
-        );
+        assert_eq!(errors("0xZZ"), vec!["invalid digit `Z` in hexadecimal literal"]);
         assert_eq!(errors("017"), vec!["legacy octal literals are not allowed"]);
-        assert_eq!(
-            errors("09"),
-            vec!["decimal literals with a leading zero are not allowed"]
-        );
+        assert_eq!(errors("09"), vec!["decimal literals with a leading zero are not allowed"]);
         assert_eq!(errors("10n"), vec!["BigInt literals are not supported"]);
-        assert_eq!(
-            errors("3in x"),
-            vec!["an identifier cannot immediately follow a numeric literal"]
-        );
+        assert_eq!(errors("3in x"), vec!["an identifier cannot immediately follow a numeric literal"]);
         assert_eq!(errors("1e"), vec!["missing exponent digits"]);
     }
 
@@ -1259,20 +1130,11 @@ mod tests {
     fn bad_strings() {
         assert_eq!(errors("\"abc"), vec!["unterminated string literal"]);
         assert_eq!(errors("'abc\nx"), vec!["unterminated string literal"]);
-        assert_eq!(
-            errors(r#""\x4""#),
-            vec!["invalid hexadecimal escape sequence"]
-        );
+        assert_eq!(errors(r#""\x4""#), vec!["invalid hexadecimal escape sequence"]);
         assert_eq!(errors(r#""\u12""#), vec!["invalid Unicode escape sequence"]);
-        assert_eq!(
-            errors(r#""\u{110000}""#),
-            vec!["invalid Unicode escape sequence"]
-        );
+        assert_eq!(errors(r#""\u{110000}""#), vec!["invalid Unicode escape sequence"]);
         assert_eq!(errors(r#""\u{}""#), vec!["invalid Unicode escape sequence"]);
-        assert_eq!(
-            errors(r#""\1""#),
-            vec!["octal escape sequences are not allowed"]
-        );
+        assert_eq!(errors(r#""\1""#), vec!["octal escape sequences are not allowed"]);
         assert_eq!(errors(r#""\8""#), vec!["invalid escape sequence `\\8`"]);
         assert_eq!(errors("\"\\"), vec!["unterminated string literal"]);
         // The literal still produces a token.
@@ -1313,14 +1175,8 @@ mod tests {
                 T::TemplateTail("!".into()),
             ]
         );
-        assert_eq!(
-            kinds("`a\\`b\\${c}$ {`"),
-            vec![T::NoSubstTemplate("a`b${c}$ {".into())]
-        );
-        assert_eq!(
-            kinds("`l1\r\nl2\rl3`"),
-            vec![T::NoSubstTemplate("l1\nl2\nl3".into())]
-        );
+        assert_eq!(kinds("`a\\`b\\${c}$ {`"), vec![T::NoSubstTemplate("a`b${c}$ {".into())]);
+        assert_eq!(kinds("`l1\r\nl2\rl3`"), vec![T::NoSubstTemplate("l1\nl2\nl3".into())]);
         assert_eq!(kinds("`$`"), vec![T::NoSubstTemplate("$".into())]);
         assert_eq!(kinds("}"), vec![T::RBrace]);
         assert_eq!(errors("`abc"), vec!["unterminated template literal"]);
@@ -1334,14 +1190,7 @@ mod tests {
         let nl: Vec<bool> = toks.iter().map(|t| t.nl_before).collect();
         assert_eq!(nl, vec![true, true, false, true, false]);
         assert_eq!(errors("a /* b"), vec!["unterminated block comment"]);
-        assert_eq!(
-            kinds("a\u{A0}b\u{2028}c"),
-            vec![
-                T::Ident("a".into()),
-                T::Ident("b".into()),
-                T::Ident("c".into())
-            ]
-        );
+        assert_eq!(kinds("a\u{A0}b\u{2028}c"), vec![T::Ident("a".into()), T::Ident("b".into()), T::Ident("c".into())]);
         assert_eq!(kinds("#!/usr/bin/env raya\nx"), vec![T::Ident("x".into())]);
     }
 

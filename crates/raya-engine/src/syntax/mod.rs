@@ -6,8 +6,8 @@
 
 pub mod ast;
 pub mod diagnostic;
-pub mod span;
 pub mod lexer;
 pub mod parser;
+pub mod span;
 
 pub use parser::parse;

@@ -116,8 +116,18 @@ impl Atom {
 
 /// Names the runtime refers to by constant.
 const PREDEFINED: &[&str] = &[
-    "length", "constructor", "prototype", "message", "name", "stack", "toString", "value", "done",
-    "index", "rest", "cause",
+    "length",
+    "constructor",
+    "prototype",
+    "message",
+    "name",
+    "stack",
+    "toString",
+    "value",
+    "done",
+    "index",
+    "rest",
+    "cause",
 ];
 
 pub mod names {

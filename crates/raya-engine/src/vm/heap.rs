@@ -79,9 +79,9 @@ impl Marker {
 
     fn mark_completion(&mut self, c: &crate::sync::Completion) {
         match c.outcome() {
-            Some(crate::sync::Outcome::Value(v) | crate::sync::Outcome::Error(v) | crate::sync::Outcome::Cancelled(v)) => {
-                self.mark(v)
-            }
+            Some(
+                crate::sync::Outcome::Value(v) | crate::sync::Outcome::Error(v) | crate::sync::Outcome::Cancelled(v),
+            ) => self.mark(v),
             None => {}
         }
     }
@@ -281,11 +281,7 @@ mod tests {
     use crate::vm::object::{ObjectData, PropMap};
 
     fn obj(heap: &mut Heap) -> Value {
-        heap.alloc(Body::Object(Mut::new(ObjectData {
-            class: Value::UNDEFINED,
-            props: PropMap::new(),
-            frozen: false,
-        })))
+        heap.alloc(Body::Object(Mut::new(ObjectData { class: Value::UNDEFINED, props: PropMap::new(), frozen: false })))
     }
 
     fn set(o: Value, key: &str, v: Value) {

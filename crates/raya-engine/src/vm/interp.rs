@@ -75,12 +75,7 @@ enum Invoked {
 
 /// A `TypeError` for an operator applied to non-numbers.
 fn operand_fault(op: &str, x: Value, y: Value) -> Fault {
-    Fault::Type(format!(
-        "Cannot apply '{}' to {} and {}",
-        op,
-        describe_type(x),
-        describe_type(y)
-    ))
+    Fault::Type(format!("Cannot apply '{}' to {} and {}", op, describe_type(x), describe_type(y)))
 }
 
 fn describe_type(v: Value) -> &'static str {
@@ -92,7 +87,6 @@ fn describe_type(v: Value) -> &'static str {
         _ => ops::type_of(v),
     }
 }
-
 
 /// `x % y` as JS computes it. Integral operands (the common case) take an
 /// integer path: `fmod` is an order of magnitude slower than `idiv`.
@@ -268,7 +262,14 @@ impl<'rt> TaskInterpreter<'rt> {
 
     /// Spawns with the arguments in `regs[f + 2..]`; the Task goes to
     /// `regs[ret]`.
-    fn spawn_from_regs(&mut self, task: &mut Task, callee: Value, f: usize, argc: usize, ret: usize) -> Result<(), Fault> {
+    fn spawn_from_regs(
+        &mut self,
+        task: &mut Task,
+        callee: Value,
+        f: usize,
+        argc: usize,
+        ret: usize,
+    ) -> Result<(), Fault> {
         let this = task.regs[f + 1];
         let args: Vec<Value> = task.regs[f + 2..f + 2 + argc].to_vec();
         match self.spawn(callee, this, &args) {
@@ -380,11 +381,8 @@ impl<'rt> TaskInterpreter<'rt> {
         }
         let arity = p.arity as usize;
         let first_clear = if p.has_rest {
-            let extra = if argc > arity {
-                task.regs[new_base + 1 + arity..new_base + 1 + argc].to_vec()
-            } else {
-                Vec::new()
-            };
+            let extra =
+                if argc > arity { task.regs[new_base + 1 + arity..new_base + 1 + argc].to_vec() } else { Vec::new() };
             for i in argc.min(arity)..arity {
                 task.regs[new_base + 1 + i] = Value::UNDEFINED;
             }
@@ -427,9 +425,7 @@ impl<'rt> TaskInterpreter<'rt> {
             Body::Function(Function::Closure(c)) => {
                 if c.proto.proto.is_constructor {
                     let name = ops::function_name(callee).unwrap_or_default();
-                    return Err(Fault::Type(format!(
-                        "Class constructor {name} cannot be invoked without 'new'"
-                    )));
+                    return Err(Fault::Type(format!("Class constructor {name} cannot be invoked without 'new'")));
                 }
                 if c.proto.proto.is_async {
                     // Calling an async function spawns a task at once.
@@ -535,7 +531,9 @@ impl<'rt> TaskInterpreter<'rt> {
         };
         match cd.kind {
             BuiltinKind::Ordinary => {}
-            BuiltinKind::Array => return self.construct_builtin(task, crate::builtins::array::construct_array, f, argc),
+            BuiltinKind::Array => {
+                return self.construct_builtin(task, crate::builtins::array::construct_array, f, argc)
+            }
             BuiltinKind::Promise => {
                 return self.construct_builtin(task, crate::builtins::tasks::construct_promise, f, argc)
             }
@@ -619,11 +617,7 @@ impl<'rt> TaskInterpreter<'rt> {
     }
 
     fn current_home(task: &Task) -> Value {
-        task.frames
-            .last()
-            .and_then(|f| closure_of(f.closure))
-            .map(|c| *c.home.get())
-            .unwrap_or(Value::UNDEFINED)
+        task.frames.last().and_then(|f| closure_of(f.closure)).map(|c| *c.home.get()).unwrap_or(Value::UNDEFINED)
     }
 
     /// Creates an iterator object over `v`.
@@ -720,10 +714,10 @@ impl<'rt> TaskInterpreter<'rt> {
                 let acc = match existing {
                     Some(a) => a.get(),
                     None => {
-                        let v = self.rt.heap.alloc(Body::Accessor(Mut::new(Accessor {
-                            get: Value::UNDEFINED,
-                            set: Value::UNDEFINED,
-                        })));
+                        let v = self
+                            .rt
+                            .heap
+                            .alloc(Body::Accessor(Mut::new(Accessor { get: Value::UNDEFINED, set: Value::UNDEFINED })));
                         table.set(key, v);
                         match &v.as_obj().unwrap().body {
                             Body::Accessor(a) => a.get(),
@@ -823,7 +817,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         *budget = 0;
                         if task.cell.as_ref().is_some_and(|c| {
-                            c.is_cancel_requested() && !c.cancel_delivered.swap(true, std::sync::atomic::Ordering::AcqRel)
+                            c.is_cancel_requested()
+                                && !c.cancel_delivered.swap(true, std::sync::atomic::Ordering::AcqRel)
                         }) {
                             let e = self.cancelled_error(task);
                             return Err(Fault::Thrown(e));
@@ -950,9 +945,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             .iter()
                             .map(|cap| match *cap {
                                 Capture::Local(r) => reg!(r),
-                                Capture::Upval(i) => {
-                                    parent.map(|p| p.upvals[i as usize]).unwrap_or(Value::UNDEFINED)
-                                }
+                                Capture::Upval(i) => parent.map(|p| p.upvals[i as usize]).unwrap_or(Value::UNDEFINED),
                             })
                             .collect();
                         let is_arrow = child.proto.is_arrow;
@@ -1063,7 +1056,9 @@ impl<'rt> TaskInterpreter<'rt> {
                         // A part with a user `toString` is converted first,
                         // in place (the parts are temporaries), and the
                         // Concat then runs again.
-                        if let Some((i, m)) = (0..count).find_map(|i| self.user_to_string(reg!(start + i)).map(|m| (i, m))) {
+                        if let Some((i, m)) =
+                            (0..count).find_map(|i| self.user_to_string(reg!(start + i)).map(|m| (i, m)))
+                        {
                             pc -= 1;
                             save_pc!();
                             let part = reg!(start + i);
@@ -1360,7 +1355,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         // no handler of this frame left to pop.
                         let depth = task.frames.len();
                         if let Some(fr) = task.frames.last() {
-                            if fr.flags == 0 && depth > 1 && task.handlers.last().is_none_or(|h| (h.depth as usize) < depth) {
+                            if fr.flags == 0
+                                && depth > 1
+                                && task.handlers.last().is_none_or(|h| (h.depth as usize) < depth)
+                            {
                                 let ret = fr.ret as usize;
                                 task.frames.pop();
                                 *unsafe { task.regs.get_unchecked_mut(ret) } = v;

@@ -43,11 +43,7 @@ impl NativeCtx<'_> {
         for (k, v) in props {
             map.set(Atom::intern(k), *v);
         }
-        self.rt.heap.alloc(Body::Object(Mut::new(ObjectData {
-            class: Value::UNDEFINED,
-            props: map,
-            frozen: false,
-        })))
+        self.rt.heap.alloc(Body::Object(Mut::new(ObjectData { class: Value::UNDEFINED, props: map, frozen: false })))
     }
 
     /// A new error of `class` with `message` and a stack trace of the

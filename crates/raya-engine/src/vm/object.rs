@@ -202,8 +202,7 @@ impl PropMap {
                 self.keys.remove(i);
                 self.vals.remove(i);
                 if self.index.is_some() {
-                    self.index =
-                        Some(self.keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect());
+                    self.index = Some(self.keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect());
                 }
                 true
             }
@@ -222,8 +221,7 @@ impl PropMap {
     /// Keys in JavaScript order: array-index keys ascending, then the rest
     /// in insertion order.
     pub fn ordered_keys(&self) -> Vec<Atom> {
-        let mut ints: Vec<(u32, Atom)> =
-            self.keys.iter().filter_map(|&k| k.as_index().map(|i| (i, k))).collect();
+        let mut ints: Vec<(u32, Atom)> = self.keys.iter().filter_map(|&k| k.as_index().map(|i| (i, k))).collect();
         if ints.is_empty() {
             return self.keys.clone();
         }

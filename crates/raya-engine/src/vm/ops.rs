@@ -478,10 +478,7 @@ pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put>
                 }
             }
             if d.frozen {
-                return type_error(format!(
-                    "Cannot add property {}, object is not extensible",
-                    key.as_str()
-                ));
+                return type_error(format!("Cannot add property {}, object is not extensible", key.as_str()));
             }
             d.props.set(key, v);
             Ok(Put::Done)

@@ -66,15 +66,45 @@ impl Realm {
         m.mark_all(&self.globals);
         let c = &self.classes;
         m.mark_all(&[
-            c.object, c.function, c.array, c.string, c.number, c.boolean, c.map, c.set, c.error,
-            c.type_error, c.range_error, c.syntax_error, c.reference_error, c.task_cancelled_error,
-            c.channel_closed_error, c.deadlock_error, c.task, c.promise, c.channel, c.mutex, c.wait_group,
+            c.object,
+            c.function,
+            c.array,
+            c.string,
+            c.number,
+            c.boolean,
+            c.map,
+            c.set,
+            c.error,
+            c.type_error,
+            c.range_error,
+            c.syntax_error,
+            c.reference_error,
+            c.task_cancelled_error,
+            c.channel_closed_error,
+            c.deadlock_error,
+            c.task,
+            c.promise,
+            c.channel,
+            c.mutex,
+            c.wait_group,
             c.semaphore,
         ]);
         let ms = &self.methods;
         for t in [
-            &ms.array, &ms.string, &ms.number, &ms.boolean, &ms.function, &ms.map, &ms.set, &ms.object, &ms.task,
-            &ms.promise, &ms.channel, &ms.mutex, &ms.wait_group, &ms.semaphore,
+            &ms.array,
+            &ms.string,
+            &ms.number,
+            &ms.boolean,
+            &ms.function,
+            &ms.map,
+            &ms.set,
+            &ms.object,
+            &ms.task,
+            &ms.promise,
+            &ms.channel,
+            &ms.mutex,
+            &ms.wait_group,
+            &ms.semaphore,
         ] {
             m.mark_all(&t.vals);
         }

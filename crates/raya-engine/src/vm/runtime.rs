@@ -192,7 +192,6 @@ impl Runtime {
     }
 }
 
-
 fn frame_name(closure: Value, p: &crate::bytecode::FuncProto) -> String {
     let home = match closure.as_obj().map(|o| &o.body) {
         Some(Body::Function(Function::Closure(c))) => *c.home.get(),
@@ -211,9 +210,5 @@ fn frame_name(closure: Value, p: &crate::bytecode::FuncProto) -> String {
 }
 
 pub fn make_closure(heap: &mut Heap, proto: Arc<RtProto>, upvals: Box<[Value]>) -> Value {
-    heap.alloc(Body::Function(Function::Closure(Closure {
-        proto,
-        upvals,
-        home: Mut::new(Value::UNDEFINED),
-    })))
+    heap.alloc(Body::Function(Function::Closure(Closure { proto, upvals, home: Mut::new(Value::UNDEFINED) })))
 }

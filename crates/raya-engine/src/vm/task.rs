@@ -112,9 +112,6 @@ impl Task {
             .map(|f| f.base as usize + f.proto().proto.num_regs as usize)
             .unwrap_or(0)
             .min(self.regs.len());
-        self.regs[..top]
-            .iter()
-            .copied()
-            .chain(self.frames.iter().flat_map(|f| [f.closure, f.after]))
+        self.regs[..top].iter().copied().chain(self.frames.iter().flat_map(|f| [f.closure, f.after]))
     }
 }

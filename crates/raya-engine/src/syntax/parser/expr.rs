@@ -38,15 +38,10 @@ fn strip_erased(e: Expr) -> Expr {
 /// Whether a member/call chain contains an optional link (`a?.b.c`).
 fn chain_has_optional(e: &Expr) -> bool {
     match &e.kind {
-        ExprKind::Member {
-            object, optional, ..
+        ExprKind::Member { object, optional, .. } | ExprKind::Index { object, optional, .. } => {
+            *optional || chain_has_optional(object)
         }
-        | ExprKind::Index {
-            object, optional, ..
-        } => *optional || chain_has_optional(object),
-        ExprKind::Call {
-            callee, optional, ..
-        } => *optional || chain_has_optional(callee),
+        ExprKind::Call { callee, optional, .. } => *optional || chain_has_optional(callee),
         ExprKind::NonNull(inner) => chain_has_optional(inner),
         _ => false,
     }
@@ -66,10 +61,7 @@ impl<'s> Parser<'s> {
         while self.eat(&T::Comma) {
             items.push(self.parse_assign(no_in)?);
         }
-        let span = Span {
-            start: items[0].span.start,
-            end: self.prev_end(),
-        };
+        let span = Span { start: items[0].span.start, end: self.prev_end() };
         Ok(expr(ExprKind::Sequence(items), span))
     }
 
@@ -87,11 +79,7 @@ impl<'s> Parser<'s> {
         }
         if self.at(&T::Yield) {
             let span = self.cur().span;
-            self.error(
-                span,
-                "`yield` is not supported",
-                "generators are not supported",
-            );
+            self.error(span, "`yield` is not supported", "generators are not supported");
             return Err(Fail);
         }
         let lhs = self.parse_conditional(no_in)?;
@@ -102,24 +90,10 @@ impl<'s> Parser<'s> {
             self.bump();
         }
         let start = lhs.span.start;
-        let target = if op == AssignOp::Assign {
-            self.expr_to_pattern(lhs)?
-        } else {
-            self.simple_target(lhs)?
-        };
+        let target = if op == AssignOp::Assign { self.expr_to_pattern(lhs)? } else { self.simple_target(lhs)? };
         let value = self.parse_assign(no_in)?;
-        let span = Span {
-            start,
-            end: value.span.end,
-        };
-        Ok(expr(
-            ExprKind::Assign {
-                op,
-                target: Box::new(target),
-                value: Box::new(value),
-            },
-            span,
-        ))
+        let span = Span { start, end: value.span.end };
+        Ok(expr(ExprKind::Assign { op, target: Box::new(target), value: Box::new(value) }, span))
     }
 
     /// Counts adjacent `>` tokens (up to 3) and whether `=` follows, so
@@ -173,16 +147,9 @@ impl<'s> Parser<'s> {
         let then = then?;
         self.expect(&T::Colon)?;
         let otherwise = self.parse_assign(no_in)?;
-        let span = Span {
-            start: cond.span.start,
-            end: otherwise.span.end,
-        };
+        let span = Span { start: cond.span.start, end: otherwise.span.end };
         Ok(expr(
-            ExprKind::Conditional {
-                cond: Box::new(cond),
-                then: Box::new(then),
-                otherwise: Box::new(otherwise),
-            },
+            ExprKind::Conditional { cond: Box::new(cond), then: Box::new(then), otherwise: Box::new(otherwise) },
             span,
         ))
     }
@@ -232,10 +199,9 @@ impl<'s> Parser<'s> {
     /// top node when that node was built here (None for an operand), which
     /// the `??`-mixing rule needs since parentheses are not kept.
     fn parse_binary(&mut self, min: u8, no_in: bool) -> PResult<(Expr, Option<BinKind>)> {
-        let unary_start = matches!(
-            self.kind(),
-            T::Minus | T::Plus | T::Bang | T::Tilde | T::TypeOf | T::Void | T::Delete
-        ) || self.at_ident("await");
+        let unary_start =
+            matches!(self.kind(), T::Minus | T::Plus | T::Bang | T::Tilde | T::TypeOf | T::Void | T::Delete)
+                || self.at_ident("await");
         let unary_span = self.cur().span;
         let mut left = self.parse_unary()?;
         let mut top: Option<BinKind> = None;
@@ -247,10 +213,7 @@ impl<'s> Parser<'s> {
             if matches!(op, BinKind::As | BinKind::Satisfies) {
                 self.bump();
                 let ty = self.parse_type()?;
-                let span = Span {
-                    start: left.span.start,
-                    end: ty.span.end,
-                };
+                let span = Span { start: left.span.start, end: ty.span.end };
                 if op == BinKind::As {
                     left = expr(ExprKind::As(Box::new(left), ty), span);
                 } else {
@@ -273,15 +236,9 @@ impl<'s> Parser<'s> {
             for _ in 0..ntoks {
                 self.bump();
             }
-            let next_min = if op == BinKind::Bin(BinaryOp::Pow) {
-                prec
-            } else {
-                prec + 1
-            };
+            let next_min = if op == BinKind::Bin(BinaryOp::Pow) { prec } else { prec + 1 };
             let (right, right_top) = self.parse_binary(next_min, no_in)?;
-            let is_logic = |k: Option<BinKind>| {
-                matches!(k, Some(BinKind::Logic(LogicalOp::And | LogicalOp::Or)))
-            };
+            let is_logic = |k: Option<BinKind>| matches!(k, Some(BinKind::Logic(LogicalOp::And | LogicalOp::Or)));
             let is_nullish = |k: Option<BinKind>| k == Some(BinKind::Logic(LogicalOp::Nullish));
             let mixed = match op {
                 BinKind::Logic(LogicalOp::Nullish) => is_logic(top) || is_logic(right_top),
@@ -296,10 +253,7 @@ impl<'s> Parser<'s> {
                     "wrap one side in parentheses",
                 );
             }
-            let span = Span {
-                start: left.span.start,
-                end: right.span.end,
-            };
+            let span = Span { start: left.span.start, end: right.span.end };
             let kind = match op {
                 BinKind::Bin(b) => ExprKind::Binary(b, Box::new(left), Box::new(right)),
                 BinKind::Logic(l) => ExprKind::Logical(l, Box::new(left), Box::new(right)),
@@ -336,10 +290,7 @@ impl<'s> Parser<'s> {
         if let Some(op) = op {
             self.bump();
             let arg = self.parse_unary()?;
-            return Ok(expr(
-                ExprKind::Unary(op, Box::new(arg)),
-                self.span_from(start),
-            ));
+            return Ok(expr(ExprKind::Unary(op, Box::new(arg)), self.span_from(start)));
         }
         match self.kind() {
             T::Delete => {
@@ -358,14 +309,7 @@ impl<'s> Parser<'s> {
                 self.bump();
                 let arg = self.parse_unary()?;
                 let target = self.update_target(arg);
-                Ok(expr(
-                    ExprKind::Update {
-                        increment,
-                        prefix: true,
-                        target: Box::new(target),
-                    },
-                    self.span_from(start),
-                ))
+                Ok(expr(ExprKind::Update { increment, prefix: true, target: Box::new(target) }, self.span_from(start)))
             }
             T::Ident(w) if w == "await" => {
                 self.bump();
@@ -433,11 +377,7 @@ impl<'s> Parser<'s> {
         if ok {
             e
         } else {
-            self.error(
-                e.span,
-                "invalid increment/decrement operand",
-                "not a variable or property",
-            );
+            self.error(e.span, "invalid increment/decrement operand", "not a variable or property");
             expr(ExprKind::Error, e.span)
         }
     }
@@ -450,11 +390,7 @@ impl<'s> Parser<'s> {
             let start = e.span.start;
             let target = self.update_target(e);
             return Ok(expr(
-                ExprKind::Update {
-                    increment,
-                    prefix: false,
-                    target: Box::new(target),
-                },
+                ExprKind::Update { increment, prefix: false, target: Box::new(target) },
                 self.span_from(start),
             ));
         }
@@ -468,11 +404,7 @@ impl<'s> Parser<'s> {
 
     /// `LeftHandSideExpression`: `new`, calls, member access, `!`.
     pub(super) fn parse_lhs(&mut self) -> PResult<Expr> {
-        let mut e = if self.at(&T::New) {
-            self.parse_new()?
-        } else {
-            self.parse_primary()?
-        };
+        let mut e = if self.at(&T::New) { self.parse_new()? } else { self.parse_primary()? };
         let start = e.span.start;
         loop {
             match self.kind() {
@@ -480,11 +412,7 @@ impl<'s> Parser<'s> {
                     self.bump();
                     let property = self.property_name()?;
                     e = expr(
-                        ExprKind::Member {
-                            object: Box::new(e),
-                            property,
-                            optional: false,
-                        },
+                        ExprKind::Member { object: Box::new(e), property, optional: false },
                         self.span_from(start),
                     );
                 }
@@ -497,33 +425,18 @@ impl<'s> Parser<'s> {
                             let index = self.parse_expression(false)?;
                             self.expect(&T::RBracket)?;
                             expr(
-                                ExprKind::Index {
-                                    object: Box::new(e),
-                                    index: Box::new(index),
-                                    optional: true,
-                                },
+                                ExprKind::Index { object: Box::new(e), index: Box::new(index), optional: true },
                                 self.span_from(start),
                             )
                         }
                         T::LParen => {
                             let args = self.parse_args()?;
-                            expr(
-                                ExprKind::Call {
-                                    callee: Box::new(e),
-                                    args,
-                                    optional: true,
-                                },
-                                self.span_from(start),
-                            )
+                            expr(ExprKind::Call { callee: Box::new(e), args, optional: true }, self.span_from(start))
                         }
                         _ => {
                             let property = self.property_name()?;
                             expr(
-                                ExprKind::Member {
-                                    object: Box::new(e),
-                                    property,
-                                    optional: true,
-                                },
+                                ExprKind::Member { object: Box::new(e), property, optional: true },
                                 self.span_from(start),
                             )
                         }
@@ -534,24 +447,13 @@ impl<'s> Parser<'s> {
                     let index = self.parse_expression(false)?;
                     self.expect(&T::RBracket)?;
                     e = expr(
-                        ExprKind::Index {
-                            object: Box::new(e),
-                            index: Box::new(index),
-                            optional: false,
-                        },
+                        ExprKind::Index { object: Box::new(e), index: Box::new(index), optional: false },
                         self.span_from(start),
                     );
                 }
                 T::LParen => {
                     let args = self.parse_args()?;
-                    e = expr(
-                        ExprKind::Call {
-                            callee: Box::new(e),
-                            args,
-                            optional: false,
-                        },
-                        self.span_from(start),
-                    );
+                    e = expr(ExprKind::Call { callee: Box::new(e), args, optional: false }, self.span_from(start));
                 }
                 T::Bang if !self.cur().nl_before => {
                     self.bump();
@@ -568,11 +470,7 @@ impl<'s> Parser<'s> {
                 }
                 T::NoSubstTemplate(_) | T::TemplateHead(_) => {
                     let span = self.cur().span;
-                    self.error(
-                        span,
-                        "tagged templates are not supported",
-                        "tagged template",
-                    );
+                    self.error(span, "tagged templates are not supported", "tagged template");
                     return Err(Fail);
                 }
                 _ => break,
@@ -608,11 +506,7 @@ impl<'s> Parser<'s> {
             self.error(span, "`new.target` is not supported", "not supported");
             return Err(Fail);
         }
-        let mut callee = if self.at(&T::New) {
-            self.parse_new()?
-        } else {
-            self.parse_primary()?
-        };
+        let mut callee = if self.at(&T::New) { self.parse_new()? } else { self.parse_primary()? };
         let cstart = callee.span.start;
         loop {
             match self.kind() {
@@ -620,11 +514,7 @@ impl<'s> Parser<'s> {
                     self.bump();
                     let property = self.property_name()?;
                     callee = expr(
-                        ExprKind::Member {
-                            object: Box::new(callee),
-                            property,
-                            optional: false,
-                        },
+                        ExprKind::Member { object: Box::new(callee), property, optional: false },
                         self.span_from(cstart),
                     );
                 }
@@ -633,21 +523,13 @@ impl<'s> Parser<'s> {
                     let index = self.parse_expression(false)?;
                     self.expect(&T::RBracket)?;
                     callee = expr(
-                        ExprKind::Index {
-                            object: Box::new(callee),
-                            index: Box::new(index),
-                            optional: false,
-                        },
+                        ExprKind::Index { object: Box::new(callee), index: Box::new(index), optional: false },
                         self.span_from(cstart),
                     );
                 }
                 T::Question if self.at_optional_chain() => {
                     let span = self.cur().span;
-                    self.error(
-                        span,
-                        "optional chaining is not allowed in a `new` expression",
-                        "`?.` after `new`",
-                    );
+                    self.error(span, "optional chaining is not allowed in a `new` expression", "`?.` after `new`");
                     return Err(Fail);
                 }
                 _ => break,
@@ -664,18 +546,8 @@ impl<'s> Parser<'s> {
                 self.restore(snap);
             }
         }
-        let args = if self.at(&T::LParen) {
-            self.parse_args()?
-        } else {
-            Vec::new()
-        };
-        Ok(expr(
-            ExprKind::New {
-                callee: Box::new(callee),
-                args,
-            },
-            self.span_from(start),
-        ))
+        let args = if self.at(&T::LParen) { self.parse_args()? } else { Vec::new() };
+        Ok(expr(ExprKind::New { callee: Box::new(callee), args }, self.span_from(start)))
     }
 
     pub(super) fn parse_args(&mut self) -> PResult<Vec<Argument>> {
@@ -709,19 +581,13 @@ impl<'s> Parser<'s> {
             T::This => ExprKind::This,
             T::Super => {
                 if !matches!(self.peek_kind(1), T::LParen | T::Dot | T::LBracket) {
-                    self.error(
-                        span,
-                        "`super` must be followed by an argument list or a member access",
-                        "bare `super`",
-                    );
+                    self.error(span, "`super` must be followed by an argument list or a member access", "bare `super`");
                     return Err(Fail);
                 }
                 ExprKind::Super
             }
             T::NoSubstTemplate(_) | T::TemplateHead(_) => return self.parse_template(),
-            T::Ident(w)
-                if w == "async" && self.peek_kind(1) == &T::Function && !self.peek(1).nl_before =>
-            {
+            T::Ident(w) if w == "async" && self.peek_kind(1) == &T::Function && !self.peek(1).nl_before => {
                 self.bump();
                 return self.parse_function_expr(start, true);
             }
@@ -747,11 +613,7 @@ impl<'s> Parser<'s> {
             T::LBracket => return self.parse_array_literal(),
             T::LBrace => return self.parse_object_literal(),
             T::Slash | T::SlashEq => {
-                self.error(
-                    span,
-                    "regular expression literals are not supported",
-                    "regular expression",
-                );
+                self.error(span, "regular expression literals are not supported", "regular expression");
                 return Err(Fail);
             }
             _ => return Err(self.unexpected("expression")),
@@ -773,10 +635,7 @@ impl<'s> Parser<'s> {
             T::NoSubstTemplate(s) => {
                 let s = s.clone();
                 self.bump();
-                return Ok(expr(
-                    ExprKind::Template(vec![TemplatePart::Str(s)]),
-                    self.span_from(start),
-                ));
+                return Ok(expr(ExprKind::Template(vec![TemplatePart::Str(s)]), self.span_from(start)));
             }
             T::TemplateHead(s) => s.clone(),
             _ => return Err(self.unexpected("template literal")),
@@ -864,8 +723,7 @@ impl<'s> Parser<'s> {
         let (key, short) = self.parse_prop_key()?;
         if self.at(&T::LParen) || self.at(&T::Lt) {
             let start = prop_key_span(&key).start;
-            let Some(f) = self.parse_function_tail(start, prop_key_ident(&key), is_async, false)?
-            else {
+            let Some(f) = self.parse_function_tail(start, prop_key_ident(&key), is_async, false)? else {
                 return Err(Fail);
             };
             return Ok(match accessor {
@@ -893,23 +751,11 @@ impl<'s> Parser<'s> {
         if self.eat(&T::Eq) {
             // `{ x = 1 }`: only valid once this literal becomes a pattern.
             let value = self.parse_assign(false)?;
-            let span = Span {
-                start: id.span.start,
-                end: value.span.end,
-            };
+            let span = Span { start: id.span.start, end: value.span.end };
             self.cover_inits.push(span);
-            let target = Pattern {
-                span: id.span,
-                kind: PatternKind::Ident(id),
-            };
-            let e = expr(
-                ExprKind::Assign {
-                    op: AssignOp::Assign,
-                    target: Box::new(target),
-                    value: Box::new(value),
-                },
-                span,
-            );
+            let target = Pattern { span: id.span, kind: PatternKind::Ident(id) };
+            let e =
+                expr(ExprKind::Assign { op: AssignOp::Assign, target: Box::new(target), value: Box::new(value) }, span);
             return Ok(ObjectProp::KeyValue(key, e));
         }
         Ok(ObjectProp::KeyValue(key, ident_expr(id)))
@@ -921,10 +767,7 @@ impl<'s> Parser<'s> {
         let span = self.cur().span;
         let key = match self.kind() {
             T::Ident(n) => {
-                let id = Ident {
-                    name: n.clone(),
-                    span,
-                };
+                let id = Ident { name: n.clone(), span };
                 self.bump();
                 return Ok((PropKey::Named(id.name.clone(), span), Some(id)));
             }
@@ -977,19 +820,10 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn simple_arrow(
-        &mut self,
-        start: u32,
-        is_async: bool,
-        id: Ident,
-        no_in: bool,
-    ) -> PResult<Expr> {
+    fn simple_arrow(&mut self, start: u32, is_async: bool, id: Ident, no_in: bool) -> PResult<Expr> {
         let span = id.span;
         let param = Param {
-            pattern: Pattern {
-                kind: PatternKind::Ident(id),
-                span,
-            },
+            pattern: Pattern { kind: PatternKind::Ident(id), span },
             ty: None,
             default: None,
             rest: false,
@@ -1000,13 +834,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `(params) =>` or `(params): T =>` with the `(` at token `open`.
-    fn paren_arrow(
-        &mut self,
-        start: u32,
-        is_async: bool,
-        open: usize,
-        no_in: bool,
-    ) -> PResult<Option<Expr>> {
+    fn paren_arrow(&mut self, start: u32, is_async: bool, open: usize, no_in: bool) -> PResult<Option<Expr>> {
         let Some(close) = self.matching_close(open) else {
             return Ok(None);
         };
@@ -1017,8 +845,7 @@ impl<'s> Parser<'s> {
                     self.bump();
                 }
                 let params = self.parse_params()?;
-                self.finish_arrow(start, is_async, Vec::new(), params, None, no_in)
-                    .map(Some)
+                self.finish_arrow(start, is_async, Vec::new(), params, None, no_in).map(Some)
             }
             Some(T::Colon) if self.depth == self.cond_then_depth => {
                 // `c ? (x): T => y : z` vs `c ? (x) : y => z`: as in
@@ -1034,8 +861,7 @@ impl<'s> Parser<'s> {
                     if !p.at(&T::Arrow) {
                         return Err(Fail);
                     }
-                    let f =
-                        p.finish_arrow(start, is_async, Vec::new(), params, Some(ret), no_in)?;
+                    let f = p.finish_arrow(start, is_async, Vec::new(), params, Some(ret), no_in)?;
                     if p.at(&T::Colon) {
                         Ok(f)
                     } else {
@@ -1058,9 +884,9 @@ impl<'s> Parser<'s> {
                     Ok((params, ret))
                 });
                 match head {
-                    Some((params, ret)) => self
-                        .finish_arrow(start, is_async, Vec::new(), params, Some(ret), no_in)
-                        .map(Some),
+                    Some((params, ret)) => {
+                        self.finish_arrow(start, is_async, Vec::new(), params, Some(ret), no_in).map(Some)
+                    }
                     None => Ok(None),
                 }
             }
@@ -1076,20 +902,14 @@ impl<'s> Parser<'s> {
             }
             let tps = p.parse_type_params_opt()?;
             let params = p.parse_params()?;
-            let ret = if p.eat(&T::Colon) {
-                Some(p.parse_return_type()?)
-            } else {
-                None
-            };
+            let ret = if p.eat(&T::Colon) { Some(p.parse_return_type()?) } else { None };
             if !p.at(&T::Arrow) {
                 return Err(Fail);
             }
             Ok((tps, params, ret))
         });
         match head {
-            Some((tps, params, ret)) => self
-                .finish_arrow(start, is_async, tps, params, ret, no_in)
-                .map(Some),
+            Some((tps, params, ret)) => self.finish_arrow(start, is_async, tps, params, ret, no_in).map(Some),
             None => Ok(None),
         }
     }
@@ -1105,11 +925,7 @@ impl<'s> Parser<'s> {
     ) -> PResult<Expr> {
         if self.at(&T::Arrow) && self.cur().nl_before {
             let span = self.cur().span;
-            self.error(
-                span,
-                "line break is not allowed before `=>`",
-                "move `=>` to the previous line",
-            );
+            self.error(span, "line break is not allowed before `=>`", "move `=>` to the previous line");
         }
         self.expect(&T::Arrow)?;
         let body = if self.at(&T::LBrace) {
@@ -1118,16 +934,7 @@ impl<'s> Parser<'s> {
             FunctionBody::Expr(Box::new(self.parse_assign(no_in)?))
         };
         let span = self.span_from(start);
-        let f = Function {
-            name: None,
-            params,
-            body,
-            is_async,
-            is_arrow: true,
-            type_params,
-            return_type,
-            span,
-        };
+        let f = Function { name: None, params, body, is_async, is_arrow: true, type_params, return_type, span };
         Ok(expr(ExprKind::Function(Box::new(f)), span))
     }
 
@@ -1145,10 +952,7 @@ impl<'s> Parser<'s> {
         match self.kind() {
             T::Ident(_) => {
                 let id = self.ident()?;
-                Ok(Pattern {
-                    span: id.span,
-                    kind: PatternKind::Ident(id),
-                })
+                Ok(Pattern { span: id.span, kind: PatternKind::Ident(id) })
             }
             T::LBracket => self.parse_array_pattern(),
             T::LBrace => self.parse_object_pattern(),
@@ -1173,32 +977,21 @@ impl<'s> Parser<'s> {
             if self.eat(&T::DotDotDot) {
                 let p = self.parse_binding_target()?;
                 if self.at(&T::Comma) {
-                    self.error(
-                        p.span,
-                        "a rest element must be last in a destructuring pattern",
-                        "not last",
-                    );
+                    self.error(p.span, "a rest element must be last in a destructuring pattern", "not last");
                     return Err(Fail);
                 }
                 rest = Some(Box::new(p));
                 break;
             }
             let pattern = self.parse_binding_target()?;
-            let default = if self.eat(&T::Eq) {
-                Some(self.parse_assign(false)?)
-            } else {
-                None
-            };
+            let default = if self.eat(&T::Eq) { Some(self.parse_assign(false)?) } else { None };
             elems.push(Some(PatternElem { pattern, default }));
             if !self.eat(&T::Comma) {
                 break;
             }
         }
         self.expect_list_close(&T::RBracket)?;
-        Ok(Pattern {
-            kind: PatternKind::Array { elems, rest },
-            span: self.span_from(start),
-        })
+        Ok(Pattern { kind: PatternKind::Array { elems, rest }, span: self.span_from(start) })
     }
 
     fn parse_object_pattern(&mut self) -> PResult<Pattern> {
@@ -1213,17 +1006,10 @@ impl<'s> Parser<'s> {
             if self.eat(&T::DotDotDot) {
                 let id = self.ident()?;
                 if self.at(&T::Comma) {
-                    self.error(
-                        id.span,
-                        "a rest element must be last in a destructuring pattern",
-                        "not last",
-                    );
+                    self.error(id.span, "a rest element must be last in a destructuring pattern", "not last");
                     return Err(Fail);
                 }
-                rest = Some(Box::new(Pattern {
-                    span: id.span,
-                    kind: PatternKind::Ident(id),
-                }));
+                rest = Some(Box::new(Pattern { span: id.span, kind: PatternKind::Ident(id) }));
                 break;
             }
             let (key, short) = self.parse_prop_key()?;
@@ -1231,40 +1017,25 @@ impl<'s> Parser<'s> {
                 self.parse_binding_target()?
             } else {
                 match short {
-                    Some(id) => Pattern {
-                        span: id.span,
-                        kind: PatternKind::Ident(id),
-                    },
+                    Some(id) => Pattern { span: id.span, kind: PatternKind::Ident(id) },
                     None => return Err(self.unexpected("`:`")),
                 }
             };
-            let default = if self.eat(&T::Eq) {
-                Some(self.parse_assign(false)?)
-            } else {
-                None
-            };
-            props.push(ObjectPatternProp {
-                key,
-                value,
-                default,
-            });
+            let default = if self.eat(&T::Eq) { Some(self.parse_assign(false)?) } else { None };
+            props.push(ObjectPatternProp { key, value, default });
             if !self.eat(&T::Comma) {
                 break;
             }
         }
         self.expect_list_close(&T::RBrace)?;
-        Ok(Pattern {
-            kind: PatternKind::Object { props, rest },
-            span: self.span_from(start),
-        })
+        Ok(Pattern { kind: PatternKind::Object { props, rest }, span: self.span_from(start) })
     }
 
     /// Reinterprets an expression as an assignment target (for `=`,
     /// destructuring assignment and `for (x of ...)`).
     pub(super) fn expr_to_pattern(&mut self, e: Expr) -> PResult<Pattern> {
         let span = e.span;
-        self.cover_inits
-            .retain(|s| !(s.start >= span.start && s.end <= span.end));
+        self.cover_inits.retain(|s| !(s.start >= span.start && s.end <= span.end));
         self.convert_pattern(e)
     }
 
@@ -1274,18 +1045,12 @@ impl<'s> Parser<'s> {
             ExprKind::Ident(id) => PatternKind::Ident(id),
             ExprKind::Member { .. } | ExprKind::Index { .. } => {
                 if chain_has_optional(&e) {
-                    self.error(
-                        span,
-                        "invalid assignment target",
-                        "optional chain cannot be assigned to",
-                    );
+                    self.error(span, "invalid assignment target", "optional chain cannot be assigned to");
                     return Err(Fail);
                 }
                 PatternKind::Expr(Box::new(e))
             }
-            ExprKind::NonNull(inner) | ExprKind::As(inner, _) => {
-                return self.convert_pattern(*inner)
-            }
+            ExprKind::NonNull(inner) | ExprKind::As(inner, _) => return self.convert_pattern(*inner),
             ExprKind::Array(elems) => {
                 let n = elems.len();
                 let mut out = Vec::new();
@@ -1317,11 +1082,7 @@ impl<'s> Parser<'s> {
                     match p {
                         ObjectProp::KeyValue(key, v) => {
                             let PatternElem { pattern, default } = self.convert_pattern_elem(v)?;
-                            out.push(ObjectPatternProp {
-                                key,
-                                value: pattern,
-                                default,
-                            });
+                            out.push(ObjectPatternProp { key, value: pattern, default });
                         }
                         ObjectProp::Spread(x) => {
                             if i + 1 != n {
@@ -1334,9 +1095,7 @@ impl<'s> Parser<'s> {
                             }
                             rest = Some(Box::new(self.convert_pattern(x)?));
                         }
-                        ObjectProp::Method(_, f)
-                        | ObjectProp::Getter(_, f)
-                        | ObjectProp::Setter(_, f) => {
+                        ObjectProp::Method(_, f) | ObjectProp::Getter(_, f) | ObjectProp::Setter(_, f) => {
                             self.error(
                                 f.span,
                                 "invalid destructuring assignment target",
@@ -1348,10 +1107,7 @@ impl<'s> Parser<'s> {
                 }
                 PatternKind::Object { props: out, rest }
             }
-            ExprKind::Error => PatternKind::Expr(Box::new(Expr {
-                kind: ExprKind::Error,
-                span,
-            })),
+            ExprKind::Error => PatternKind::Expr(Box::new(Expr { kind: ExprKind::Error, span })),
             _ => {
                 self.error(span, "invalid assignment target", "cannot assign to this");
                 return Err(Fail);
@@ -1363,18 +1119,10 @@ impl<'s> Parser<'s> {
     /// An element of a destructuring assignment: `target` or `target = default`.
     fn convert_pattern_elem(&mut self, x: Expr) -> PResult<PatternElem> {
         match x.kind {
-            ExprKind::Assign {
-                op: AssignOp::Assign,
-                target,
-                value,
-            } => Ok(PatternElem {
-                pattern: *target,
-                default: Some(*value),
-            }),
-            _ => Ok(PatternElem {
-                pattern: self.convert_pattern(x)?,
-                default: None,
-            }),
+            ExprKind::Assign { op: AssignOp::Assign, target, value } => {
+                Ok(PatternElem { pattern: *target, default: Some(*value) })
+            }
+            _ => Ok(PatternElem { pattern: self.convert_pattern(x)?, default: None }),
         }
     }
 
@@ -1383,15 +1131,9 @@ impl<'s> Parser<'s> {
         let e = strip_erased(e);
         let span = e.span;
         match e.kind {
-            ExprKind::Ident(id) => Ok(Pattern {
-                kind: PatternKind::Ident(id),
-                span,
-            }),
+            ExprKind::Ident(id) => Ok(Pattern { kind: PatternKind::Ident(id), span }),
             ExprKind::Member { .. } | ExprKind::Index { .. } if !chain_has_optional(&e) => {
-                Ok(Pattern {
-                    kind: PatternKind::Expr(Box::new(e)),
-                    span,
-                })
+                Ok(Pattern { kind: PatternKind::Expr(Box::new(e)), span })
             }
             _ => {
                 self.error(span, "invalid assignment target", "cannot assign to this");

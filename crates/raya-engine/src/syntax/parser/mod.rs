@@ -40,13 +40,9 @@ pub fn parse(src: &str, file: FileId) -> (Program, Vec<Diagnostic>) {
     match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(_panic)) => {
-            let d = Diagnostic::new(
-                file,
-                Span::default(),
-                "internal error: the parser crashed on this file",
-            )
-            .with_label("while parsing this file")
-            .with_hint("this is a bug in Raya; please report it with the file");
+            let d = Diagnostic::new(file, Span::default(), "internal error: the parser crashed on this file")
+                .with_label("while parsing this file")
+                .with_hint("this is a bug in Raya; please report it with the file");
             (Program { body: Vec::new() }, vec![d])
         }
         Err(_) => parse_here(src, file, FALLBACK_MAX_DEPTH),
@@ -60,13 +56,9 @@ fn parse_here(src: &str, file: FileId, max_depth: u32) -> (Program, Vec<Diagnost
     let body = p.parse_program();
     if p.recoveries > 0 && p.diags.is_empty() && lex_diags.is_empty() {
         // Code was skipped but nothing said why: never drop code silently.
-        let d = Diagnostic::new(
-            file,
-            Span::default(),
-            "internal error: the parser skipped code without reporting why",
-        )
-        .with_label("in this file")
-        .with_hint("this is a bug in Raya; please report it with the file");
+        let d = Diagnostic::new(file, Span::default(), "internal error: the parser skipped code without reporting why")
+            .with_label("in this file")
+            .with_hint("this is a bug in Raya; please report it with the file");
         p.diags.push(d);
     }
     let mut diags = lex_diags;
@@ -204,16 +196,11 @@ impl<'s> Parser<'s> {
     }
 
     fn span_from(&self, start: u32) -> Span {
-        Span {
-            start,
-            end: self.prev_end().max(start),
-        }
+        Span { start, end: self.prev_end().max(start) }
     }
 
     fn text(&self, span: Span) -> &'s str {
-        self.src
-            .get(span.start as usize..span.end as usize)
-            .unwrap_or("")
+        self.src.get(span.start as usize..span.end as usize).unwrap_or("")
     }
 
     /// The next token follows the current one with nothing in between.
@@ -224,12 +211,7 @@ impl<'s> Parser<'s> {
     }
 
     fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            pos: self.pos,
-            diags: self.diags.len(),
-            covers: self.cover_inits.len(),
-            too_deep: self.too_deep,
-        }
+        Snapshot { pos: self.pos, diags: self.diags.len(), covers: self.cover_inits.len(), too_deep: self.too_deep }
     }
 
     fn restore(&mut self, s: Snapshot) {
@@ -285,10 +267,7 @@ impl<'s> Parser<'s> {
                 self.report(
                     Diagnostic::new(self.file, span, "code is nested too deeply")
                         .with_label("nesting limit reached here")
-                        .with_hint(format!(
-                            "the parser accepts at most {} levels of nesting",
-                            self.max_depth
-                        )),
+                        .with_hint(format!("the parser accepts at most {} levels of nesting", self.max_depth)),
                 );
             }
             return Err(Fail);
@@ -312,11 +291,7 @@ impl<'s> Parser<'s> {
     }
 
     fn is_reported(&self, start: u32) -> bool {
-        self.diags
-            .iter()
-            .rev()
-            .take(8)
-            .any(|e| e.span.start == start)
+        self.diags.iter().rev().take(8).any(|e| e.span.start == start)
     }
 
     fn error(&mut self, span: Span, message: impl Into<String>, label: impl Into<String>) {
@@ -331,9 +306,7 @@ impl<'s> Parser<'s> {
         label: impl Into<String>,
         hint: impl Into<String>,
     ) {
-        let d = Diagnostic::new(self.file, span, message)
-            .with_label(label)
-            .with_hint(hint);
+        let d = Diagnostic::new(self.file, span, message).with_label(label).with_hint(hint);
         self.report(d);
     }
 
@@ -367,8 +340,7 @@ impl<'s> Parser<'s> {
         }
         let found = self.describe(&t);
         let label = format!("expected {what}");
-        let mut d = Diagnostic::new(self.file, t.span, format!("expected {what}, found {found}"))
-            .with_label(label);
+        let mut d = Diagnostic::new(self.file, t.span, format!("expected {what}, found {found}")).with_label(label);
         if t.kind == T::Eof {
             if let Some(h) = self.unclosed_hint() {
                 d = d.with_hint(h);
@@ -392,10 +364,7 @@ impl<'s> Parser<'s> {
         }
         let open = stack.last()?;
         let (line, col) = LineIndex::new(self.src).line_col(self.src, open.span.start);
-        Some(format!(
-            "the `{}` opened at {line}:{col} is never closed",
-            open.kind.as_str()
-        ))
+        Some(format!("the `{}` opened at {line}:{col} is never closed", open.kind.as_str()))
     }
 
     fn expect(&mut self, k: &T) -> PResult<Span> {
@@ -420,10 +389,7 @@ impl<'s> Parser<'s> {
     /// A binding or reference identifier (contextual keywords allowed).
     fn ident(&mut self) -> PResult<Ident> {
         if let T::Ident(name) = self.kind() {
-            let id = Ident {
-                name: name.clone(),
-                span: self.cur().span,
-            };
+            let id = Ident { name: name.clone(), span: self.cur().span };
             self.bump();
             return Ok(id);
         }
@@ -434,18 +400,12 @@ impl<'s> Parser<'s> {
     fn ident_name(&mut self) -> PResult<Ident> {
         let t = self.cur();
         if let T::Ident(name) = &t.kind {
-            let id = Ident {
-                name: name.clone(),
-                span: t.span,
-            };
+            let id = Ident { name: name.clone(), span: t.span };
             self.bump();
             return Ok(id);
         }
         if t.kind.is_keyword() {
-            let id = Ident {
-                name: t.kind.as_str().to_string(),
-                span: t.span,
-            };
+            let id = Ident { name: t.kind.as_str().to_string(), span: t.span };
             self.bump();
             return Ok(id);
         }
@@ -491,16 +451,10 @@ impl<'s> Parser<'s> {
         let from = self.toks[start.min(last)].span.start;
         let reported = self.too_deep
             || self.diags.iter().any(|d| d.span.start >= from)
-            || self.toks[start.min(last)..=self.pos.min(last)]
-                .iter()
-                .any(|t| t.kind == T::Error);
+            || self.toks[start.min(last)..=self.pos.min(last)].iter().any(|t| t.kind == T::Error);
         if !reported {
             let span = self.cur().span;
-            self.diags.push(Diagnostic::new(
-                self.file,
-                span,
-                "internal error: silent recovery",
-            ));
+            self.diags.push(Diagnostic::new(self.file, span, "internal error: silent recovery"));
         }
     }
 
@@ -539,14 +493,10 @@ impl<'s> Parser<'s> {
             let after_block = self.pos > 0 && self.toks[self.pos - 1].kind == T::RBrace;
             let open_ok = parens == 0 || after_block;
             let starts = if members {
-                open_ok
-                    && (matches!(t.kind, T::Ident(_) | T::Str(_) | T::Number(_))
-                        || t.kind.is_keyword())
+                open_ok && (matches!(t.kind, T::Ident(_) | T::Str(_) | T::Number(_)) || t.kind.is_keyword())
             } else {
                 is_statement_keyword(&t.kind)
-                    || (open_ok
-                        && (matches!(t.kind, T::Function | T::Class)
-                            || starts_expression_statement(&t.kind)))
+                    || (open_ok && (matches!(t.kind, T::Function | T::Class) || starts_expression_statement(&t.kind)))
             };
             if braces == 0 && t.nl_before && self.pos > start && starts {
                 return;
@@ -616,11 +566,7 @@ impl<'s> Parser<'s> {
         while !self.at_eof() {
             if self.at(&T::RBrace) {
                 let span = self.bump();
-                self.error(
-                    span,
-                    "unexpected closing delimiter `}`",
-                    "no block to close here",
-                );
+                self.error(span, "unexpected closing delimiter `}`", "no block to close here");
                 continue;
             }
             let before = self.pos;

@@ -20,12 +20,7 @@ enum SelectShape {
 
 fn select_shape(e: Expr) -> SelectShape {
     let span = e.span;
-    let ExprKind::Call {
-        callee,
-        mut args,
-        optional: false,
-    } = e.kind
-    else {
+    let ExprKind::Call { callee, mut args, optional: false } = e.kind else {
         return SelectShape::Other(span);
     };
     let one_arg = |args: &mut Vec<Argument>| match args.pop() {
@@ -33,16 +28,10 @@ fn select_shape(e: Expr) -> SelectShape {
         _ => None,
     };
     match callee.kind {
-        ExprKind::Member {
-            object,
-            property,
-            optional: false,
-        } if property.name == "receive" && args.is_empty() => SelectShape::Receive(*object),
-        ExprKind::Member {
-            object,
-            property,
-            optional: false,
-        } if property.name == "send" => match one_arg(&mut args) {
+        ExprKind::Member { object, property, optional: false } if property.name == "receive" && args.is_empty() => {
+            SelectShape::Receive(*object)
+        }
+        ExprKind::Member { object, property, optional: false } if property.name == "send" => match one_arg(&mut args) {
             Some(v) => SelectShape::Send(*object, v),
             None => SelectShape::Other(span),
         },
@@ -113,9 +102,7 @@ impl<'s> Parser<'s> {
             }
             T::Return => {
                 self.bump();
-                let arg = if matches!(self.kind(), T::Semi | T::RBrace | T::Eof)
-                    || self.cur().nl_before
-                {
+                let arg = if matches!(self.kind(), T::Semi | T::RBrace | T::Eof) || self.cur().nl_before {
                     None
                 } else {
                     Some(self.parse_expression(false)?)
@@ -158,11 +145,7 @@ impl<'s> Parser<'s> {
             }
             T::With => {
                 let span = self.cur().span;
-                self.error(
-                    span,
-                    "`with` statements are not supported",
-                    "`with` statement",
-                );
+                self.error(span, "`with` statements are not supported", "`with` statement");
                 return Err(Fail);
             }
             T::Ident(name) => {
@@ -182,20 +165,15 @@ impl<'s> Parser<'s> {
                             None => StmtKind::Empty,
                         }
                     }
-                    "type" if matches!(next.kind, T::Ident(_)) && same_line => {
-                        self.parse_type_alias()?
-                    }
-                    "interface" if matches!(next.kind, T::Ident(_)) && same_line => {
-                        self.parse_interface()?
-                    }
+                    "type" if matches!(next.kind, T::Ident(_)) && same_line => self.parse_type_alias()?,
+                    "interface" if matches!(next.kind, T::Ident(_)) && same_line => self.parse_interface()?,
                     "select" if next.kind == T::LBrace => self.parse_select()?,
                     "abstract" if next.kind == T::Class && same_line => {
                         self.bump();
                         StmtKind::Class(self.parse_class(start, FnName::Required)?)
                     }
                     "declare" | "namespace" | "module"
-                        if same_line
-                            && (matches!(next.kind, T::Ident(_)) || next.kind.is_keyword()) =>
+                        if same_line && (matches!(next.kind, T::Ident(_)) || next.kind.is_keyword()) =>
                     {
                         let span = self.cur().span;
                         let msg = format!("`{name}` declarations are not supported");
@@ -207,10 +185,7 @@ impl<'s> Parser<'s> {
             }
             _ => self.parse_expression_statement()?,
         };
-        Ok(Stmt {
-            kind,
-            span: self.span_from(start),
-        })
+        Ok(Stmt { kind, span: self.span_from(start) })
     }
 
     fn parse_expression_statement(&mut self) -> PResult<StmtKind> {
@@ -257,30 +232,18 @@ impl<'s> Parser<'s> {
             self.check_initializers(&decl);
             self.semicolon()?;
         }
-        Ok(Stmt {
-            kind: StmtKind::Var(decl),
-            span: self.span_from(start),
-        })
+        Ok(Stmt { kind: StmtKind::Var(decl), span: self.span_from(start) })
     }
 
     /// `let`/`const`/`var` and its declarators (no `;`). With `stmt_idx`,
     /// an error in an initialiser is recovered from here, keeping the
     /// binding with an error expression (the flag in the result is set).
-    pub(super) fn parse_var_decl(
-        &mut self,
-        no_in: bool,
-        stmt_idx: Option<usize>,
-    ) -> PResult<(VarDecl, bool)> {
+    pub(super) fn parse_var_decl(&mut self, no_in: bool, stmt_idx: Option<usize>) -> PResult<(VarDecl, bool)> {
         let kind = match self.kind() {
             T::Const => VarKind::Const,
             T::Var => {
                 let span = self.cur().span;
-                self.error_hint(
-                    span,
-                    "`var` is not supported",
-                    "`var` declaration",
-                    "use `let` (or `const`) instead",
-                );
+                self.error_hint(span, "`var` is not supported", "`var` declaration", "use `let` (or `const`) instead");
                 VarKind::Let
             }
             _ => VarKind::Let,
@@ -292,11 +255,7 @@ impl<'s> Parser<'s> {
             if self.at(&T::Bang) && !self.cur().nl_before {
                 self.bump(); // definite assignment assertion `let x!: T`
             }
-            let ty = if self.eat(&T::Colon) {
-                Some(self.parse_type()?)
-            } else {
-                None
-            };
+            let ty = if self.eat(&T::Colon) { Some(self.parse_type()?) } else { None };
             let init = if self.eat(&T::Eq) {
                 match self.parse_assign(no_in) {
                     Ok(e) => Some(e),
@@ -304,10 +263,7 @@ impl<'s> Parser<'s> {
                         Some(idx) => {
                             let span = self.cur().span;
                             self.recover(idx);
-                            let init = Some(Expr {
-                                kind: ExprKind::Error,
-                                span,
-                            });
+                            let init = Some(Expr { kind: ExprKind::Error, span });
                             decls.push(VarDeclarator { target, ty, init });
                             return Ok((VarDecl { kind, decls }, true));
                         }
@@ -339,11 +295,7 @@ impl<'s> Parser<'s> {
                     "a `const` must be given its value where it is declared",
                 );
             } else if !matches!(d.target.kind, PatternKind::Ident(_)) {
-                self.error(
-                    d.target.span,
-                    "missing initializer in destructuring declaration",
-                    "needs an initializer",
-                );
+                self.error(d.target.span, "missing initializer in destructuring declaration", "needs an initializer");
             }
         }
     }
@@ -354,16 +306,8 @@ impl<'s> Parser<'s> {
         self.bump();
         let cond = self.parse_paren_expr()?;
         let then = Box::new(self.parse_sub_statement()?);
-        let otherwise = if self.eat(&T::Else) {
-            Some(Box::new(self.parse_sub_statement()?))
-        } else {
-            None
-        };
-        Ok(StmtKind::If {
-            cond,
-            then,
-            otherwise,
-        })
+        let otherwise = if self.eat(&T::Else) { Some(Box::new(self.parse_sub_statement()?)) } else { None };
+        Ok(StmtKind::If { cond, then, otherwise })
     }
 
     fn parse_for(&mut self) -> PResult<StmtKind> {
@@ -417,55 +361,23 @@ impl<'s> Parser<'s> {
             }
         };
         self.expect(&T::Semi)?;
-        let cond = if self.at(&T::Semi) {
-            None
-        } else {
-            Some(self.parse_expression(false)?)
-        };
+        let cond = if self.at(&T::Semi) { None } else { Some(self.parse_expression(false)?) };
         self.expect(&T::Semi)?;
-        let update = if self.at(&T::RParen) {
-            None
-        } else {
-            Some(self.parse_expression(false)?)
-        };
+        let update = if self.at(&T::RParen) { None } else { Some(self.parse_expression(false)?) };
         self.expect(&T::RParen)?;
         let body = Box::new(self.parse_sub_statement()?);
-        Ok(StmtKind::For {
-            init,
-            cond,
-            update,
-            body,
-        })
+        Ok(StmtKind::For { init, cond, update, body })
     }
 
     /// After `of` / `in` in a for header.
-    fn parse_for_in_of(
-        &mut self,
-        is_of: bool,
-        decl: Option<VarKind>,
-        target: Pattern,
-    ) -> PResult<StmtKind> {
-        let e = if is_of {
-            self.parse_assign(false)?
-        } else {
-            self.parse_expression(false)?
-        };
+    fn parse_for_in_of(&mut self, is_of: bool, decl: Option<VarKind>, target: Pattern) -> PResult<StmtKind> {
+        let e = if is_of { self.parse_assign(false)? } else { self.parse_expression(false)? };
         self.expect(&T::RParen)?;
         let body = Box::new(self.parse_sub_statement()?);
         Ok(if is_of {
-            StmtKind::ForOf {
-                decl,
-                target,
-                iterable: e,
-                body,
-            }
+            StmtKind::ForOf { decl, target, iterable: e, body }
         } else {
-            StmtKind::ForIn {
-                decl,
-                target,
-                object: e,
-                body,
-            }
+            StmtKind::ForIn { decl, target, object: e, body }
         })
     }
 
@@ -488,19 +400,11 @@ impl<'s> Parser<'s> {
         } else {
             None
         };
-        let finalizer = if self.eat(&T::Finally) {
-            Some(self.parse_block()?.0)
-        } else {
-            None
-        };
+        let finalizer = if self.eat(&T::Finally) { Some(self.parse_block()?.0) } else { None };
         if handler.is_none() && finalizer.is_none() {
             return Err(self.unexpected("`catch` or `finally`"));
         }
-        Ok(StmtKind::Try {
-            block,
-            handler,
-            finalizer,
-        })
+        Ok(StmtKind::Try { block, handler, finalizer })
     }
 
     /// Statements of a `case`/`default` clause, up to the next clause.
@@ -534,28 +438,19 @@ impl<'s> Parser<'s> {
                 T::Case => {
                     let case_idx = self.pos;
                     self.bump();
-                    let head = self
-                        .parse_expression(false)
-                        .and_then(|t| self.expect(&T::Colon).map(|_| t));
+                    let head = self.parse_expression(false).and_then(|t| self.expect(&T::Colon).map(|_| t));
                     match head {
                         Ok(t) => Some(t),
                         Err(Fail) => {
                             self.recover_case_head(case_idx);
-                            Some(Expr {
-                                kind: ExprKind::Error,
-                                span: self.span_from(start),
-                            })
+                            Some(Expr { kind: ExprKind::Error, span: self.span_from(start) })
                         }
                     }
                 }
                 T::Default => {
                     let span = self.bump();
                     if seen_default {
-                        self.error(
-                            span,
-                            "multiple `default` clauses in `switch`",
-                            "second `default`",
-                        );
+                        self.error(span, "multiple `default` clauses in `switch`", "second `default`");
                     }
                     seen_default = true;
                     self.expect(&T::Colon)?;
@@ -564,16 +459,9 @@ impl<'s> Parser<'s> {
                 _ => return Err(self.unexpected("`case`, `default` or `}`")),
             };
             let body = self.parse_case_body();
-            cases.push(SwitchCase {
-                test,
-                body,
-                span: self.span_from(start),
-            });
+            cases.push(SwitchCase { test, body, span: self.span_from(start) });
         }
-        Ok(StmtKind::Switch {
-            discriminant,
-            cases,
-        })
+        Ok(StmtKind::Switch { discriminant, cases })
     }
 
     fn parse_select(&mut self) -> PResult<StmtKind> {
@@ -591,9 +479,7 @@ impl<'s> Parser<'s> {
                 T::Case => {
                     let case_idx = self.pos;
                     self.bump();
-                    let head = self
-                        .parse_select_head()
-                        .and_then(|k| self.expect(&T::Colon).map(|_| k));
+                    let head = self.parse_select_head().and_then(|k| self.expect(&T::Colon).map(|_| k));
                     match head {
                         Ok(k) => k,
                         Err(Fail) => {
@@ -605,11 +491,7 @@ impl<'s> Parser<'s> {
                 T::Default => {
                     let span = self.bump();
                     if seen_default {
-                        self.error(
-                            span,
-                            "multiple `default` cases in `select`",
-                            "second `default`",
-                        );
+                        self.error(span, "multiple `default` cases in `select`", "second `default`");
                     }
                     seen_default = true;
                     self.expect(&T::Colon)?;
@@ -619,11 +501,7 @@ impl<'s> Parser<'s> {
             };
             let body = self.parse_case_body();
             if let Some(kind) = kind {
-                cases.push(SelectCase {
-                    kind,
-                    body,
-                    span: self.span_from(start),
-                });
+                cases.push(SelectCase { kind, body, span: self.span_from(start) });
             }
         }
         Ok(StmtKind::Select(cases))
@@ -655,10 +533,9 @@ impl<'s> Parser<'s> {
             self.expect(&T::Eq)?;
             let e = self.parse_assign(false)?;
             return Ok(match select_shape(e) {
-                SelectShape::Receive(channel) => Some(SelectCaseKind::Receive {
-                    binding: Some((kind, pattern)),
-                    channel,
-                }),
+                SelectShape::Receive(channel) => {
+                    Some(SelectCaseKind::Receive { binding: Some((kind, pattern)), channel })
+                }
                 SelectShape::Send(..) | SelectShape::Sleep(..) => {
                     let span = self.span_from(pattern.span.start);
                     self.error_hint(
@@ -670,31 +547,18 @@ impl<'s> Parser<'s> {
                     None
                 }
                 SelectShape::Other(span) => {
-                    self.error_hint(
-                        span,
-                        "invalid `select` case",
-                        "not a channel receive",
-                        SELECT_HINT,
-                    );
+                    self.error_hint(span, "invalid `select` case", "not a channel receive", SELECT_HINT);
                     None
                 }
             });
         }
         let e = self.parse_expression(false)?;
         Ok(match select_shape(e) {
-            SelectShape::Receive(channel) => Some(SelectCaseKind::Receive {
-                binding: None,
-                channel,
-            }),
+            SelectShape::Receive(channel) => Some(SelectCaseKind::Receive { binding: None, channel }),
             SelectShape::Send(channel, value) => Some(SelectCaseKind::Send { channel, value }),
             SelectShape::Sleep(ms) => Some(SelectCaseKind::Timeout(ms)),
             SelectShape::Other(span) => {
-                self.error_hint(
-                    span,
-                    "invalid `select` case",
-                    "not a channel operation",
-                    SELECT_HINT,
-                );
+                self.error_hint(span, "invalid `select` case", "not a channel operation", SELECT_HINT);
                 None
             }
         })
@@ -737,15 +601,10 @@ impl<'s> Parser<'s> {
     ) -> PResult<Option<Function>> {
         let type_params = self.parse_type_params_opt()?;
         let params = self.parse_params()?;
-        let return_type = if self.eat(&T::Colon) {
-            Some(self.parse_return_type()?)
-        } else {
-            None
-        };
+        let return_type = if self.eat(&T::Colon) { Some(self.parse_return_type()?) } else { None };
         if allow_overload
             && !self.at(&T::LBrace)
-            && (matches!(self.kind(), T::Semi | T::RBrace)
-                || (self.cur().nl_before && !self.at_eof()))
+            && (matches!(self.kind(), T::Semi | T::RBrace) || (self.cur().nl_before && !self.at_eof()))
         {
             self.eat(&T::Semi);
             return Ok(None);
@@ -781,10 +640,8 @@ impl<'s> Parser<'s> {
                 continue;
             }
             if let T::Ident(n) = self.kind() {
-                if matches!(
-                    n.as_str(),
-                    "public" | "private" | "protected" | "readonly" | "override"
-                ) && matches!(self.peek_kind(1), T::Ident(_) | T::LBrace | T::LBracket)
+                if matches!(n.as_str(), "public" | "private" | "protected" | "readonly" | "override")
+                    && matches!(self.peek_kind(1), T::Ident(_) | T::LBrace | T::LBracket)
                 {
                     let span = self.cur().span;
                     self.error_hint(
@@ -799,39 +656,16 @@ impl<'s> Parser<'s> {
             let rest = self.eat(&T::DotDotDot);
             let pattern = self.parse_binding_target()?;
             let optional = self.eat(&T::Question);
-            let ty = if self.eat(&T::Colon) {
-                Some(self.parse_type()?)
-            } else {
-                None
-            };
-            let default = if self.eat(&T::Eq) {
-                Some(self.parse_assign(false)?)
-            } else {
-                None
-            };
+            let ty = if self.eat(&T::Colon) { Some(self.parse_type()?) } else { None };
+            let default = if self.eat(&T::Eq) { Some(self.parse_assign(false)?) } else { None };
             let span = self.span_from(start);
             if rest && default.is_some() {
-                self.error(
-                    span,
-                    "a rest parameter cannot have a default value",
-                    "rest parameter with default",
-                );
+                self.error(span, "a rest parameter cannot have a default value", "rest parameter with default");
             }
             if rest && !self.at(&T::RParen) {
-                self.error(
-                    span,
-                    "a rest parameter must be the last parameter",
-                    "not last",
-                );
+                self.error(span, "a rest parameter must be the last parameter", "not last");
             }
-            params.push(Param {
-                pattern,
-                ty,
-                default,
-                rest,
-                optional,
-                span,
-            });
+            params.push(Param { pattern, ty, default, rest, optional, span });
             if !self.eat(&T::Comma) {
                 break;
             }
@@ -896,14 +730,7 @@ impl<'s> Parser<'s> {
                 }
             }
         }
-        Ok(Class {
-            name: cname,
-            type_params,
-            extends,
-            implements,
-            members,
-            span: self.span_from(start),
-        })
+        Ok(Class { name: cname, type_params, extends, implements, members, span: self.span_from(start) })
     }
 
     fn parse_class_member(&mut self) -> PResult<Option<ClassMember>> {
@@ -942,17 +769,11 @@ impl<'s> Parser<'s> {
         }
         if self.at_ident("static") && self.peek_kind(1) == &T::LBrace {
             let span = self.cur().span;
-            self.error(
-                span,
-                "static initialization blocks are not supported",
-                "static block",
-            );
+            self.error(span, "static initialization blocks are not supported", "static block");
             return Err(Fail);
         }
         let mut accessor = None;
-        if (self.at_ident("get") || self.at_ident("set"))
-            && starts_property_name(&self.peek(1).kind)
-        {
+        if (self.at_ident("get") || self.at_ident("set")) && starts_property_name(&self.peek(1).kind) {
             accessor = Some(self.at_ident("get"));
             self.bump();
         }
@@ -969,9 +790,7 @@ impl<'s> Parser<'s> {
             let fname = prop_key_ident(&key);
             let key_start = prop_key_span(&key).start;
             let allow_overload = true;
-            let Some(func) =
-                self.parse_function_tail(key_start, fname, is_async, allow_overload)?
-            else {
+            let Some(func) = self.parse_function_tail(key_start, fname, is_async, allow_overload)? else {
                 return Ok(None);
             };
             match accessor {
@@ -984,15 +803,10 @@ impl<'s> Parser<'s> {
                     ClassMemberKind::Setter { key, func }
                 }
                 None => {
-                    let is_ctor =
-                        !is_static && matches!(&key, PropKey::Named(n, _) if n == "constructor");
+                    let is_ctor = !is_static && matches!(&key, PropKey::Named(n, _) if n == "constructor");
                     if is_ctor {
                         if is_async {
-                            self.error(
-                                func.span,
-                                "a constructor cannot be `async`",
-                                "async constructor",
-                            );
+                            self.error(func.span, "a constructor cannot be `async`", "async constructor");
                         }
                         ClassMemberKind::Constructor(func)
                     } else {
@@ -1004,16 +818,8 @@ impl<'s> Parser<'s> {
             if accessor.is_some() || is_async {
                 return Err(self.unexpected("`(`"));
             }
-            let ty = if self.eat(&T::Colon) {
-                Some(self.parse_type()?)
-            } else {
-                None
-            };
-            let init = if self.eat(&T::Eq) {
-                Some(self.parse_assign(false)?)
-            } else {
-                None
-            };
+            let ty = if self.eat(&T::Colon) { Some(self.parse_type()?) } else { None };
+            let init = if self.eat(&T::Eq) { Some(self.parse_assign(false)?) } else { None };
             self.semicolon()?;
             if is_abstract {
                 // `declare x: T` / `abstract x: T` create no field at run time.
@@ -1021,20 +827,12 @@ impl<'s> Parser<'s> {
             }
             ClassMemberKind::Field { key, ty, init }
         };
-        Ok(Some(ClassMember {
-            kind,
-            is_static,
-            span: self.span_from(start),
-        }))
+        Ok(Some(ClassMember { kind, is_static, span: self.span_from(start) }))
     }
 
     pub(super) fn check_getter(&mut self, f: &Function) {
         if !f.params.is_empty() {
-            self.error(
-                f.params[0].span,
-                "a getter cannot have parameters",
-                "unexpected parameter",
-            );
+            self.error(f.params[0].span, "a getter cannot have parameters", "unexpected parameter");
         }
     }
 
@@ -1068,11 +866,7 @@ impl<'s> Parser<'s> {
     fn parse_import(&mut self) -> PResult<StmtKind> {
         if matches!(self.peek_kind(1), T::LParen | T::Dot) {
             let span = self.cur().span;
-            self.error(
-                span,
-                "dynamic `import()` and `import.meta` are not supported",
-                "not supported",
-            );
+            self.error(span, "dynamic `import()` and `import.meta` are not supported", "not supported");
             return Err(Fail);
         }
         self.bump();
@@ -1086,11 +880,7 @@ impl<'s> Parser<'s> {
             T::Str(_) => {
                 let (source, source_span) = self.parse_module_source()?;
                 self.semicolon()?;
-                return Ok(StmtKind::Import(ImportDecl {
-                    source,
-                    source_span,
-                    kind: ImportKind::Named(Vec::new()),
-                }));
+                return Ok(StmtKind::Import(ImportDecl { source, source_span, kind: ImportKind::Named(Vec::new()) }));
             }
             T::LBrace => {
                 self.bump();
@@ -1098,18 +888,14 @@ impl<'s> Parser<'s> {
                 while !self.at(&T::RBrace) {
                     let mut is_type = false;
                     if self.at_ident("type")
-                        && (matches!(self.peek_kind(1), T::Ident(_) | T::Str(_))
-                            || self.peek_kind(1).is_keyword())
+                        && (matches!(self.peek_kind(1), T::Ident(_) | T::Str(_)) || self.peek_kind(1).is_keyword())
                         && !self.peek_is_ident(1, "as")
                     {
                         is_type = true;
                         self.bump();
                     }
                     let imported = if let T::Str(s) = self.kind() {
-                        let id = Ident {
-                            name: s.clone(),
-                            span: self.cur().span,
-                        };
+                        let id = Ident { name: s.clone(), span: self.cur().span };
                         self.bump();
                         id
                     } else {
@@ -1158,11 +944,7 @@ impl<'s> Parser<'s> {
         if type_only {
             return Ok(StmtKind::Empty);
         }
-        Ok(StmtKind::Import(ImportDecl {
-            source,
-            source_span,
-            kind,
-        }))
+        Ok(StmtKind::Import(ImportDecl { source, source_span, kind }))
     }
 
     fn parse_export(&mut self) -> PResult<StmtKind> {
@@ -1192,9 +974,7 @@ impl<'s> Parser<'s> {
                 self.bump();
                 let mut specs = Vec::new();
                 while !self.at(&T::RBrace) {
-                    if self.at_ident("type")
-                        && matches!(self.peek_kind(1), T::Ident(_))
-                        && !self.peek_is_ident(1, "as")
+                    if self.at_ident("type") && matches!(self.peek_kind(1), T::Ident(_)) && !self.peek_is_ident(1, "as")
                     {
                         self.bump();
                         self.ident_name()?;
@@ -1266,11 +1046,7 @@ impl<'s> Parser<'s> {
         self.expect(&T::Eq)?;
         let ty = self.parse_type()?;
         self.semicolon()?;
-        Ok(StmtKind::TypeAlias {
-            name,
-            type_params,
-            ty,
-        })
+        Ok(StmtKind::TypeAlias { name, type_params, ty })
     }
 
     fn parse_interface(&mut self) -> PResult<StmtKind> {
@@ -1287,21 +1063,13 @@ impl<'s> Parser<'s> {
             }
         }
         let (members, _) = self.parse_type_members()?;
-        Ok(StmtKind::Interface {
-            name,
-            type_params,
-            extends,
-            members,
-        })
+        Ok(StmtKind::Interface { name, type_params, extends, members })
     }
 }
 
 /// Tokens that can begin a property name (after a modifier or `get`/`set`).
 pub(super) fn starts_property_name(k: &T) -> bool {
-    matches!(
-        k,
-        T::Ident(_) | T::Str(_) | T::Number(_) | T::LBracket | T::Star
-    ) || k.is_keyword()
+    matches!(k, T::Ident(_) | T::Str(_) | T::Number(_) | T::LBracket | T::Star) || k.is_keyword()
 }
 
 pub(super) fn prop_key_span(k: &PropKey) -> Span {
@@ -1314,14 +1082,8 @@ pub(super) fn prop_key_span(k: &PropKey) -> Span {
 /// A function name for a method with this key (none for computed keys).
 pub(super) fn prop_key_ident(k: &PropKey) -> Option<Ident> {
     match k {
-        PropKey::Named(n, s) => Some(Ident {
-            name: n.clone(),
-            span: *s,
-        }),
-        PropKey::Number(n, s) => Some(Ident {
-            name: format!("{n}"),
-            span: *s,
-        }),
+        PropKey::Named(n, s) => Some(Ident { name: n.clone(), span: *s }),
+        PropKey::Number(n, s) => Some(Ident { name: format!("{n}"), span: *s }),
         PropKey::Computed(_) => None,
     }
 }

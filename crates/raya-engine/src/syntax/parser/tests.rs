@@ -55,10 +55,7 @@ fn key(k: &PropKey) -> String {
 fn ty(t: &TypeExpr) -> String {
     match &t.kind {
         TypeKind::Named { name, args } if args.is_empty() => name.clone(),
-        TypeKind::Named { name, args } => format!(
-            "{name}<{}>",
-            args.iter().map(ty).collect::<Vec<_>>().join(",")
-        ),
+        TypeKind::Named { name, args } => format!("{name}<{}>", args.iter().map(ty).collect::<Vec<_>>().join(",")),
         TypeKind::Array(e) => format!("{}[]", ty(e)),
         TypeKind::Tuple(es) => format!("[{}]", es.iter().map(ty).collect::<Vec<_>>().join(",")),
         TypeKind::Union(es) => format!("({})", es.iter().map(ty).collect::<Vec<_>>().join("|")),
@@ -67,11 +64,7 @@ fn ty(t: &TypeExpr) -> String {
         }
         TypeKind::Function { params, ret } => format!(
             "(fn({}) => {})",
-            params
-                .iter()
-                .map(|(n, t)| format!("{n}:{}", ty(t)))
-                .collect::<Vec<_>>()
-                .join(","),
+            params.iter().map(|(n, t)| format!("{n}:{}", ty(t))).collect::<Vec<_>>().join(","),
             ty(ret)
         ),
         TypeKind::Object(ms) => format!("{{{}}}", members(ms)),
@@ -104,14 +97,8 @@ fn pat(p: &Pattern) -> String {
                 .iter()
                 .map(|e| match e {
                     None => "_".into(),
-                    Some(PatternElem {
-                        pattern,
-                        default: None,
-                    }) => pat(pattern),
-                    Some(PatternElem {
-                        pattern,
-                        default: Some(d),
-                    }) => format!("(= {} {})", pat(pattern), ex(d)),
+                    Some(PatternElem { pattern, default: None }) => pat(pattern),
+                    Some(PatternElem { pattern, default: Some(d) }) => format!("(= {} {})", pat(pattern), ex(d)),
                 })
                 .collect();
             if let Some(r) = rest {
@@ -218,10 +205,7 @@ fn class(c: &Class) -> String {
         s.push_str(&format!(" extends {}", ex(e)));
     }
     if !c.implements.is_empty() {
-        s.push_str(&format!(
-            " implements {}",
-            c.implements.iter().map(ty).collect::<Vec<_>>().join(",")
-        ));
+        s.push_str(&format!(" implements {}", c.implements.iter().map(ty).collect::<Vec<_>>().join(",")));
     }
     for m in &c.members {
         s.push(' ');
@@ -235,19 +219,11 @@ fn class(c: &Class) -> String {
             }
             ClassMemberKind::Getter { key: k, func: f } => format!("(get {} {})", key(k), func(f)),
             ClassMemberKind::Setter { key: k, func: f } => format!("(set {} {})", key(k), func(f)),
-            ClassMemberKind::Field {
-                key: k,
-                ty: t,
-                init,
-            } => format!(
+            ClassMemberKind::Field { key: k, ty: t, init } => format!(
                 "(field {}{}{})",
                 key(k),
-                t.as_ref()
-                    .map(|t| format!(":{}", ty(t)))
-                    .unwrap_or_default(),
-                init.as_ref()
-                    .map(|e| format!("={}", ex(e)))
-                    .unwrap_or_default()
+                t.as_ref().map(|t| format!(":{}", ty(t))).unwrap_or_default(),
+                init.as_ref().map(|e| format!("={}", ex(e))).unwrap_or_default()
             ),
         });
     }
@@ -303,11 +279,7 @@ fn ex(e: &Expr) -> String {
             };
             format!("({o} {})", ex(a))
         }
-        ExprKind::Update {
-            increment,
-            prefix,
-            target,
-        } => {
+        ExprKind::Update { increment, prefix, target } => {
             let o = if *increment { "++" } else { "--" };
             if *prefix {
                 format!("({o}pre {})", ex(target))
@@ -325,47 +297,16 @@ fn ex(e: &Expr) -> String {
             };
             format!("({o} {} {})", pat(target), ex(value))
         }
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => format!("(? {} {} {})", ex(cond), ex(then), ex(otherwise)),
-        ExprKind::Call {
-            callee,
-            args: a,
-            optional,
-        } => {
-            format!(
-                "(call{} {}{})",
-                if *optional { "?." } else { "" },
-                ex(callee),
-                args(a)
-            )
+        ExprKind::Conditional { cond, then, otherwise } => format!("(? {} {} {})", ex(cond), ex(then), ex(otherwise)),
+        ExprKind::Call { callee, args: a, optional } => {
+            format!("(call{} {}{})", if *optional { "?." } else { "" }, ex(callee), args(a))
         }
         ExprKind::New { callee, args: a } => format!("(new {}{})", ex(callee), args(a)),
-        ExprKind::Member {
-            object,
-            property,
-            optional,
-        } => {
-            format!(
-                "({} {} {})",
-                if *optional { "?." } else { "." },
-                ex(object),
-                property.name
-            )
+        ExprKind::Member { object, property, optional } => {
+            format!("({} {} {})", if *optional { "?." } else { "." }, ex(object), property.name)
         }
-        ExprKind::Index {
-            object,
-            index,
-            optional,
-        } => {
-            format!(
-                "({} {} {})",
-                if *optional { "?.[]" } else { "[]" },
-                ex(object),
-                ex(index)
-            )
+        ExprKind::Index { object, index, optional } => {
+            format!("({} {} {})", if *optional { "?.[]" } else { "[]" }, ex(object), ex(index))
         }
         ExprKind::Sequence(es) => format!("(, {})", join(es, ex)),
         ExprKind::Await(e) => format!("(await {})", ex(e)),
@@ -404,62 +345,33 @@ fn st(s: &Stmt) -> String {
         StmtKind::Var(d) => var(d),
         StmtKind::Function(f) => func(f),
         StmtKind::Class(c) => class(c),
-        StmtKind::TypeAlias {
-            name,
-            type_params,
-            ty: t,
-        } => {
+        StmtKind::TypeAlias { name, type_params, ty: t } => {
             format!(
                 "(type {}{} {})",
                 name.name,
-                if type_params.is_empty() {
-                    String::new()
-                } else {
-                    format!("<{}>", tparams(type_params))
-                },
+                if type_params.is_empty() { String::new() } else { format!("<{}>", tparams(type_params)) },
                 ty(t)
             )
         }
-        StmtKind::Interface {
-            name,
-            type_params,
-            extends,
-            members: ms,
-        } => format!(
+        StmtKind::Interface { name, type_params, extends, members: ms } => format!(
             "(interface {}{}{} {{{}}})",
             name.name,
-            if type_params.is_empty() {
-                String::new()
-            } else {
-                format!("<{}>", tparams(type_params))
-            },
+            if type_params.is_empty() { String::new() } else { format!("<{}>", tparams(type_params)) },
             if extends.is_empty() {
                 String::new()
             } else {
-                format!(
-                    " extends {}",
-                    extends.iter().map(ty).collect::<Vec<_>>().join(",")
-                )
+                format!(" extends {}", extends.iter().map(ty).collect::<Vec<_>>().join(","))
             },
             members(ms)
         ),
         StmtKind::Block(b) => block(b),
-        StmtKind::If {
-            cond,
-            then,
-            otherwise,
-        } => match otherwise {
+        StmtKind::If { cond, then, otherwise } => match otherwise {
             Some(o) => format!("(if {} {} {})", ex(cond), st(then), st(o)),
             None => format!("(if {} {})", ex(cond), st(then)),
         },
         StmtKind::While { cond, body } => format!("(while {} {})", ex(cond), st(body)),
         StmtKind::DoWhile { body, cond } => format!("(do {} {})", st(body), ex(cond)),
-        StmtKind::For {
-            init,
-            cond,
-            update,
-            body,
-        } => format!(
+        StmtKind::For { init, cond, update, body } => format!(
             "(for {} {} {} {})",
             match init {
                 None => "_".into(),
@@ -470,66 +382,24 @@ fn st(s: &Stmt) -> String {
             update.as_ref().map(ex).unwrap_or_else(|| "_".into()),
             st(body)
         ),
-        StmtKind::ForOf {
-            decl,
-            target,
-            iterable,
-            body,
-        } => {
-            format!(
-                "(for-of {}{} {} {})",
-                decl_kw(decl),
-                pat(target),
-                ex(iterable),
-                st(body)
-            )
+        StmtKind::ForOf { decl, target, iterable, body } => {
+            format!("(for-of {}{} {} {})", decl_kw(decl), pat(target), ex(iterable), st(body))
         }
-        StmtKind::ForIn {
-            decl,
-            target,
-            object,
-            body,
-        } => {
-            format!(
-                "(for-in {}{} {} {})",
-                decl_kw(decl),
-                pat(target),
-                ex(object),
-                st(body)
-            )
+        StmtKind::ForIn { decl, target, object, body } => {
+            format!("(for-in {}{} {} {})", decl_kw(decl), pat(target), ex(object), st(body))
         }
-        StmtKind::Break(l) => format!(
-            "(break{})",
-            l.as_ref()
-                .map(|l| format!(" {}", l.name))
-                .unwrap_or_default()
-        ),
-        StmtKind::Continue(l) => format!(
-            "(continue{})",
-            l.as_ref()
-                .map(|l| format!(" {}", l.name))
-                .unwrap_or_default()
-        ),
-        StmtKind::Return(e) => format!(
-            "(return{})",
-            e.as_ref()
-                .map(|e| format!(" {}", ex(e)))
-                .unwrap_or_default()
-        ),
+        StmtKind::Break(l) => format!("(break{})", l.as_ref().map(|l| format!(" {}", l.name)).unwrap_or_default()),
+        StmtKind::Continue(l) => {
+            format!("(continue{})", l.as_ref().map(|l| format!(" {}", l.name)).unwrap_or_default())
+        }
+        StmtKind::Return(e) => format!("(return{})", e.as_ref().map(|e| format!(" {}", ex(e))).unwrap_or_default()),
         StmtKind::Throw(e) => format!("(throw {})", ex(e)),
-        StmtKind::Try {
-            block: b,
-            handler,
-            finalizer,
-        } => {
+        StmtKind::Try { block: b, handler, finalizer } => {
             let mut s = format!("(try {}", block(b));
             if let Some(h) = handler {
                 s.push_str(&format!(
                     " (catch{} {})",
-                    h.param
-                        .as_ref()
-                        .map(|p| format!(" {}", pat(p)))
-                        .unwrap_or_default(),
+                    h.param.as_ref().map(|p| format!(" {}", pat(p))).unwrap_or_default(),
                     block(&h.body)
                 ));
             }
@@ -539,18 +409,12 @@ fn st(s: &Stmt) -> String {
             s.push(')');
             s
         }
-        StmtKind::Switch {
-            discriminant,
-            cases,
-        } => format!(
+        StmtKind::Switch { discriminant, cases } => format!(
             "(switch {} {})",
             ex(discriminant),
             join(cases, |c| format!(
                 "({} {})",
-                c.test
-                    .as_ref()
-                    .map(|t| format!("case {}", ex(t)))
-                    .unwrap_or_else(|| "default".into()),
+                c.test.as_ref().map(|t| format!("case {}", ex(t))).unwrap_or_else(|| "default".into()),
                 join(&c.body, st)
             ))
         ),
@@ -559,19 +423,13 @@ fn st(s: &Stmt) -> String {
             "(select {})",
             join(cases, |c| {
                 let head = match &c.kind {
-                    SelectCaseKind::Receive {
-                        binding: Some((k, p)),
-                        channel,
-                    } => format!(
+                    SelectCaseKind::Receive { binding: Some((k, p)), channel } => format!(
                         "recv {} {} {}",
                         if *k == VarKind::Const { "const" } else { "let" },
                         pat(p),
                         ex(channel)
                     ),
-                    SelectCaseKind::Receive {
-                        binding: None,
-                        channel,
-                    } => format!("recv {}", ex(channel)),
+                    SelectCaseKind::Receive { binding: None, channel } => format!("recv {}", ex(channel)),
                     SelectCaseKind::Send { channel, value } => {
                         format!("send {} {}", ex(channel), ex(value))
                     }
@@ -585,18 +443,14 @@ fn st(s: &Stmt) -> String {
             "(import {:?} {})",
             i.source,
             match &i.kind {
-                ImportKind::Named(ns) => format!(
-                    "{{{}}}",
-                    join(ns, |(a, b)| format!("{}:{}", a.name, b.name))
-                ),
+                ImportKind::Named(ns) => format!("{{{}}}", join(ns, |(a, b)| format!("{}:{}", a.name, b.name))),
                 ImportKind::Namespace(n) => format!("* {}", n.name),
             }
         ),
         StmtKind::Export(s) => format!("(export {})", st(s)),
-        StmtKind::ExportList(specs) => format!(
-            "(export {{{}}})",
-            join(specs, |s| format!("{}:{}", s.local.name, s.exported.name))
-        ),
+        StmtKind::ExportList(specs) => {
+            format!("(export {{{}}})", join(specs, |s| format!("{}:{}", s.local.name, s.exported.name)))
+        }
         StmtKind::Empty => ";".into(),
     }
 }
@@ -614,10 +468,7 @@ fn decl_kw(d: &Option<VarKind>) -> &'static str {
 /// Parses `src`, asserts it has no errors, returns the statements printed.
 fn ok(src: &str) -> String {
     let (prog, diags) = parse(src, 0);
-    assert!(
-        diags.is_empty(),
-        "unexpected errors for {src:?}:\n{diags:#?}"
-    );
+    assert!(diags.is_empty(), "unexpected errors for {src:?}:\n{diags:#?}");
     prog.body.iter().map(st).collect::<Vec<_>>().join("\n")
 }
 
@@ -633,15 +484,8 @@ fn errs(src: &str) -> Vec<String> {
 
 fn one_err(src: &str) -> Diagnostic {
     let (_, diags) = parse(src, 0);
-    assert_eq!(
-        diags.len(),
-        1,
-        "expected exactly one error for {src:?}, got {diags:#?}"
-    );
-    diags
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| Diagnostic::new(0, Span::default(), ""))
+    assert_eq!(diags.len(), 1, "expected exactly one error for {src:?}, got {diags:#?}");
+    diags.into_iter().next().unwrap_or_else(|| Diagnostic::new(0, Span::default(), ""))
 }
 
 // ----- expressions ----------------------------------------------------------------
@@ -666,14 +510,8 @@ fn precedence_and_associativity() {
     assert_eq!(e("a in b instanceof C"), "(instanceof (in a b) C)");
     assert_eq!(e("a = b = c"), "(= a (= b c))");
     assert_eq!(e("a += b -= 1"), "(+= a (-= b 1))");
-    assert_eq!(
-        e("x >>= 1; y >>>= 2; z **= 2"),
-        "(>>= x 1)\n(>>>= y 2)\n(**= z 2)"
-    );
-    assert_eq!(
-        e("a ??= b; a ||= c; a &&= d"),
-        "(??= a b)\n(||= a c)\n(&&= a d)"
-    );
+    assert_eq!(e("x >>= 1; y >>>= 2; z **= 2"), "(>>= x 1)\n(>>>= y 2)\n(**= z 2)");
+    assert_eq!(e("a ??= b; a ||= c; a &&= d"), "(??= a b)\n(||= a c)\n(&&= a d)");
     assert_eq!(e("a ? b : c ? d : e"), "(? a b (? c d e))");
     assert_eq!(e("a ? b = 1 : c"), "(? a (= b 1) c)");
     assert_eq!(e("a, b = 1, c"), "(, a (= b 1) c)");
@@ -692,43 +530,22 @@ fn precedence_and_associativity() {
 #[test]
 fn exponent_and_nullish_mixing_errors() {
     let d = one_err("-2 ** 2");
-    assert_eq!(
-        d.message,
-        "unary `-` cannot be used before `**` without parentheses"
-    );
+    assert_eq!(d.message, "unary `-` cannot be used before `**` without parentheses");
     assert!(d.hint.is_some());
-    assert_eq!(
-        one_err("typeof x ** 2").message,
-        "unary `typeof` cannot be used before `**` without parentheses"
-    );
-    assert_eq!(
-        one_err("a ?? b || c").message,
-        "`??` cannot be mixed with `||` or `&&` without parentheses"
-    );
-    assert_eq!(
-        one_err("a || b ?? c").message,
-        "`??` cannot be mixed with `||` or `&&` without parentheses"
-    );
-    assert_eq!(
-        one_err("a && b ?? c").message,
-        "`??` cannot be mixed with `||` or `&&` without parentheses"
-    );
+    assert_eq!(one_err("typeof x ** 2").message, "unary `typeof` cannot be used before `**` without parentheses");
+    assert_eq!(one_err("a ?? b || c").message, "`??` cannot be mixed with `||` or `&&` without parentheses");
+    assert_eq!(one_err("a || b ?? c").message, "`??` cannot be mixed with `||` or `&&` without parentheses");
+    assert_eq!(one_err("a && b ?? c").message, "`??` cannot be mixed with `||` or `&&` without parentheses");
 }
 
 #[test]
 fn member_call_chains() {
-    assert_eq!(
-        e("a.b.c(1)(2)[3]"),
-        "([] (call (call (. (. a b) c) 1) 2) 3)"
-    );
+    assert_eq!(e("a.b.c(1)(2)[3]"), "([] (call (call (. (. a b) c) 1) 2) 3)");
     assert_eq!(e("a?.b?.[c]?.(d)"), "(call?. (?.[] (?. a b) c) d)");
     assert_eq!(e("a?.b.c"), "(. (?. a b) c)");
     assert_eq!(e("f(...xs, 1, ...ys)"), "(call f ...xs 1 ...ys)");
     assert_eq!(e("f(a, b,)"), "(call f a b)");
-    assert_eq!(
-        e("obj.class.new.default"),
-        "(. (. (. obj class) new) default)"
-    );
+    assert_eq!(e("obj.class.new.default"), "(. (. (. obj class) new) default)");
     assert_eq!(e("new X(1).y"), "(. (new X 1) y)");
     assert_eq!(e("new X"), "(new X)");
     assert_eq!(e("new a.b.C()"), "(new (. (. a b) C))");
@@ -744,15 +561,9 @@ fn member_call_chains() {
     assert_eq!(e("a < b"), "(< a b)");
     assert_eq!(e("x!.y!"), "(nonnull (. (nonnull x) y))");
     assert_eq!(e("x as number"), "(as x number)");
-    assert_eq!(
-        e("x as unknown as string[]"),
-        "(as (as x unknown) string[])"
-    );
+    assert_eq!(e("x as unknown as string[]"), "(as (as x unknown) string[])");
     assert_eq!(e("a + b as any"), "(as (+ a b) any)");
-    assert_eq!(
-        e("super.m(); super(1)"),
-        "(call (. super m))\n(call super 1)"
-    );
+    assert_eq!(e("super.m(); super(1)"), "(call (. super m))\n(call super 1)");
     assert_eq!(e("this.x"), "(. this x)");
     assert_eq!(e("a\n(b)"), "(call a b)");
     assert_eq!(e("a\n[1]"), "([] a 1)");
@@ -777,10 +588,7 @@ fn literals() {
     assert_eq!(e("`plain`"), "(tpl \"plain\")");
     assert_eq!(e("`${`in${x}`}`"), "(tpl \"\" (tpl \"in\" x \"\") \"\")");
     assert_eq!(e("`${ {a: 1}.a }`"), "(tpl \"\" (. {a:1} a) \"\")");
-    assert_eq!(
-        e("null; undefined; true; false; 0x10; 'x'"),
-        "null\nundefined\ntrue\nfalse\n16\n\"x\""
-    );
+    assert_eq!(e("null; undefined; true; false; 0x10; 'x'"), "null\nundefined\ntrue\nfalse\n16\n\"x\"");
 }
 
 #[test]
@@ -788,17 +596,11 @@ fn functions_and_arrows() {
     assert_eq!(e("x => x + 1"), "(arrow (x) (+ x 1))");
     assert_eq!(e("() => {}"), "(arrow () {})");
     assert_eq!(e("(x, y) => { return x }"), "(arrow (x y) {(return x)})");
-    assert_eq!(
-        e("(x: number = 1, ...r: number[]): string => 's'"),
-        "(arrow (x:number=1 ...r:number[]):string \"s\")"
-    );
+    assert_eq!(e("(x: number = 1, ...r: number[]): string => 's'"), "(arrow (x:number=1 ...r:number[]):string \"s\")");
     assert_eq!(e("async x => await x"), "(arrow async (x) (await x))");
     assert_eq!(e("async (x) => x"), "(arrow async (x) x)");
     assert_eq!(e("async () => {}"), "(arrow async () {})");
-    assert_eq!(
-        e("async (a): Promise<number> => a"),
-        "(arrow async (a):Promise<number> a)"
-    );
+    assert_eq!(e("async (a): Promise<number> => a"), "(arrow async (a):Promise<number> a)");
     assert_eq!(e("<T>(x: T): T => x"), "(arrow <T> (x:T):T x)");
     assert_eq!(e("<T,>(x: T) => x"), "(arrow <T> (x:T) x)");
     assert_eq!(e("({ a, b }, [c, d]) => a"), "(arrow ({a:a b:b} [c d]) a)");
@@ -807,17 +609,11 @@ fn functions_and_arrows() {
     assert_eq!(e("(a, b)"), "(, a b)");
     assert_eq!(e("(a)"), "a");
     assert_eq!(e("c ? (a) : b"), "(? c a b)");
-    assert_eq!(
-        e("f(x => x, (y) => y)"),
-        "(call f (arrow (x) x) (arrow (y) y))"
-    );
+    assert_eq!(e("f(x => x, (y) => y)"), "(call f (arrow (x) x) (arrow (y) y))");
     assert_eq!(e("a = b => c => d"), "(= a (arrow (b) (arrow (c) d)))");
     assert_eq!(e("x => y => x + y"), "(arrow (x) (arrow (y) (+ x y)))");
     assert_eq!(e("(function () {})"), "(fn () {})");
-    assert_eq!(
-        e("(function named<T>(a: T): void {})"),
-        "(fn named <T> (a:T):void {})"
-    );
+    assert_eq!(e("(function named<T>(a: T): void {})"), "(fn named <T> (a:T):void {})");
     assert_eq!(e("(async function () {})"), "(fn async () {})");
     assert_eq!(e("(async () => { })()"), "(call (arrow async () {}))");
     assert_eq!(e("async => async"), "(arrow (async) async)");
@@ -829,26 +625,14 @@ fn functions_and_arrows() {
 fn spawn_prefix() {
     assert_eq!(e("async f(x)"), "(spawn (call f x))");
     assert_eq!(e("await async f()"), "(await (spawn (call f)))");
-    assert_eq!(
-        e("const t = async obj.run(1, 2)"),
-        "(const t=(spawn (call (. obj run) 1 2)))"
-    );
+    assert_eq!(e("const t = async obj.run(1, 2)"), "(const t=(spawn (call (. obj run) 1 2)))");
     assert_eq!(e("async (f)(x)"), "(spawn (call f x))");
-    assert_eq!(
-        e("async f(x).then(g)"),
-        "(spawn (call (. (call f x) then) g))"
-    );
-    assert_eq!(
-        e("[async a(), async b()]"),
-        "[(spawn (call a)) (spawn (call b))]"
-    );
+    assert_eq!(e("async f(x).then(g)"), "(spawn (call (. (call f x) then) g))");
+    assert_eq!(e("[async a(), async b()]"), "[(spawn (call a)) (spawn (call b))]");
     let d = one_err("async x");
     assert_eq!(d.message, "`async` must be followed by a call");
     assert!(d.hint.unwrap_or_default().contains("(async () =>"));
-    assert_eq!(
-        one_err("async new X()").message,
-        "`async` must be followed by a call"
-    );
+    assert_eq!(one_err("async new X()").message, "`async` must be followed by a call");
     // `async` alone on a line is an identifier.
     assert_eq!(e("async\nf(x)"), "async\n(call f x)");
 }
@@ -857,42 +641,21 @@ fn spawn_prefix() {
 fn destructuring_assignment() {
     assert_eq!(e("[a, b] = [b, a]"), "(= [a b] [b a])");
     assert_eq!(e("({ x } = o)"), "(= {x:x} o)");
-    assert_eq!(
-        e("({ x = 1, y: [z] = [], ...r } = o)"),
-        "(= {x:(= x 1) y:(= [z] []) ...r} o)"
-    );
-    assert_eq!(
-        e("[a, , b = 2, ...rest] = xs"),
-        "(= [a _ (= b 2) ...rest] xs)"
-    );
+    assert_eq!(e("({ x = 1, y: [z] = [], ...r } = o)"), "(= {x:(= x 1) y:(= [z] []) ...r} o)");
+    assert_eq!(e("[a, , b = 2, ...rest] = xs"), "(= [a _ (= b 2) ...rest] xs)");
     assert_eq!(e("[o.x, o[1]] = p"), "(= [(. o x) ([] o 1)] p)");
     assert_eq!(e("[[a], {b}] = c"), "(= [[a] {b:b}] c)");
     assert_eq!(e("x! = 1"), "(= x 1)");
     assert_eq!(e("(x as any).y = 1"), "(= (. (as x any) y) 1)");
-    assert_eq!(
-        one_err("({ x = 1 })").message,
-        "invalid shorthand property initializer"
-    );
-    assert_eq!(
-        one_err("f({ x = 1 })").message,
-        "invalid shorthand property initializer"
-    );
+    assert_eq!(one_err("({ x = 1 })").message, "invalid shorthand property initializer");
+    assert_eq!(one_err("f({ x = 1 })").message, "invalid shorthand property initializer");
     assert_eq!(one_err("1 = 2").message, "invalid assignment target");
     assert_eq!(one_err("a + b = 2").message, "invalid assignment target");
     assert_eq!(one_err("[a] += 2").message, "invalid assignment target");
     assert_eq!(one_err("a?.b = 2").message, "invalid assignment target");
-    assert_eq!(
-        one_err("[...a, b] = c").message,
-        "a rest element must be last in a destructuring pattern"
-    );
-    assert_eq!(
-        one_err("f()++").message,
-        "invalid increment/decrement operand"
-    );
-    assert_eq!(
-        one_err("++1").message,
-        "invalid increment/decrement operand"
-    );
+    assert_eq!(one_err("[...a, b] = c").message, "a rest element must be last in a destructuring pattern");
+    assert_eq!(one_err("f()++").message, "invalid increment/decrement operand");
+    assert_eq!(one_err("++1").message, "invalid increment/decrement operand");
 }
 
 // ----- statements ----------------------------------------------------------------
@@ -900,39 +663,18 @@ fn destructuring_assignment() {
 #[test]
 fn declarations() {
     assert_eq!(ok("let x = 1, y: number, z;"), "(let x=1 y:number z)");
-    assert_eq!(
-        ok("const [a, b = 2, ...c] = xs"),
-        "(const [a (= b 2) ...c]=xs)"
-    );
-    assert_eq!(
-        ok("const { x, y: z = 1, ...rest } = p"),
-        "(const {x:x y:(= z 1) ...rest}=p)"
-    );
-    assert_eq!(
-        ok("const { a: { b }, 'c': d, [k]: e } = p"),
-        "(const {a:{b:b} c:d [k]:e}=p)"
-    );
+    assert_eq!(ok("const [a, b = 2, ...c] = xs"), "(const [a (= b 2) ...c]=xs)");
+    assert_eq!(ok("const { x, y: z = 1, ...rest } = p"), "(const {x:x y:(= z 1) ...rest}=p)");
+    assert_eq!(ok("const { a: { b }, 'c': d, [k]: e } = p"), "(const {a:{b:b} c:d [k]:e}=p)");
     assert_eq!(ok("let x!: number"), "(let x:number)");
     assert_eq!(
         ok("function f<T extends object = {}>(a: T, b?: number, c = 1, ...d: string[]): void { }"),
         "(fn f <T extends object={}> (a:T b?:number c=1 ...d:string[]):void {})"
     );
-    assert_eq!(
-        ok("async function g(): Promise<number> { return 1 }"),
-        "(fn async g ():Promise<number> {(return 1)})"
-    );
-    assert_eq!(
-        ok("function h({ a, b }: P, [c]: Q) {}"),
-        "(fn h ({a:a b:b}:P [c]:Q) {})"
-    );
-    assert_eq!(
-        ok("function o(x: number): void;\nfunction o(x) {}"),
-        ";\n(fn o (x) {})"
-    );
-    assert_eq!(
-        ok("type P = { x: number; y?: string };"),
-        "(type P {x:number;y?:string;})"
-    );
+    assert_eq!(ok("async function g(): Promise<number> { return 1 }"), "(fn async g ():Promise<number> {(return 1)})");
+    assert_eq!(ok("function h({ a, b }: P, [c]: Q) {}"), "(fn h ({a:a b:b}:P [c]:Q) {})");
+    assert_eq!(ok("function o(x: number): void;\nfunction o(x) {}"), ";\n(fn o (x) {})");
+    assert_eq!(ok("type P = { x: number; y?: string };"), "(type P {x:number;y?:string;})");
     assert_eq!(ok("type F<T> = (x: T) => T"), "(type F<T> (fn(x:T) => T))");
     assert_eq!(
         ok("interface I<T> extends A, B<T> { x: number; readonly y?: T, m(a: number): string\n n: T[] }"),
@@ -947,31 +689,16 @@ fn var_is_an_error_with_hint() {
     let (prog, diags) = parse("var x = 1;\nx;", 0);
     assert_eq!(diags.len(), 1);
     assert_eq!(diags[0].message, "`var` is not supported");
-    assert_eq!(
-        diags[0].hint.as_deref(),
-        Some("use `let` (or `const`) instead")
-    );
+    assert_eq!(diags[0].hint.as_deref(), Some("use `let` (or `const`) instead"));
     assert_eq!(diags[0].span, Span::new(0, 3));
-    assert_eq!(
-        prog.body.iter().map(st).collect::<Vec<_>>(),
-        vec!["(let x=1)", "x"]
-    );
-    assert_eq!(
-        errs("for (var i = 0; i < 3; i++) {}"),
-        vec!["`var` is not supported"]
-    );
+    assert_eq!(prog.body.iter().map(st).collect::<Vec<_>>(), vec!["(let x=1)", "x"]);
+    assert_eq!(errs("for (var i = 0; i < 3; i++) {}"), vec!["`var` is not supported"]);
 }
 
 #[test]
 fn const_needs_initializer() {
-    assert_eq!(
-        errs("const x;"),
-        vec!["missing initializer in `const` declaration"]
-    );
-    assert_eq!(
-        errs("let [a];"),
-        vec!["missing initializer in destructuring declaration"]
-    );
+    assert_eq!(errs("const x;"), vec!["missing initializer in `const` declaration"]);
+    assert_eq!(errs("let [a];"), vec!["missing initializer in destructuring declaration"]);
     assert_eq!(ok("for (const x of xs) {}"), "(for-of const x xs {})");
 }
 
@@ -1011,36 +738,18 @@ fn class_members() {
          (field #42=1) static (field q=3) (method over (fn over (x:any) {})) (field static=1) (field get=2) (field async) \
          (method other (fn other () {})))"
     );
-    assert_eq!(
-        ok("class C extends mixin(A, B)<T> {}"),
-        "(class C extends (call mixin A B))"
-    );
+    assert_eq!(ok("class C extends mixin(A, B)<T> {}"), "(class C extends (call mixin A B))");
     assert_eq!(ok("class C extends a.B {}"), "(class C extends (. a B))");
     assert_eq!(ok("abstract class D {}"), "(class D)");
-    assert_eq!(
-        errs("class E { constructor(private x: number) {} }"),
-        vec!["parameter properties are not supported"]
-    );
-    assert_eq!(
-        errs("class F { get g(x) { } }"),
-        vec!["a getter cannot have parameters"]
-    );
-    assert_eq!(
-        errs("class F { set s() { } }"),
-        vec!["a setter must have exactly one parameter"]
-    );
-    assert_eq!(
-        errs("class F { x = 1 y = 2 }"),
-        vec!["expected `;`, found `y`"]
-    );
+    assert_eq!(errs("class E { constructor(private x: number) {} }"), vec!["parameter properties are not supported"]);
+    assert_eq!(errs("class F { get g(x) { } }"), vec!["a getter cannot have parameters"]);
+    assert_eq!(errs("class F { set s() { } }"), vec!["a setter must have exactly one parameter"]);
+    assert_eq!(errs("class F { x = 1 y = 2 }"), vec!["expected `;`, found `y`"]);
 }
 
 #[test]
 fn control_flow() {
-    assert_eq!(
-        ok("if (a) b; else if (c) d; else { e }"),
-        "(if a b (if c d {e}))"
-    );
+    assert_eq!(ok("if (a) b; else if (c) d; else { e }"), "(if a b (if c d {e}))");
     assert_eq!(ok("while (x) x--"), "(while x (post-- x))");
     assert_eq!(ok("do x++; while (x < 3)"), "(do (post++ x) (< x 3))");
     assert_eq!(ok("do { } while (false) x"), "(do {} false)\nx");
@@ -1049,20 +758,14 @@ fn control_flow() {
         ok("for (let i = 0, j = 1; i < n; i++, j--) ;"),
         "(for (let i=0 j=1) (< i n) (, (post++ i) (post-- j)) ;)"
     );
-    assert_eq!(
-        ok("for (i = 0; i < n; i++) {}"),
-        "(for (= i 0) (< i n) (post++ i) {})"
-    );
+    assert_eq!(ok("for (i = 0; i < n; i++) {}"), "(for (= i 0) (< i n) (post++ i) {})");
     assert_eq!(ok("for (const x of xs) {}"), "(for-of const x xs {})");
     assert_eq!(ok("for (let [k, v] of m) {}"), "(for-of let [k v] m {})");
     assert_eq!(ok("for (const k in obj) {}"), "(for-in const k obj {})");
     assert_eq!(ok("for (x of xs) {}"), "(for-of x xs {})");
     assert_eq!(ok("for (o.p in obj) {}"), "(for-in (. o p) obj {})");
     assert_eq!(ok("for ([a, b] of pairs) {}"), "(for-of [a b] pairs {})");
-    assert_eq!(
-        ok("for (let i = ('a' in o) ? 1 : 0; ;) break"),
-        "(for (let i=(? (in \"a\" o) 1 0)) _ _ (break))"
-    );
+    assert_eq!(ok("for (let i = ('a' in o) ? 1 : 0; ;) break"), "(for (let i=(? (in \"a\" o) 1 0)) _ _ (break))");
     assert_eq!(ok("for (const of of ofs) {}"), "(for-of const of ofs {})");
     assert_eq!(
         ok("outer: for (;;) { inner: while (1) { break outer; continue inner } }"),
@@ -1074,85 +777,40 @@ fn control_flow() {
     );
     assert_eq!(ok("return; return 1"), "(return)\n(return 1)");
     assert_eq!(ok("throw new Error('x')"), "(throw (new Error \"x\"))");
-    assert_eq!(
-        ok("try { a } catch (e) { b } finally { c }"),
-        "(try {a} (catch e {b}) (finally {c}))"
-    );
+    assert_eq!(ok("try { a } catch (e) { b } finally { c }"), "(try {a} (catch e {b}) (finally {c}))");
     assert_eq!(ok("try { a } catch { b }"), "(try {a} (catch {b}))");
-    assert_eq!(
-        ok("try { a } catch (e: unknown) { }"),
-        "(try {a} (catch e {}))"
-    );
+    assert_eq!(ok("try { a } catch (e: unknown) { }"), "(try {a} (catch e {}))");
     assert_eq!(ok("try { a } finally { }"), "(try {a} (finally {}))");
-    assert_eq!(
-        ok("try {} catch ({ message }) {}"),
-        "(try {} (catch {message:message} {}))"
-    );
+    assert_eq!(ok("try {} catch ({ message }) {}"), "(try {} (catch {message:message} {}))");
     assert_eq!(ok("{ ; }"), "{;}");
     assert_eq!(ok(";;"), ";\n;");
     assert_eq!(ok("debugger;"), ";");
-    assert_eq!(
-        errs("try { }"),
-        vec!["expected `catch` or `finally`, found end of file"]
-    );
-    assert_eq!(
-        errs("if (x) let y = 1"),
-        vec!["declaration cannot appear in a single-statement context"]
-    );
-    assert_eq!(
-        errs("switch (x) { default: default: }"),
-        vec!["multiple `default` clauses in `switch`"]
-    );
+    assert_eq!(errs("try { }"), vec!["expected `catch` or `finally`, found end of file"]);
+    assert_eq!(errs("if (x) let y = 1"), vec!["declaration cannot appear in a single-statement context"]);
+    assert_eq!(errs("switch (x) { default: default: }"), vec!["multiple `default` clauses in `switch`"]);
 }
 
 #[test]
 fn modules() {
-    assert_eq!(
-        ok("import { a, b as c } from \"./x.raya\""),
-        "(import \"./x.raya\" {a:a b:c})"
-    );
+    assert_eq!(ok("import { a, b as c } from \"./x.raya\""), "(import \"./x.raya\" {a:a b:c})");
     assert_eq!(ok("import * as u from './x'"), "(import \"./x\" * u)");
     assert_eq!(ok("import './side'"), "(import \"./side\" {})");
-    assert_eq!(
-        ok("import { default as d, type T, x } from './m'"),
-        "(import \"./m\" {default:d x:x})"
-    );
+    assert_eq!(ok("import { default as d, type T, x } from './m'"), "(import \"./m\" {default:d x:x})");
     assert_eq!(ok("import type { T } from './t'"), ";");
     assert_eq!(ok("export function f() {}"), "(export (fn f () {}))");
-    assert_eq!(
-        ok("export async function f() {}"),
-        "(export (fn async f () {}))"
-    );
+    assert_eq!(ok("export async function f() {}"), "(export (fn async f () {}))");
     assert_eq!(ok("export const x = 1, y = 2"), "(export (const x=1 y=2))");
     assert_eq!(ok("export let x"), "(export (let x))");
     assert_eq!(ok("export class C {}"), "(export (class C))");
     assert_eq!(ok("export { a, b as c, }"), "(export {a:a b:c})");
     assert_eq!(ok("export type T = number"), "(export (type T number))");
     assert_eq!(ok("export interface I { }"), "(export (interface I {}))");
-    assert_eq!(
-        errs("import d from './x'"),
-        vec!["default imports are not supported"]
-    );
-    assert_eq!(
-        errs("export default 1"),
-        vec!["`export default` is not supported"]
-    );
-    assert_eq!(
-        errs("export { a } from './x'"),
-        vec!["re-exports are not supported"]
-    );
-    assert_eq!(
-        errs("export * from './x'"),
-        vec!["re-exports are not supported"]
-    );
-    assert_eq!(
-        errs("import { a } from x"),
-        vec!["expected a module path string, found `x`"]
-    );
-    assert_eq!(
-        errs("import { class } from './x'"),
-        vec!["expected `as`, found `}`"]
-    );
+    assert_eq!(errs("import d from './x'"), vec!["default imports are not supported"]);
+    assert_eq!(errs("export default 1"), vec!["`export default` is not supported"]);
+    assert_eq!(errs("export { a } from './x'"), vec!["re-exports are not supported"]);
+    assert_eq!(errs("export * from './x'"), vec!["re-exports are not supported"]);
+    assert_eq!(errs("import { a } from x"), vec!["expected a module path string, found `x`"]);
+    assert_eq!(errs("import { class } from './x'"), vec!["expected `as`, found `}`"]);
 }
 
 #[test]
@@ -1171,48 +829,21 @@ fn select_statement() {
          (recv ch2 {(call a)}) (send ch3 (+ x 1) {(call b) (call c)}) (sleep 100 {(call d)}) (default {(call e)}))"
     );
     assert_eq!(ok("select {}"), "(select )");
-    assert_eq!(
-        ok("select { default: case sleep(1): }"),
-        "(select (default {}) (sleep 1 {}))"
-    );
+    assert_eq!(ok("select { default: case sleep(1): }"), "(select (default {}) (sleep 1 {}))");
     // `select` is still an identifier elsewhere.
-    assert_eq!(
-        ok("select(1); let select = 2"),
-        "(call select 1)\n(let select=2)"
-    );
+    assert_eq!(ok("select(1); let select = 2"), "(call select 1)\n(let select=2)");
     let d = one_err("select { case foo(): x() }");
     assert_eq!(d.message, "invalid `select` case");
     assert_eq!(d.label, "not a channel operation");
     assert!(d.hint.unwrap_or_default().contains("`CH.send(VALUE)`"));
-    assert_eq!(
-        errs("select { case const v = ch.send(1): }"),
-        vec!["invalid `select` case"]
-    );
-    assert_eq!(
-        errs("select { case ch.receive(1): }"),
-        vec!["invalid `select` case"]
-    );
-    assert_eq!(
-        errs("select { case ch?.receive(): }"),
-        vec!["invalid `select` case"]
-    );
-    assert_eq!(
-        errs("select { case sleep(): }"),
-        vec!["invalid `select` case"]
-    );
-    assert_eq!(
-        errs("select { default: default: }"),
-        vec!["multiple `default` cases in `select`"]
-    );
-    assert_eq!(
-        errs("select { foo }"),
-        vec!["expected `case`, `default` or `}`, found `foo`"]
-    );
+    assert_eq!(errs("select { case const v = ch.send(1): }"), vec!["invalid `select` case"]);
+    assert_eq!(errs("select { case ch.receive(1): }"), vec!["invalid `select` case"]);
+    assert_eq!(errs("select { case ch?.receive(): }"), vec!["invalid `select` case"]);
+    assert_eq!(errs("select { case sleep(): }"), vec!["invalid `select` case"]);
+    assert_eq!(errs("select { default: default: }"), vec!["multiple `default` cases in `select`"]);
+    assert_eq!(errs("select { foo }"), vec!["expected `case`, `default` or `}`, found `foo`"]);
     // A bad case does not hide the next one's errors.
-    assert_eq!(
-        errs("select { case f(): case g(): }"),
-        vec!["invalid `select` case", "invalid `select` case"]
-    );
+    assert_eq!(errs("select { case f(): case g(): }"), vec!["invalid `select` case", "invalid `select` case"]);
 }
 
 // ----- types ---------------------------------------------------------------------
@@ -1227,32 +858,17 @@ fn ty_of(src: &str) -> String {
 fn types() {
     assert_eq!(ty_of("number"), "number");
     assert_eq!(ty_of("Channel<number>"), "Channel<number>");
-    assert_eq!(
-        ty_of("Map<string, Array<number>>"),
-        "Map<string,Array<number>>"
-    );
-    assert_eq!(
-        ty_of("Map<string, Map<string, Array<number>>>"),
-        "Map<string,Map<string,Array<number>>>"
-    );
+    assert_eq!(ty_of("Map<string, Array<number>>"), "Map<string,Array<number>>");
+    assert_eq!(ty_of("Map<string, Map<string, Array<number>>>"), "Map<string,Map<string,Array<number>>>");
     assert_eq!(ty_of("string[][]"), "string[][]");
     assert_eq!(ty_of("number | null"), "(number|null)");
     assert_eq!(ty_of("| 'a' | 'b'"), "('a'|'b')");
     assert_eq!(ty_of("A & B | C"), "((A&B)|C)");
     assert_eq!(ty_of("(number | string)[]"), "(number|string)[]");
-    assert_eq!(
-        ty_of("[number, string?, ...boolean[]]"),
-        "[number,string,boolean[]]"
-    );
+    assert_eq!(ty_of("[number, string?, ...boolean[]]"), "[number,string,boolean[]]");
     assert_eq!(ty_of("[a: number, b?: string]"), "[number,string]");
-    assert_eq!(
-        ty_of("(x: number, y?: string) => void"),
-        "(fn(x:number,y:string) => void)"
-    );
-    assert_eq!(
-        ty_of("(...xs: number[]) => void"),
-        "(fn(...xs:number[]) => void)"
-    );
+    assert_eq!(ty_of("(x: number, y?: string) => void"), "(fn(x:number,y:string) => void)");
+    assert_eq!(ty_of("(...xs: number[]) => void"), "(fn(...xs:number[]) => void)");
     assert_eq!(ty_of("() => () => void"), "(fn() => (fn() => void))");
     assert_eq!(ty_of("<T>(x: T) => T"), "(fn(x:T) => T)");
     assert_eq!(ty_of("new () => Foo"), "(fn() => Foo)");
@@ -1260,14 +876,8 @@ fn types() {
         ty_of("{ a: number, b?: string; readonly c: T; m(): void; [k: string]: any }"),
         "{a:number;b?:string;readonly c:T;m:(fn() => void);[k: string]:any;}"
     );
-    assert_eq!(
-        ty_of("{ [K in keyof T]?: T[K] }"),
-        "{[K in keyof T]?:T[K];}"
-    );
-    assert_eq!(
-        ty_of("'lit' | 1 | -1 | true | false"),
-        "('lit'|1|-1|true|false)"
-    );
+    assert_eq!(ty_of("{ [K in keyof T]?: T[K] }"), "{[K in keyof T]?:T[K];}");
+    assert_eq!(ty_of("'lit' | 1 | -1 | true | false"), "('lit'|1|-1|true|false)");
     assert_eq!(ty_of("typeof x.y"), "typeof x.y");
     assert_eq!(ty_of("keyof T"), "keyof T");
     assert_eq!(ty_of("T['a'][number]"), "T['a'][number]");
@@ -1277,17 +887,11 @@ fn types() {
         "(null|undefined|void|any|unknown|never|this)"
     );
     assert_eq!(ty_of("readonly string[]"), "string[]");
-    assert_eq!(
-        ty_of("T extends string ? 'a' : 'b'"),
-        "__conditional<T,string,'a','b'>"
-    );
+    assert_eq!(ty_of("T extends string ? 'a' : 'b'"), "__conditional<T,string,'a','b'>");
     assert_eq!(ty_of("`a${string}`"), "string");
     assert_eq!(ty_of("({ a: 1 })"), "{a:1;}");
     assert_eq!(ok("let x: Array<number>= []"), "(let x:Array<number>=[])");
-    assert_eq!(
-        ok("function is(x: any): x is string { return true }"),
-        "(fn is (x:any):boolean {(return true)})"
-    );
+    assert_eq!(ok("function is(x: any): x is string { return true }"), "(fn is (x:any):boolean {(return true)})");
 }
 
 // ----- ASI -------------------------------------------------------------------------
@@ -1305,21 +909,12 @@ fn automatic_semicolon_insertion() {
     assert_eq!(ok("f(() => {}\n)"), "(call f (arrow () {}))");
     assert_eq!(ok("const f = () => {}\n(g)"), "(const f=(arrow () {}))\ng");
     assert_eq!(ok("let x = 1 /* c\n */ let y = 2"), "(let x=1)\n(let y=2)");
-    assert_eq!(
-        ok("for (;;) { break\nlabel }"),
-        "(for _ _ _ {(break) label})"
-    );
+    assert_eq!(ok("for (;;) { break\nlabel }"), "(for _ _ _ {(break) label})");
     assert_eq!(ok("x\n!y"), "x\n(! y)");
     assert_eq!(ok("let x = a\nas\nb"), "(let x=a)\nas\nb");
-    assert_eq!(
-        errs("let a = 1 let b = 2"),
-        vec!["expected `;`, found keyword `let`"]
-    );
+    assert_eq!(errs("let a = 1 let b = 2"), vec!["expected `;`, found keyword `let`"]);
     assert_eq!(errs("a b"), vec!["expected `;`, found `b`"]);
-    assert_eq!(
-        errs("throw\nnew Error()"),
-        vec!["line break is not allowed after `throw`"]
-    );
+    assert_eq!(errs("throw\nnew Error()"), vec!["line break is not allowed after `throw`"]);
 }
 
 // ----- errors and recovery --------------------------------------------------------
@@ -1330,63 +925,27 @@ fn error_messages() {
     assert_eq!(d.message, "expected `,` or `)`, found `;`");
     assert_eq!(d.label, "expected `,` or `)`");
     assert_eq!(d.span, Span::new(6, 7));
-    assert_eq!(
-        one_err("let = 5").message,
-        "expected identifier or destructuring pattern, found `=`"
-    );
-    assert_eq!(
-        one_err("let class = 5").message,
-        "expected identifier, found keyword `class`"
-    );
+    assert_eq!(one_err("let = 5").message, "expected identifier or destructuring pattern, found `=`");
+    assert_eq!(one_err("let class = 5").message, "expected identifier, found keyword `class`");
     assert_eq!(one_err("x = ;").message, "expected expression, found `;`");
     assert_eq!(one_err("if x {}").message, "expected `(`, found `x`");
     assert_eq!(one_err("`a${}`").message, "expected expression, found `}`");
     let d = one_err("function f() {\n  let x = 1;\n");
     assert_eq!(d.message, "expected `}`, found end of file");
-    assert_eq!(
-        d.hint.as_deref(),
-        Some("the `{` opened at 1:14 is never closed")
-    );
-    assert_eq!(
-        one_err("let s = 'abc").message,
-        "unterminated string literal"
-    );
+    assert_eq!(d.hint.as_deref(), Some("the `{` opened at 1:14 is never closed"));
+    assert_eq!(one_err("let s = 'abc").message, "unterminated string literal");
     assert_eq!(one_err("/* x").message, "unterminated block comment");
-    assert_eq!(
-        one_err("x = /ab/").message,
-        "regular expression literals are not supported"
-    );
+    assert_eq!(one_err("x = /ab/").message, "regular expression literals are not supported");
     assert_eq!(one_err("enum E { A }").message, "`enum` is not supported");
-    assert_eq!(
-        one_err("f`x`").message,
-        "tagged templates are not supported"
-    );
-    assert_eq!(
-        one_err("let x = <number>y").message,
-        "type assertions with `<T>` are not supported"
-    );
-    assert_eq!(
-        one_err("delete o.x").message,
-        "the `delete` operator is not supported"
-    );
-    assert_eq!(
-        one_err("function* g() {}").message,
-        "generator functions are not supported"
-    );
-    assert_eq!(
-        one_err("super").message,
-        "`super` must be followed by an argument list or a member access"
-    );
-    assert_eq!(
-        one_err("x = 08").message,
-        "decimal literals with a leading zero are not allowed"
-    );
+    assert_eq!(one_err("f`x`").message, "tagged templates are not supported");
+    assert_eq!(one_err("let x = <number>y").message, "type assertions with `<T>` are not supported");
+    assert_eq!(one_err("delete o.x").message, "the `delete` operator is not supported");
+    assert_eq!(one_err("function* g() {}").message, "generator functions are not supported");
+    assert_eq!(one_err("super").message, "`super` must be followed by an argument list or a member access");
+    assert_eq!(one_err("x = 08").message, "decimal literals with a leading zero are not allowed");
     assert_eq!(one_err("let x = 1 # 2").message, "unexpected character `#`");
     assert_eq!(one_err("()").message, "expected expression, found `)`");
-    assert_eq!(
-        one_err("(a, b) \n => 1").message,
-        "line break is not allowed before `=>`"
-    );
+    assert_eq!(one_err("(a, b) \n => 1").message, "line break is not allowed before `=>`");
     assert_eq!(one_err("}").message, "unexpected closing delimiter `}`");
 }
 
@@ -1404,11 +963,7 @@ const d = 4;
     let msgs: Vec<&str> = diags.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
         msgs,
-        vec![
-            "expected expression, found `;`",
-            "expected `,` or `]`, found `3`",
-            "expected expression, found `,`"
-        ]
+        vec!["expected expression, found `;`", "expected `,` or `]`, found `3`", "expected expression, found `,`"]
     );
     let printed: Vec<String> = prog.body.iter().map(st).collect();
     assert_eq!(
@@ -1449,14 +1004,7 @@ let ok = 1
         ]
     );
     let printed: Vec<String> = prog.body.iter().map(st).collect();
-    assert_eq!(
-        printed,
-        vec![
-            "(fn f () {(let x=<error>) (return x)})",
-            "(fn g () {(call h)})",
-            "(let ok=1)"
-        ]
-    );
+    assert_eq!(printed, vec!["(fn f () {(let x=<error>) (return x)})", "(fn g () {(call h)})", "(let ok=1)"]);
 }
 
 #[test]
@@ -1487,10 +1035,7 @@ select {
 }
 ";
     let (prog, diags) = parse(src, 0);
-    let msgs: Vec<(String, u32)> = diags
-        .iter()
-        .map(|d| (d.message.clone(), d.span.start))
-        .collect();
+    let msgs: Vec<(String, u32)> = diags.iter().map(|d| (d.message.clone(), d.span.start)).collect();
     assert_eq!(msgs.len(), 5, "{msgs:#?}");
     let printed: Vec<String> = prog.body.iter().map(st).collect();
     assert_eq!(
@@ -1509,10 +1054,7 @@ fn recovery_skips_unbalanced_objects() {
     let (prog, diags) = parse(src, 0);
     assert_eq!(diags.len(), 2, "{diags:#?}");
     let printed: Vec<String> = prog.body.iter().map(st).collect();
-    assert_eq!(
-        printed,
-        vec!["(const o=<error>)", "(const p=2)", "(call z)"]
-    );
+    assert_eq!(printed, vec!["(const o=<error>)", "(const p=2)", "(call z)"]);
 }
 
 #[test]
@@ -1520,41 +1062,27 @@ fn spans() {
     let (prog, _) = parse("  foo.bar(1, 2)  ;\nlet x = a[0].b;", 0);
     let s0 = &prog.body[0];
     assert_eq!(s0.span, Span::new(2, 18));
-    let StmtKind::Expr(call) = &s0.kind else {
-        panic!("not an expression")
-    };
+    let StmtKind::Expr(call) = &s0.kind else { panic!("not an expression") };
     assert_eq!(call.span, Span::new(2, 15));
-    let ExprKind::Call { callee, .. } = &call.kind else {
-        panic!("not a call")
-    };
+    let ExprKind::Call { callee, .. } = &call.kind else { panic!("not a call") };
     assert_eq!(callee.span, Span::new(2, 9));
     let s1 = &prog.body[1];
     assert_eq!(s1.span, Span::new(19, 34));
-    let StmtKind::Var(d) = &s1.kind else {
-        panic!("not a var")
-    };
+    let StmtKind::Var(d) = &s1.kind else { panic!("not a var") };
     let init = d.decls[0].init.as_ref().map(|e| e.span);
     assert_eq!(init, Some(Span::new(27, 33)));
     assert_eq!(d.decls[0].target.span, Span::new(23, 24));
     // Parenthesised expressions include their parentheses.
     let (prog, _) = parse("(a + b) * c", 0);
     assert_eq!(prog.body[0].span, Span::new(0, 11));
-    let StmtKind::Expr(e) = &prog.body[0].kind else {
-        panic!()
-    };
-    let ExprKind::Binary(_, l, _) = &e.kind else {
-        panic!()
-    };
+    let StmtKind::Expr(e) = &prog.body[0].kind else { panic!() };
+    let ExprKind::Binary(_, l, _) = &e.kind else { panic!() };
     assert_eq!(l.span, Span::new(0, 7));
     // Functions and classes.
     let (prog, _) = parse("async function f() {}\nclass C { m() {} }", 0);
-    let StmtKind::Function(f) = &prog.body[0].kind else {
-        panic!()
-    };
+    let StmtKind::Function(f) = &prog.body[0].kind else { panic!() };
     assert_eq!(f.span, Span::new(0, 21));
-    let StmtKind::Class(c) = &prog.body[1].kind else {
-        panic!()
-    };
+    let StmtKind::Class(c) = &prog.body[1].kind else { panic!() };
     assert_eq!(c.span, Span::new(22, 40));
     assert_eq!(c.members[0].span, Span::new(32, 38));
 }
@@ -1765,12 +1293,7 @@ fn fuzz_random_token_soup() {
 /// code was skipped without a diagnostic.
 fn check_no_internal_error(src: &str) {
     let (_, diags) = parse_here(src, 0, MAX_DEPTH);
-    assert!(
-        !diags
-            .iter()
-            .any(|d| d.message.starts_with("internal error")),
-        "internal error for {src:?}"
-    );
+    assert!(!diags.iter().any(|d| d.message.starts_with("internal error")), "internal error for {src:?}");
 }
 
 #[test]
@@ -1802,23 +1325,10 @@ fn fuzz_mutated_program() {
 
 #[test]
 fn deep_nesting_is_reported_not_overflowed() {
-    for (open, close) in [
-        ("(", ")"),
-        ("[", "]"),
-        ("{a:", "}"),
-        ("-", ""),
-        ("a=>", ""),
-        ("`${", "}`"),
-        ("x?", ":y"),
-    ] {
+    for (open, close) in [("(", ")"), ("[", "]"), ("{a:", "}"), ("-", ""), ("a=>", ""), ("`${", "}`"), ("x?", ":y")] {
         let src = format!("x = {}1{}", open.repeat(5000), close.repeat(5000));
         let (_, diags) = parse(&src, 0);
-        assert!(
-            diags
-                .iter()
-                .any(|d| d.message == "code is nested too deeply"),
-            "{open}: {diags:#?}"
-        );
+        assert!(diags.iter().any(|d| d.message == "code is nested too deeply"), "{open}: {diags:#?}");
     }
     let src = format!("{}{}", "{".repeat(5000), "}".repeat(5000));
     let (_, diags) = parse(&src, 0);
@@ -1880,54 +1390,21 @@ fn edge_cases() {
         assert_eq!(ok(src), want, "for {src:?}");
     }
     let bad = [
-        (
-            "x = function* () {}",
-            "generator functions are not supported",
-        ),
-        (
-            "o = { async *g() {} }",
-            "generator methods are not supported",
-        ),
-        (
-            "class Q { static async *m() {} }",
-            "generator methods are not supported",
-        ),
+        ("x = function* () {}", "generator functions are not supported"),
+        ("o = { async *g() {} }", "generator methods are not supported"),
+        ("class Q { static async *m() {} }", "generator methods are not supported"),
         ("f(a)(b)`x`", "tagged templates are not supported"),
         ("class { }", "expected class name, found `{`"),
         ("new.target", "`new.target` is not supported"),
-        (
-            "export default class {}",
-            "`export default` is not supported",
-        ),
-        (
-            "let [a, ...b,] = c",
-            "a rest element must be last in a destructuring pattern",
-        ),
-        (
-            "let {...b, a} = c",
-            "a rest element must be last in a destructuring pattern",
-        ),
-        (
-            "function f(...a, b) {}",
-            "a rest parameter must be the last parameter",
-        ),
-        (
-            "function f(...a = 1) {}",
-            "a rest parameter cannot have a default value",
-        ),
+        ("export default class {}", "`export default` is not supported"),
+        ("let [a, ...b,] = c", "a rest element must be last in a destructuring pattern"),
+        ("let {...b, a} = c", "a rest element must be last in a destructuring pattern"),
+        ("function f(...a, b) {}", "a rest parameter must be the last parameter"),
+        ("function f(...a = 1) {}", "a rest parameter cannot have a default value"),
         ("x = (a, b,)", "expected expression, found `)`"),
-        (
-            "if (a) function f() {}",
-            "declaration cannot appear in a single-statement context",
-        ),
-        (
-            "for await (const x of y) {}",
-            "`for await` is not supported",
-        ),
-        (
-            "for (const x = 1 of y) {}",
-            "the variable of a for-of loop cannot have an initializer",
-        ),
+        ("if (a) function f() {}", "declaration cannot appear in a single-statement context"),
+        ("for await (const x of y) {}", "`for await` is not supported"),
+        ("for (const x = 1 of y) {}", "the variable of a for-of loop cannot have an initializer"),
         ("x = yield 1", "`yield` is not supported"),
     ];
     for (src, want) in bad {

@@ -11,13 +11,7 @@ use super::stmt::starts_property_name;
 use super::*;
 
 fn named(name: &str, span: Span) -> TypeExpr {
-    TypeExpr {
-        kind: TypeKind::Named {
-            name: name.to_string(),
-            args: Vec::new(),
-        },
-        span,
-    }
+    TypeExpr { kind: TypeKind::Named { name: name.to_string(), args: Vec::new() }, span }
 }
 
 impl<'s> Parser<'s> {
@@ -52,10 +46,7 @@ impl<'s> Parser<'s> {
             self.expect(&T::Colon)?;
             let b = self.parse_type()?;
             return Ok(TypeExpr {
-                kind: TypeKind::Named {
-                    name: "__conditional".into(),
-                    args: vec![t, ext, a, b],
-                },
+                kind: TypeKind::Named { name: "__conditional".into(), args: vec![t, ext, a, b] },
                 span: self.span_from(start),
             });
         }
@@ -76,13 +67,7 @@ impl<'s> Parser<'s> {
         let params = self.parse_type_fn_params()?;
         self.expect(&T::Arrow)?;
         let ret = self.parse_return_type()?;
-        Ok(TypeExpr {
-            kind: TypeKind::Function {
-                params,
-                ret: Box::new(ret),
-            },
-            span: self.span_from(start),
-        })
+        Ok(TypeExpr { kind: TypeKind::Function { params, ret: Box::new(ret) }, span: self.span_from(start) })
     }
 
     /// Parameters of a function type or signature.
@@ -104,11 +89,7 @@ impl<'s> Parser<'s> {
                 _ => return Err(self.unexpected("parameter name")),
             };
             self.eat(&T::Question);
-            let ty = if self.eat(&T::Colon) {
-                self.parse_type()?
-            } else {
-                named("any", self.span_from(name_start))
-            };
+            let ty = if self.eat(&T::Colon) { self.parse_type()? } else { named("any", self.span_from(name_start)) };
             params.push((if rest { format!("...{name}") } else { name }, ty));
             if !self.eat(&T::Comma) {
                 break;
@@ -122,10 +103,7 @@ impl<'s> Parser<'s> {
     /// assertion signature (`asserts x`).
     pub(super) fn parse_return_type(&mut self) -> PResult<TypeExpr> {
         let start = self.start();
-        if self.at_ident("asserts")
-            && matches!(self.peek_kind(1), T::Ident(_) | T::This)
-            && !self.peek(1).nl_before
-        {
+        if self.at_ident("asserts") && matches!(self.peek_kind(1), T::Ident(_) | T::This) && !self.peek(1).nl_before {
             self.bump();
             self.bump();
             if self.at_ident("is") {
@@ -134,10 +112,7 @@ impl<'s> Parser<'s> {
             }
             return Ok(named("void", self.span_from(start)));
         }
-        if matches!(self.kind(), T::Ident(_) | T::This)
-            && self.peek_is_ident(1, "is")
-            && !self.peek(1).nl_before
-        {
+        if matches!(self.kind(), T::Ident(_) | T::This) && self.peek_is_ident(1, "is") && !self.peek(1).nl_before {
             self.bump();
             self.bump();
             self.parse_type()?;
@@ -157,10 +132,7 @@ impl<'s> Parser<'s> {
         while self.eat(&T::Pipe) {
             parts.push(self.parse_intersection_type()?);
         }
-        Ok(TypeExpr {
-            kind: TypeKind::Union(parts),
-            span: self.span_from(start),
-        })
+        Ok(TypeExpr { kind: TypeKind::Union(parts), span: self.span_from(start) })
     }
 
     fn parse_intersection_type(&mut self) -> PResult<TypeExpr> {
@@ -174,10 +146,7 @@ impl<'s> Parser<'s> {
         while self.eat(&T::Amp) {
             parts.push(self.parse_type_operator()?);
         }
-        Ok(TypeExpr {
-            kind: TypeKind::Intersection(parts),
-            span: self.span_from(start),
-        })
+        Ok(TypeExpr { kind: TypeKind::Intersection(parts), span: self.span_from(start) })
     }
 
     fn parse_type_operator(&mut self) -> PResult<TypeExpr> {
@@ -191,24 +160,12 @@ impl<'s> Parser<'s> {
         let start = self.start();
         let next_is_type = !matches!(
             self.peek_kind(1),
-            T::RParen
-                | T::Comma
-                | T::Semi
-                | T::Eq
-                | T::Gt
-                | T::RBracket
-                | T::RBrace
-                | T::Pipe
-                | T::Amp
-                | T::Eof
+            T::RParen | T::Comma | T::Semi | T::Eq | T::Gt | T::RBracket | T::RBrace | T::Pipe | T::Amp | T::Eof
         );
         if self.at_ident("keyof") && next_is_type {
             self.bump();
             let inner = self.parse_type_operator()?;
-            return Ok(TypeExpr {
-                kind: TypeKind::KeyOf(Box::new(inner)),
-                span: self.span_from(start),
-            });
+            return Ok(TypeExpr { kind: TypeKind::KeyOf(Box::new(inner)), span: self.span_from(start) });
         }
         if self.at_ident("readonly") && next_is_type {
             self.bump();
@@ -224,10 +181,7 @@ impl<'s> Parser<'s> {
             let id = self.ident()?;
             let inner = named(&id.name, id.span);
             return Ok(TypeExpr {
-                kind: TypeKind::Named {
-                    name: "__infer".into(),
-                    args: vec![inner],
-                },
+                kind: TypeKind::Named { name: "__infer".into(), args: vec![inner] },
                 span: self.span_from(start),
             });
         }
@@ -240,17 +194,11 @@ impl<'s> Parser<'s> {
         while self.at(&T::LBracket) && !self.cur().nl_before {
             self.bump();
             if self.eat(&T::RBracket) {
-                t = TypeExpr {
-                    kind: TypeKind::Array(Box::new(t)),
-                    span: self.span_from(start),
-                };
+                t = TypeExpr { kind: TypeKind::Array(Box::new(t)), span: self.span_from(start) };
             } else {
                 let index = self.parse_type()?;
                 self.expect(&T::RBracket)?;
-                t = TypeExpr {
-                    kind: TypeKind::Indexed(Box::new(t), Box::new(index)),
-                    span: self.span_from(start),
-                };
+                t = TypeExpr { kind: TypeKind::Indexed(Box::new(t), Box::new(index)), span: self.span_from(start) };
             }
         }
         Ok(t)
@@ -259,10 +207,7 @@ impl<'s> Parser<'s> {
     fn parse_primary_type(&mut self) -> PResult<TypeExpr> {
         let start = self.start();
         let span = self.cur().span;
-        let literal = |p: &Self, span: Span| TypeExpr {
-            kind: TypeKind::Literal(p.text(span).to_string()),
-            span,
-        };
+        let literal = |p: &Self, span: Span| TypeExpr { kind: TypeKind::Literal(p.text(span).to_string()), span };
         match self.kind() {
             T::LParen => {
                 self.bump();
@@ -273,10 +218,7 @@ impl<'s> Parser<'s> {
             }
             T::LBrace => {
                 let (members, span) = self.parse_type_members()?;
-                Ok(TypeExpr {
-                    kind: TypeKind::Object(members),
-                    span,
-                })
+                Ok(TypeExpr { kind: TypeKind::Object(members), span })
             }
             T::LBracket => self.parse_tuple_type(),
             T::Str(_) | T::Number(_) | T::True | T::False | T::NoSubstTemplate(_) => {
@@ -319,10 +261,7 @@ impl<'s> Parser<'s> {
                     name.push('.');
                     name.push_str(&self.ident_name()?.name);
                 }
-                Ok(TypeExpr {
-                    kind: TypeKind::TypeOf(name),
-                    span: self.span_from(start),
-                })
+                Ok(TypeExpr { kind: TypeKind::TypeOf(name), span: self.span_from(start) })
             }
             T::Ident(_) => {
                 let mut name = self.ident()?.name;
@@ -331,15 +270,8 @@ impl<'s> Parser<'s> {
                     name.push('.');
                     name.push_str(&self.ident()?.name);
                 }
-                let args = if self.at(&T::Lt) {
-                    self.parse_type_args()?
-                } else {
-                    Vec::new()
-                };
-                Ok(TypeExpr {
-                    kind: TypeKind::Named { name, args },
-                    span: self.span_from(start),
-                })
+                let args = if self.at(&T::Lt) { self.parse_type_args()? } else { Vec::new() };
+                Ok(TypeExpr { kind: TypeKind::Named { name, args }, span: self.span_from(start) })
             }
             T::Error => Err(Fail),
             _ => Err(self.unexpected("type")),
@@ -370,10 +302,7 @@ impl<'s> Parser<'s> {
             }
         }
         self.expect_list_close(&T::RBracket)?;
-        Ok(TypeExpr {
-            kind: TypeKind::Tuple(elems),
-            span: self.span_from(start),
-        })
+        Ok(TypeExpr { kind: TypeKind::Tuple(elems), span: self.span_from(start) })
     }
 
     /// `{ members }` of an object type literal or interface.
@@ -390,11 +319,7 @@ impl<'s> Parser<'s> {
                 return Err(self.unexpected("`}`"));
             }
             members.push(self.parse_type_member()?);
-            if self.eat(&T::Semi)
-                || self.eat(&T::Comma)
-                || self.at(&T::RBrace)
-                || self.cur().nl_before
-            {
+            if self.eat(&T::Semi) || self.eat(&T::Comma) || self.at(&T::RBrace) || self.cur().nl_before {
                 continue;
             }
             return Err(self.unexpected("`;` or `}`"));
@@ -408,38 +333,22 @@ impl<'s> Parser<'s> {
         if matches!(self.kind(), T::Plus | T::Minus) && self.peek_is_ident(1, "readonly") {
             self.bump();
         }
-        if self.at_ident("readonly")
-            && starts_property_name(&self.peek(1).kind)
-            && !self.peek(1).nl_before
-        {
+        if self.at_ident("readonly") && starts_property_name(&self.peek(1).kind) && !self.peek(1).nl_before {
             readonly = true;
             self.bump();
         }
         // Call and construct signatures.
         if self.at(&T::LParen) || self.at(&T::Lt) {
             let ty = self.parse_signature(start)?;
-            return Ok(TypeMember {
-                name: "()".into(),
-                optional: false,
-                readonly,
-                ty,
-            });
+            return Ok(TypeMember { name: "()".into(), optional: false, readonly, ty });
         }
         if self.at(&T::New) && matches!(self.peek_kind(1), T::LParen | T::Lt) {
             self.bump();
             let ty = self.parse_signature(start)?;
-            return Ok(TypeMember {
-                name: "new()".into(),
-                optional: false,
-                readonly,
-                ty,
-            });
+            return Ok(TypeMember { name: "new()".into(), optional: false, readonly, ty });
         }
         // Index signatures `[k: string]: T` and mapped types `[K in T]: U`.
-        if self.at(&T::LBracket)
-            && self.at_ident_name_at(1)
-            && matches!(self.peek_kind(2), T::Colon | T::In)
-        {
+        if self.at(&T::LBracket) && self.at_ident_name_at(1) && matches!(self.peek_kind(2), T::Colon | T::In) {
             self.bump();
             let key = self.ident_name()?.name;
             let is_mapped = self.at(&T::In);
@@ -460,22 +369,11 @@ impl<'s> Parser<'s> {
             } else if self.eat(&T::Question) {
                 optional = true;
             }
-            let ty = if self.eat(&T::Colon) {
-                self.parse_type()?
-            } else {
-                named("any", self.span_from(start))
-            };
-            return Ok(TypeMember {
-                name,
-                optional,
-                readonly,
-                ty,
-            });
+            let ty = if self.eat(&T::Colon) { self.parse_type()? } else { named("any", self.span_from(start)) };
+            return Ok(TypeMember { name, optional, readonly, ty });
         }
         // Accessor signatures `get x(): T` / `set x(v: T)`.
-        if (self.at_ident("get") || self.at_ident("set"))
-            && starts_property_name(&self.peek(1).kind)
-        {
+        if (self.at_ident("get") || self.at_ident("set")) && starts_property_name(&self.peek(1).kind) {
             self.bump();
         }
         let name = match self.kind() {
@@ -506,12 +404,7 @@ impl<'s> Parser<'s> {
         } else {
             named("any", self.span_from(start))
         };
-        Ok(TypeMember {
-            name,
-            optional,
-            readonly,
-            ty,
-        })
+        Ok(TypeMember { name, optional, readonly, ty })
     }
 
     fn at_ident_name_at(&self, n: usize) -> bool {
@@ -523,18 +416,8 @@ impl<'s> Parser<'s> {
     fn parse_signature(&mut self, start: u32) -> PResult<TypeExpr> {
         self.parse_type_params_opt()?;
         let params = self.parse_type_fn_params()?;
-        let ret = if self.eat(&T::Colon) {
-            self.parse_return_type()?
-        } else {
-            named("any", self.span_from(start))
-        };
-        Ok(TypeExpr {
-            kind: TypeKind::Function {
-                params,
-                ret: Box::new(ret),
-            },
-            span: self.span_from(start),
-        })
+        let ret = if self.eat(&T::Colon) { self.parse_return_type()? } else { named("any", self.span_from(start)) };
+        Ok(TypeExpr { kind: TypeKind::Function { params, ret: Box::new(ret) }, span: self.span_from(start) })
     }
 
     /// `<T extends C = D, ...>` if present.
@@ -553,21 +436,9 @@ impl<'s> Parser<'s> {
                 self.bump();
             }
             let name = self.ident()?;
-            let constraint = if self.eat(&T::Extends) {
-                Some(self.parse_type()?)
-            } else {
-                None
-            };
-            let default = if self.eat(&T::Eq) {
-                Some(self.parse_type()?)
-            } else {
-                None
-            };
-            params.push(TypeParam {
-                name,
-                constraint,
-                default,
-            });
+            let constraint = if self.eat(&T::Extends) { Some(self.parse_type()?) } else { None };
+            let default = if self.eat(&T::Eq) { Some(self.parse_type()?) } else { None };
+            params.push(TypeParam { name, constraint, default });
             if !self.eat(&T::Comma) {
                 break;
             }

@@ -1,0 +1,405 @@
+//! The embedding API (`raya_engine::embed`): every path, plus the
+//! `embed` example built and run through Cargo.
+
+use raya_engine::{ExternalPromise, HostError, HostValue, Vm};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+/// A VM with `report(v)`, which collects what the script reports.
+fn vm_with_report() -> (Vm, Arc<Mutex<Vec<HostValue>>>) {
+    let vm = Vm::builder().workers(2).build();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    vm.register_fn("report", move |args| {
+        s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
+        Ok(HostValue::Undefined)
+    });
+    (vm, seen)
+}
+
+fn run(vm: &Vm, src: &str) -> Result<HostValue, HostError> {
+    let program = vm.compile_source("test.raya", src).map_err(HostError::Compile)?;
+    vm.execute(&program)
+}
+
+#[test]
+fn sync_host_fn_and_value_conversion() {
+    let (vm, seen) = vm_with_report();
+    vm.register_fn("add", |args| {
+        let a = args.first().and_then(HostValue::as_number).ok_or("add: expected numbers")?;
+        let b = args.get(1).and_then(HostValue::as_number).ok_or("add: expected numbers")?;
+        Ok(HostValue::Number(a + b))
+    });
+    vm.register_fn("echo", |args| Ok(args.first().cloned().unwrap_or_default()));
+    vm.register_fn("make", |_| {
+        Ok(HostValue::Object(vec![
+            ("name".into(), "raya".into()),
+            ("list".into(), HostValue::Array(vec![1.into(), true.into(), HostValue::Null])),
+        ]))
+    });
+    let r = run(
+        &vm,
+        r#"
+        report(add(2, 3));
+        report(echo({ a: [1, "two", null, undefined], b: { c: false } }));
+        const m = make();
+        report(m.name + ":" + m.list.length + ":" + m.list[1]);
+        try { add("x"); } catch (e) { report("caught " + e.message); }
+        function add2(x: number): number { return add(x, 2); }
+        report(add2(40));
+        "#,
+    );
+    assert_eq!(r, Ok(HostValue::Undefined));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[0], HostValue::Number(5.0));
+    assert_eq!(
+        seen[1],
+        HostValue::Object(vec![
+            ("a".into(), HostValue::Array(vec![1.into(), "two".into(), HostValue::Null, HostValue::Undefined])),
+            ("b".into(), HostValue::Object(vec![("c".into(), false.into())])),
+        ])
+    );
+    assert_eq!(seen[2], HostValue::from("raya:3:true"));
+    assert_eq!(seen[3], HostValue::from("caught add: expected numbers"));
+    assert_eq!(seen[4], HostValue::Number(42.0));
+}
+
+#[test]
+fn cycles_and_functions_do_not_cross() {
+    let (vm, seen) = vm_with_report();
+    let r = run(
+        &vm,
+        r#"
+        const o: any = { x: 1 };
+        o.self = o;
+        try { report(o); } catch (e) { report("cycle: " + e.message); }
+        try { report(() => 1); } catch (e) { report("fn: " + e.message); }
+        "#,
+    );
+    assert_eq!(r, Ok(HostValue::Undefined));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(seen[0].as_str().unwrap().starts_with("cycle: "), "{seen:?}");
+    assert!(seen[1].as_str().unwrap().starts_with("fn: "), "{seen:?}");
+}
+
+#[test]
+fn script_shadowing_a_host_name_is_fine() {
+    let (vm, seen) = vm_with_report();
+    vm.register_fn("twice", |_| Ok(HostValue::from("host")));
+    let r = run(&vm, "function twice(x: number): number { return 2 * x; }\nreport(twice(4));");
+    assert_eq!(r, Ok(HostValue::Undefined));
+    assert_eq!(seen.lock().unwrap()[0], HostValue::Number(8.0));
+}
+
+#[test]
+fn assigning_to_a_host_fn_is_a_compile_error() {
+    let vm = Vm::builder().build();
+    vm.register_fn("add", |_| Ok(HostValue::Undefined));
+    let e = vm.compile_source("assign.raya", "add = 5;\n").unwrap_err();
+    assert!(e.render().contains("assign.raya"), "{}", e.render());
+    // Unregistered names are still unknown.
+    let e = vm.compile_source("unknown.raya", "nothere();\n").unwrap_err();
+    assert!(e.render().contains("cannot find name `nothere`"), "{}", e.render());
+}
+
+#[test]
+fn compile_errors_are_values() {
+    let vm = Vm::builder().build();
+    let e = vm.compile_source("bad.raya", "let x = ;\nreport(1);").unwrap_err();
+    let text = e.render();
+    assert!(text.contains("bad.raya"), "{text}");
+    assert!(!e.diagnostics.is_empty());
+}
+
+#[test]
+fn uncaught_error_and_exit_codes() {
+    let (vm, _) = vm_with_report();
+    match run(&vm, "function f() { throw new Error(\"boom\"); }\nf();") {
+        Err(HostError::Uncaught(s)) => {
+            assert!(s.starts_with("Error: boom"), "{s}");
+            assert!(s.contains("at f"), "{s}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(run(&vm, "exit(3);"), Err(HostError::Exit(3))));
+    assert_eq!(run(&vm, "exit(0);"), Ok(HostValue::Undefined));
+    assert!(matches!(run(&vm, "await new Promise<number>();"), Err(HostError::Deadlock)));
+}
+
+#[test]
+fn host_fn_panics_and_errors_are_script_errors() {
+    let (vm, seen) = vm_with_report();
+    vm.register_fn("fails", |_| Err("nope".into()));
+    vm.register_fn("panics", |_| panic!("host bug"));
+    let r = run(
+        &vm,
+        r#"
+        try { fails(); } catch (e) { report(e.message); }
+        try { panics(); } catch (e) { report(e.message); }
+        "#,
+    );
+    assert_eq!(r, Ok(HostValue::Undefined));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[0], HostValue::from("nope"));
+    assert_eq!(seen[1], HostValue::from("host function `panics` panicked"));
+}
+
+#[test]
+fn blocking_host_fn_does_not_stall_the_worker() {
+    let (vm, seen) = vm_with_report();
+    vm.register_blocking_fn("slowRead", |args| {
+        std::thread::sleep(Duration::from_millis(150));
+        let name = args.first().and_then(HostValue::as_str).unwrap_or("?").to_string();
+        if name == "missing" {
+            return Err(format!("no such file: {name}"));
+        }
+        Ok(HostValue::String(format!("contents of {name}")))
+    });
+    let r = run(
+        &vm,
+        r#"
+        let ticks = 0;
+        const ticker = async () => { for (let i = 0; i < 5; i++) { await sleep(10); ticks++; } };
+        const t = ticker();
+        const text = slowRead("a.txt");
+        report(text);
+        report(ticks);
+        try { slowRead("missing"); } catch (e) { report(e.message); }
+        await t;
+        "#,
+    );
+    assert_eq!(r, Ok(HostValue::Undefined));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[0], HostValue::from("contents of a.txt"));
+    // The ticker ran while the blocking call was in progress.
+    assert_eq!(seen[1], HostValue::Number(5.0));
+    assert_eq!(seen[2], HostValue::from("no such file: missing"));
+}
+
+#[test]
+fn async_host_fn_resolved_from_another_thread_is_not_a_deadlock() {
+    let (vm, seen) = vm_with_report();
+    vm.register_async_fn("fetch", |args, promise: ExternalPromise| {
+        let url = args.first().and_then(HostValue::as_str).unwrap_or("").to_string();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            if url.starts_with("bad") {
+                promise.reject(format!("cannot fetch {url}")).unwrap();
+            } else {
+                promise.resolve(HostValue::String(format!("body of {url}"))).unwrap();
+            }
+        });
+    });
+    let start = Instant::now();
+    let r = run(
+        &vm,
+        r#"
+        // Main is blocked on the external promise, with nothing else to run:
+        // not a deadlock while the host holds the promise.
+        report(await fetch("a"));
+        try { await fetch("bad-url"); } catch (e) { report("caught " + e.message); }
+        const both = await [fetch("x"), fetch("y")];
+        report(both.join(","));
+        "#,
+    );
+    assert_eq!(r, Ok(HostValue::Undefined));
+    assert!(start.elapsed() >= Duration::from_millis(600));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(
+        seen,
+        vec![
+            HostValue::from("body of a"),
+            HostValue::from("caught cannot fetch bad-url"),
+            HostValue::from("body of x,body of y"),
+        ]
+    );
+}
+
+#[test]
+fn external_promise_settles_once() {
+    let (vm, seen) = vm_with_report();
+    let results = Arc::new(Mutex::new(Vec::new()));
+    let rs = results.clone();
+    vm.register_async_fn("twice", move |_, promise| {
+        let rs = rs.clone();
+        std::thread::spawn(move || {
+            let first = promise.resolve(1);
+            let second = promise.resolve(2);
+            let third = promise.reject("late");
+            rs.lock().unwrap().push((first.is_ok(), second, third, promise.is_settled()));
+        });
+    });
+    // Settled synchronously, on the worker, inside the call.
+    vm.register_async_fn("now", |args, promise| {
+        promise.resolve(args.first().cloned().unwrap_or_default()).unwrap();
+        assert!(matches!(promise.resolve(0), Err(HostError::AlreadySettled)));
+    });
+    // Dropped without settling: rejected.
+    vm.register_async_fn("forget", |_, promise| drop(promise));
+    let r = run(
+        &vm,
+        r#"
+        report(await twice());
+        report(await now("sync"));
+        try { await forget(); } catch (e) { report(e.message); }
+        "#,
+    );
+    assert_eq!(r, Ok(HostValue::Undefined));
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen[0], HostValue::Number(1.0));
+    assert_eq!(seen[1], HostValue::from("sync"));
+    assert_eq!(seen[2], HostValue::from("external promise dropped without being settled"));
+    let results = results.lock().unwrap();
+    let (first, second, third, settled) = &results[0];
+    assert!(*first);
+    assert!(matches!(second, Err(HostError::AlreadySettled)));
+    assert!(matches!(third, Err(HostError::AlreadySettled)));
+    assert!(*settled);
+}
+
+#[test]
+fn pending_external_promise_keeps_the_program_alive_after_main() {
+    let (vm, seen) = vm_with_report();
+    vm.register_async_fn("later", |_, promise| {
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            promise.resolve("late").unwrap();
+        });
+    });
+    let r = run(
+        &vm,
+        r#"
+        const t = (async () => { report(await later()); })();
+        report("main done");
+        "#,
+    );
+    assert_eq!(r, Ok(HostValue::Undefined));
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::from("main done"), HostValue::from("late")]);
+}
+
+#[test]
+fn exit_with_a_pending_external_promise_ends_the_program() {
+    let (vm, _) = vm_with_report();
+    let settled = Arc::new(Mutex::new(None));
+    let s = settled.clone();
+    vm.register_async_fn("never", move |_, promise| {
+        let s = s.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            // The program is gone: settling is harmless.
+            *s.lock().unwrap() = Some(promise.resolve(1));
+        });
+    });
+    let start = Instant::now();
+    assert_eq!(run(&vm, "const p = never();\nexit(0);"), Ok(HostValue::Undefined));
+    assert!(start.elapsed() < Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(*settled.lock().unwrap(), Some(Ok(())));
+}
+
+#[test]
+fn execute_async_wait_and_wait_timeout() {
+    let (vm, seen) = vm_with_report();
+    let program = vm.compile_source("t.raya", "await sleep(200);\nreport(\"done\");").unwrap();
+    let h = vm.execute_async(&program);
+    assert!(h.wait_timeout(Duration::from_millis(10)).is_none());
+    assert!(!h.is_finished());
+    assert_eq!(h.wait_timeout(Duration::from_secs(20)), Some(Ok(HostValue::Undefined)));
+    assert!(h.is_finished());
+    assert_eq!(h.wait(), Ok(HostValue::Undefined));
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::from("done")]);
+
+    // Two programs of one VM at the same time.
+    let p2 = vm.compile_source("u.raya", "throw new Error(\"bad\");").unwrap();
+    let a = vm.execute_async(&program);
+    let b = vm.execute_async(&p2);
+    assert!(matches!(b.wait(), Err(HostError::Uncaught(s)) if s.starts_with("Error: bad")));
+    assert_eq!(a.wait(), Ok(HostValue::Undefined));
+}
+
+/// A minimal executor: polls on every wake-up, parking in between.
+fn block_on<F: Future>(fut: F) -> (F::Output, usize) {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut fut = Box::pin(fut);
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        if let Poll::Ready(v) = Pin::as_mut(&mut fut).poll(&mut cx) {
+            return (v, polls);
+        }
+        std::thread::park_timeout(Duration::from_secs(5));
+    }
+}
+
+#[test]
+fn exec_handle_is_a_future() {
+    let (vm, seen) = vm_with_report();
+    vm.register_async_fn("tick", |_, p| {
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            p.resolve(7).unwrap();
+        });
+    });
+    let program = vm.compile_source("f.raya", "report(await tick());").unwrap();
+    let (r, polls) = block_on(vm.execute_async(&program));
+    assert_eq!(r, Ok(HostValue::Undefined));
+    assert!(polls >= 2, "first poll is pending");
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::Number(7.0)]);
+    let (r, _) = block_on(async { vm.execute_async(&program).await });
+    assert_eq!(r, Ok(HostValue::Undefined));
+}
+
+#[test]
+fn compile_file_sees_host_fns_in_every_module() {
+    let dir = std::env::temp_dir().join(format!("raya-embed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("lib.raya"), "export function double(x: number): number { return twice(x); }\n").unwrap();
+    std::fs::write(dir.join("main.raya"), "import { double } from \"./lib.raya\";\nreport(double(21));\n").unwrap();
+    let (vm, seen) = vm_with_report();
+    vm.register_fn("twice", |a| Ok(HostValue::Number(a[0].as_number().unwrap() * 2.0)));
+    let program = vm.compile_file(dir.join("main.raya")).unwrap();
+    assert_eq!(vm.execute(&program), Ok(HostValue::Undefined));
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::Number(42.0)]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The example's code, compiled into this test too.
+#[allow(dead_code)]
+#[path = "../examples/embed.rs"]
+mod example;
+
+#[test]
+fn the_embed_example_runs() {
+    let lines = example::run().expect("the example's script runs");
+    assert_eq!(
+        lines,
+        vec!["weather in Lisbon: sunny, 21", "weather in Oslo: snow, -3", "error: unknown city Atlantis"]
+    );
+    // `cargo test` builds the examples next to the test binaries: run the
+    // real one when it is there (a `cargo test --test embed` run skips it).
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(|d| d.parent()).unwrap().join("examples");
+    let bin = dir.join(format!("embed{}", std::env::consts::EXE_SUFFIX));
+    if !bin.exists() {
+        eprintln!("note: {} not built; skipped running it", bin.display());
+        return;
+    }
+    let out = std::process::Command::new(&bin).output().expect("run the embed example");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stdout.contains("[host] weather in Lisbon: sunny, 21"), "{stdout}");
+    assert!(stdout.contains("average: 9"), "{stdout}");
+    assert!(stdout.contains("script finished (3 host log lines)"), "{stdout}");
+}
