@@ -58,9 +58,24 @@ fn dispatch(c: &mut Criterion) {
     c.bench_function("dispatch/calls_300k", |b| b.iter(|| run_program(&program, vec![])));
 }
 
+/// Task runtime: spawn + await, a context switch (two tasks yielding to each
+/// other), an uncontended channel send/receive pair and lock/unlock.
+fn tasks(c: &mut Criterion) {
+    let cases = [
+        ("tasks/spawn_await_10k", "async function f(i: number) { return i; } let s = 0; for (let i = 0; i < 10000; i++) s += await f(i);"),
+        ("tasks/context_switch_10k", "async function y() { for (let i = 0; i < 5000; i++) Task.yield(); } await [y(), y()];"),
+        ("sync/channel_pair_10k", "const ch = new Channel<number>(1); let s = 0; for (let i = 0; i < 10000; i++) { ch.send(i); s += ch.receive()!; }"),
+        ("sync/lock_unlock_10k", "const m = new Mutex(); for (let i = 0; i < 10000; i++) { m.lock(); m.unlock(); }"),
+    ];
+    for (name, src) in cases {
+        let program = compile_source("bench.raya", src).map_err(|e| e.render()).unwrap();
+        c.bench_function(name, |b| b.iter(|| run_program(&program, vec![])));
+    }
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10);
-    targets = front_end, dispatch
+    targets = front_end, dispatch, tasks
 }
 criterion_main!(benches);

@@ -208,7 +208,7 @@ fn run_inner<R>(
         rt.flush_stdout();
         return end(&mut rt, RunEnd { code: 1, exited: false, main: Some(Outcome::Error(e)) });
     }
-    let main = Arc::new(TaskCell::new(id, Box::new(Task::new(id))));
+    let main = Arc::new(TaskCell::without_exec(id));
     exec.cell = Some(main.clone());
     *main.exec.lock() = Some(Box::new(exec));
     let obj = rt.heap.alloc(Body::Task(main.clone()));
@@ -568,6 +568,14 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
                     rt.woken.push(cell.clone());
                     return;
                 }
+            }
+        }
+        Wait::Until(deadline) if deadline <= std::time::Instant::now() => {
+            // `Task.yield()` / `sleep(0)`: straight to the back of this
+            // worker's queue, no timer round trip.
+            if waiter.claim() {
+                *cell.resume.lock() = Some(Resume::Value(Value::UNDEFINED));
+                cx.push_local(Job::Run(cell.clone()));
             }
         }
         Wait::Until(deadline) => {

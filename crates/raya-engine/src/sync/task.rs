@@ -66,10 +66,18 @@ pub struct TaskCell {
 
 impl TaskCell {
     pub fn new(id: u32, exec: Box<Task>) -> TaskCell {
+        let cell = TaskCell::without_exec(id);
+        *cell.exec.lock() = Some(exec);
+        cell
+    }
+
+    /// A cell whose execution state is installed afterwards (the state
+    /// needs the cell's `Arc` first).
+    pub fn without_exec(id: u32) -> TaskCell {
         TaskCell {
             id,
             object: AtomicU64::new(Value::UNDEFINED.bits()),
-            exec: Mutex::new(Some(exec)),
+            exec: Mutex::new(None),
             completion: Completion::default(),
             token: WaitToken::default(),
             cancel: AtomicBool::new(false),

@@ -250,7 +250,7 @@ impl<'rt> TaskInterpreter<'rt> {
         let mut t = Task::new(id);
         self.start(&mut t, callee, this, args)?;
         let mut exec = Box::new(t);
-        let cell = Arc::new(TaskCell::new(id, Box::new(Task::new(id))));
+        let cell = Arc::new(TaskCell::without_exec(id));
         exec.cell = Some(cell.clone());
         *cell.exec.lock() = Some(exec);
         let obj = self.rt.heap.alloc(Body::Task(cell.clone()));
@@ -271,8 +271,7 @@ impl<'rt> TaskInterpreter<'rt> {
         ret: usize,
     ) -> Result<(), Fault> {
         let this = task.regs[f + 1];
-        let args: Vec<Value> = task.regs[f + 2..f + 2 + argc].to_vec();
-        match self.spawn(callee, this, &args) {
+        match self.spawn(callee, this, &task.regs[f + 2..f + 2 + argc]) {
             Ok(t) => {
                 task.regs[ret] = t;
                 Ok(())

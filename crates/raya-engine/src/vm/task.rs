@@ -94,7 +94,7 @@ impl Task {
     pub fn new(id: u32) -> Task {
         Task {
             id,
-            regs: Vec::with_capacity(64),
+            regs: Vec::with_capacity(16),
             frames: Vec::new(),
             handlers: Vec::new(),
             resume_dst: 0,
