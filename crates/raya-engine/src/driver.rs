@@ -399,6 +399,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                     None => Outcome::Value(v),
                 };
                 complete(&mut rt, &cell, o);
+                cx.completed();
             }
             RunOutcome::Failed(e) => {
                 let o = if cell.is_cancel_requested() && (e.is_undefined() || is_cancelled_error(&rt, e)) {
@@ -413,6 +414,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                     Outcome::Error(e)
                 };
                 complete(&mut rt, &cell, o);
+                cx.completed();
                 if let (Outcome::Error(e), true) = (o, Arc::ptr_eq(&cell, &self.shared.main)) {
                     // An uncaught error in the main task ends the program at
                     // once, whatever other tasks are still doing.
@@ -445,7 +447,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
 /// local queue.
 fn queue_woken(rt: &mut Runtime, cx: &WorkerCx<Job>) {
     for t in std::mem::take(&mut rt.spawned) {
-        cx.push_local(Job::Run(t));
+        cx.scheduler().spawn(Job::Run(t)); // this worker's local queue, counted as spawned
     }
     let mut woken = std::mem::take(&mut rt.woken).into_iter();
     if let Some(first) = woken.next() {
