@@ -34,6 +34,9 @@ use crate::bytecode::{Capture, Instr, MethodKind, SelectCaseDesc, SelectDesc};
 use crate::sync::{Outcome, Resume, TaskCell, Wait};
 use std::sync::Arc;
 
+/// Constructor of a built-in class whose instances are not plain objects.
+type BuiltinCtor = fn(&mut NativeCtx, &[Value]) -> Result<Value, Value>;
+
 /// Maximum call depth before `RangeError: Maximum call stack size exceeded`.
 pub const MAX_FRAMES: usize = 10_000;
 
@@ -528,33 +531,23 @@ impl<'rt> TaskInterpreter<'rt> {
                 return Err(Fault::Type(format!("{name} is not a constructor")));
             }
         };
-        match cd.kind {
-            BuiltinKind::Ordinary => {}
-            BuiltinKind::Array => {
-                return self.construct_builtin(task, crate::builtins::array::construct_array, f, argc)
-            }
-            BuiltinKind::Promise => {
-                return self.construct_builtin(task, crate::builtins::tasks::construct_promise, f, argc)
-            }
-            BuiltinKind::Map => {
-                return self.construct_builtin(task, crate::builtins::collections::construct_map, f, argc)
-            }
-            BuiltinKind::Set => {
-                return self.construct_builtin(task, crate::builtins::collections::construct_set, f, argc)
-            }
-            BuiltinKind::Channel => {
-                return self.construct_builtin(task, crate::builtins::channels::construct_channel, f, argc)
-            }
-            BuiltinKind::Mutex => {
-                return self.construct_builtin(task, crate::builtins::channels::construct_mutex, f, argc)
-            }
-            BuiltinKind::WaitGroup => {
-                return self.construct_builtin(task, crate::builtins::channels::construct_wait_group, f, argc)
-            }
-            BuiltinKind::Semaphore => {
-                return self.construct_builtin(task, crate::builtins::channels::construct_semaphore, f, argc)
-            }
+        // Built-in classes whose instances are not plain objects have their
+        // own constructor function.
+        use crate::builtins::{array, channels, collections, tasks};
+        let builtin: Option<BuiltinCtor> = match cd.kind {
+            BuiltinKind::Ordinary => None,
+            BuiltinKind::Array => Some(array::construct_array),
+            BuiltinKind::Promise => Some(tasks::construct_promise),
+            BuiltinKind::Map => Some(collections::construct_map),
+            BuiltinKind::Set => Some(collections::construct_set),
+            BuiltinKind::Channel => Some(channels::construct_channel),
+            BuiltinKind::Mutex => Some(channels::construct_mutex),
+            BuiltinKind::WaitGroup => Some(channels::construct_wait_group),
+            BuiltinKind::Semaphore => Some(channels::construct_semaphore),
             _ => return Err(Fault::Type(format!("{} is not a constructor", cd.name.as_str()))),
+        };
+        if let Some(ctor) = builtin {
+            return self.construct_builtin(task, ctor, f, argc);
         }
         let this = self.new_instance(callee);
         task.regs[f + 1] = this;
@@ -590,7 +583,7 @@ impl<'rt> TaskInterpreter<'rt> {
     fn construct_builtin(
         &mut self,
         task: &mut Task,
-        ctor: fn(&mut NativeCtx, &[Value]) -> Result<Value, Value>,
+        ctor: BuiltinCtor,
         f: usize,
         argc: usize,
     ) -> Result<Invoked, Fault> {
