@@ -632,8 +632,8 @@ pub fn report_uncaught(rt: &mut Runtime, e: Value) {
 /// The text `Uncaught` is followed by: the error's stack, or its inspection.
 pub fn uncaught_text(e: Value) -> String {
     if let Some(Body::Object(d)) = e.as_obj().map(|o| &o.body) {
-        let d = d.get();
-        if ops::error_name(d).is_some() {
+        let d = d.lock();
+        if ops::error_name(&d).is_some() {
             if let Some(s) = d.props.get(names::STACK).and_then(ops::as_str) {
                 // The header reflects the error's name and message now (a
                 // constructor may set `this.name` after `super()`), as V8

@@ -195,11 +195,11 @@ fn to_host(v: Value, stack: &mut Vec<usize>) -> Result<HostValue, String> {
     let r = match &obj.body {
         Body::Str(s) => Ok(HostValue::String(s.s.to_string())),
         Body::Array(a) => {
-            let items = a.get().clone();
+            let items = a.lock().clone();
             items.into_iter().map(|x| to_host(x, stack)).collect::<Result<Vec<_>, _>>().map(HostValue::Array)
         }
         Body::Object(d) => {
-            let d = d.get();
+            let d = d.lock();
             let mut props = Vec::with_capacity(d.props.keys.len());
             let pairs: Vec<(Atom, Value)> = d.props.keys.iter().copied().zip(d.props.vals.iter().copied()).collect();
             for (k, x) in pairs {

@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 use super::numconv;
 use super::string::{cmp_utf16, int_arg, relative};
 use crate::vm::native::{arg, NativeCtx};
-use crate::vm::object::{Body, IterState};
+use crate::vm::object::{Body, IterState, MutRef};
 use crate::vm::ops::{self, MAX_ARRAY_LEN};
 use crate::vm::realm::{Builder, Realm};
 use crate::vm::value::Value;
@@ -61,7 +61,7 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
 // Helpers
 // ---------------------------------------------------------------------------
 
-fn this_array(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<&'static mut Vec<Value>, Value> {
+fn this_array(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<MutRef<'static, Vec<Value>>, Value> {
     match ops::array_data(this) {
         Some(a) => Ok(a),
         None => Err(ctx.type_error(format!("Array.prototype.{method} called on a non-array ({})", ops::type_of(this)))),
@@ -70,12 +70,11 @@ fn this_array(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<&'static
 
 /// `this_array` for methods that change the array: a frozen array is a
 /// TypeError, as in JS strict mode.
-fn this_array_mut(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<&'static mut Vec<Value>, Value> {
-    let a = this_array(ctx, this, method)?;
+fn this_array_mut(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<MutRef<'static, Vec<Value>>, Value> {
     if this.as_obj().is_some_and(|o| o.is_frozen_array()) {
         return Err(ctx.type_error(format!("Cannot modify a frozen array (Array.prototype.{method})")));
     }
-    Ok(a)
+    this_array(ctx, this, method)
 }
 
 fn too_long(ctx: &mut NativeCtx) -> Value {
@@ -92,7 +91,7 @@ pub(crate) fn iterable_values(ctx: &mut NativeCtx, v: Value, array_like: bool) -
         return Ok(None);
     };
     Ok(Some(match &o.body {
-        Body::Array(a) => a.get().clone(),
+        Body::Array(a) => a.lock().clone(),
         Body::Str(s) => {
             let mut out = Vec::with_capacity(s.s.len());
             for c in s.s.chars() {
@@ -102,11 +101,11 @@ pub(crate) fn iterable_values(ctx: &mut NativeCtx, v: Value, array_like: bool) -
             out
         }
         Body::Map(m) => {
-            let pairs: Vec<(Value, Value)> = m.get().iter().collect();
+            let pairs: Vec<(Value, Value)> = m.lock().iter().collect();
             pairs.into_iter().map(|(k, v)| ctx.array(vec![k, v])).collect()
         }
-        Body::Set(m) => m.get().iter().map(|(k, _)| k).collect(),
-        Body::Iter(it) => iter_rest(ctx, it.get()),
+        Body::Set(m) => m.lock().iter().map(|(k, _)| k).collect(),
+        Body::Iter(it) => iter_rest(ctx, &it.lock()),
         Body::Object(_) if array_like => {
             let len = ctx.get(v, "length")?;
             if !len.is_number() {
@@ -167,7 +166,7 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
         IterState::Map { map, next, kind } => {
             let entries: Vec<(Value, Value)> = match map.as_obj().map(|o| &o.body) {
                 Some(Body::Map(m)) | Some(Body::Set(m)) => {
-                    m.get().entries.get(next..).unwrap_or(&[]).iter().flatten().copied().collect()
+                    m.lock().entries.get(next..).unwrap_or(&[]).iter().flatten().copied().collect()
                 }
                 _ => Vec::new(),
             };
@@ -232,7 +231,7 @@ fn push_join_part(out: &mut String, v: Value) {
 // ---------------------------------------------------------------------------
 
 fn push(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let a = this_array_mut(ctx, this, "push")?;
+    let mut a = this_array_mut(ctx, this, "push")?;
     if a.len() + args.len() > MAX_ARRAY_LEN {
         return Err(too_long(ctx));
     }
@@ -241,12 +240,12 @@ fn push(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
 }
 
 fn pop(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let a = this_array_mut(ctx, this, "pop")?;
+    let mut a = this_array_mut(ctx, this, "pop")?;
     Ok(a.pop().unwrap_or(Value::UNDEFINED))
 }
 
 fn shift(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let a = this_array_mut(ctx, this, "shift")?;
+    let mut a = this_array_mut(ctx, this, "shift")?;
     if a.is_empty() {
         return Ok(Value::UNDEFINED);
     }
@@ -254,7 +253,7 @@ fn shift(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Val
 }
 
 fn unshift(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let a = this_array_mut(ctx, this, "unshift")?;
+    let mut a = this_array_mut(ctx, this, "unshift")?;
     if a.len() + args.len() > MAX_ARRAY_LEN {
         return Err(too_long(ctx));
     }
@@ -282,7 +281,7 @@ fn splice(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
     if len - delete + items.len() > MAX_ARRAY_LEN {
         return Err(too_long(ctx));
     }
-    let a = this_array_mut(ctx, this, "splice")?;
+    let mut a = this_array_mut(ctx, this, "splice")?;
     let removed: Vec<Value> = a.splice(start..start + delete, items.iter().copied()).collect();
     Ok(ctx.array(removed))
 }
@@ -309,7 +308,7 @@ fn concat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
                 if out.len() + b.len() > MAX_ARRAY_LEN {
                     return Err(too_long(ctx));
                 }
-                out.extend_from_slice(b);
+                out.extend_from_slice(&b);
             }
             None => {
                 if out.len() >= MAX_ARRAY_LEN {
@@ -323,7 +322,8 @@ fn concat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
 }
 
 fn join(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let a = this_array(ctx, this, "join")?;
+    // Copied out: nested arrays are joined without holding this one.
+    let a = this_array(ctx, this, "join")?.clone();
     let sep = arg(args, 0);
     let sep = if sep.is_undefined() { std::borrow::Cow::Borrowed(",") } else { super::string::str_arg(sep) };
     if a.is_empty() {
@@ -358,7 +358,7 @@ const MAX_JOIN_NESTING: usize = 1000;
 fn join_into(out: &mut String, arr: Value, sep: &str, visiting: &mut Vec<Value>) -> Result<(), JoinError> {
     // `arr` is not borrowed anywhere else: every array on `visiting` is a
     // different object (cycles are cut below).
-    let items: &[Value] = ops::array_data(arr).map(|a| &a[..]).unwrap_or(&[]);
+    let items: Vec<Value> = ops::array_data(arr).map(|a| a.clone()).unwrap_or_default();
     for (i, &v) in items.iter().enumerate() {
         if i > 0 {
             out.push_str(sep);
@@ -399,7 +399,7 @@ fn fill(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
     let s = int_arg(ctx, arg(args, 1), 0.0, "Array.prototype.fill")?;
     let e = int_arg(ctx, arg(args, 2), len as f64, "Array.prototype.fill")?;
     let (s, e) = (relative(s, len), relative(e, len));
-    let a = this_array_mut(ctx, this, "fill")?;
+    let mut a = this_array_mut(ctx, this, "fill")?;
     if s < e {
         a[s..e].fill(v);
     }
@@ -492,7 +492,7 @@ fn flat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
     let mut stack: Vec<(Value, usize, f64)> = vec![(this, 0, depth)];
     while let Some(top) = stack.last_mut() {
         let (arr, i, d) = *top;
-        let a = ops::array_data(arr).map(|a| &a[..]).unwrap_or(&[]);
+        let a: Vec<Value> = ops::array_data(arr).map(|a| a.clone()).unwrap_or_default();
         if i >= a.len() {
             stack.pop();
             continue;
@@ -556,10 +556,11 @@ fn sort_default(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Val
     } else {
         keyed.sort_by(|x, y| -> Ordering { cmp_utf16(text(&x.0), text(&y.0)) });
     }
-    let a = this_array(ctx, this, "sort")?;
+    let mut a = this_array(ctx, this, "sort")?;
     a.clear();
     a.extend(keyed.into_iter().map(|(_, v)| v));
-    a.resize(a.len() + undefs, Value::UNDEFINED);
+    let n = a.len() + undefs;
+    a.resize(n, Value::UNDEFINED);
     Ok(this)
 }
 
@@ -859,11 +860,11 @@ mod tests {
         let k = ctx.str("k");
         let m = ctx.heap().alloc(Body::Map(crate::vm::object::Mut::new(Default::default())));
         if let Some(Body::Map(d)) = m.as_obj().map(|o| &o.body) {
-            d.get().set(k, n(1.0));
+            d.lock().set(k, n(1.0));
         }
         let st = ctx.heap().alloc(Body::Set(crate::vm::object::Mut::new(Default::default())));
         if let Some(Body::Set(d)) = st.as_obj().map(|o| &o.body) {
-            d.get().set(n(5.0), Value::UNDEFINED);
+            d.lock().set(n(5.0), Value::UNDEFINED);
         }
         let r = from(&mut ctx, Value::UNDEFINED, &[m]).unwrap();
         assert_eq!(show(r), "[['k',1]]");

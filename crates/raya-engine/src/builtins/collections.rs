@@ -9,7 +9,7 @@
 use super::array::{iterable_values, not_iterable_message};
 use super::object::entry_pair;
 use crate::vm::native::{arg, NativeCtx};
-use crate::vm::object::{Body, MapData, Mut};
+use crate::vm::object::{Body, MapData, Mut, MutRef};
 use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
 use crate::vm::value::Value;
@@ -54,7 +54,7 @@ pub fn construct_map(ctx: &mut NativeCtx, args: &[Value]) -> Result<Value, Value
     let src = arg(args, 0);
     let mut data = MapData::default();
     if let Some(Body::Map(m)) = src.as_obj().map(|o| &o.body) {
-        for (k, v) in m.get().iter() {
+        for (k, v) in m.lock().iter() {
             data.set(k, v);
         }
     } else if !src.is_nullish() {
@@ -89,16 +89,16 @@ pub fn construct_set(ctx: &mut NativeCtx, args: &[Value]) -> Result<Value, Value
     Ok(ctx.heap().alloc(Body::Set(Mut::new(data))))
 }
 
-fn this_map(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<&'static mut MapData, Value> {
+fn this_map(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<MutRef<'static, MapData>, Value> {
     match this.as_obj().map(|o| &o.body) {
-        Some(Body::Map(m)) => Ok(m.get()),
+        Some(Body::Map(m)) => Ok(m.lock()),
         _ => Err(ctx.type_error(format!("Method Map.prototype.{method} called on incompatible receiver"))),
     }
 }
 
-fn this_set(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<&'static mut MapData, Value> {
+fn this_set(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<MutRef<'static, MapData>, Value> {
     match this.as_obj().map(|o| &o.body) {
-        Some(Body::Set(m)) => Ok(m.get()),
+        Some(Body::Set(m)) => Ok(m.lock()),
         _ => Err(ctx.type_error(format!("Method Set.prototype.{method} called on incompatible receiver"))),
     }
 }
@@ -150,7 +150,7 @@ fn map_entries(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Valu
 // ---------------------------------------------------------------------------
 
 fn set_add(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let s = this_set(ctx, this, "add")?;
+    let mut s = this_set(ctx, this, "add")?;
     let v = arg(args, 0);
     if !s.has(v) {
         s.set(v, Value::UNDEFINED);
@@ -205,12 +205,12 @@ mod tests {
         }
         match v.as_obj().map(|o| &o.body) {
             Some(Body::Map(m)) => {
-                let parts: Vec<String> = m.get().iter().map(|(k, v)| format!("{} => {}", show(k), show(v))).collect();
-                format!("Map({}) {{{}}}", m.get().len(), parts.join(", "))
+                let parts: Vec<String> = m.lock().iter().map(|(k, v)| format!("{} => {}", show(k), show(v))).collect();
+                format!("Map({}) {{{}}}", m.lock().len(), parts.join(", "))
             }
             Some(Body::Set(m)) => {
-                let parts: Vec<String> = m.get().iter().map(|(k, _)| show(k)).collect();
-                format!("Set({}) {{{}}}", m.get().len(), parts.join(", "))
+                let parts: Vec<String> = m.lock().iter().map(|(k, _)| show(k)).collect();
+                format!("Set({}) {{{}}}", m.lock().len(), parts.join(", "))
             }
             _ => ops::to_display(v),
         }

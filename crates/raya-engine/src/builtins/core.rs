@@ -82,7 +82,7 @@ pub fn install_classes(b: &mut Builder) -> Realm {
 fn error_class(b: &mut Builder, name: &str, parent: Value) -> Value {
     let class = b.class(name, parent, BuiltinKind::Ordinary, Some(error_ctor), Some(error_call));
     let name_v = b.heap.alloc_str(name);
-    let cd = Builder::class_data(class);
+    let mut cd = Builder::class_data(class);
     cd.proto_props.set(names::NAME, name_v);
     let to_string = b.native("toString", error_to_string);
     cd.proto_props.set(names::TO_STRING, to_string);
@@ -92,18 +92,12 @@ fn error_class(b: &mut Builder, name: &str, parent: Value) -> Value {
 /// `new Error(message?, { cause }?)`: `this` is the fresh instance.
 fn error_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let m = arg(args, 0);
-    if let Some(d) = ops::object_data(this) {
-        if !m.is_undefined() {
-            let s = ctx.str(ops::to_display(m));
-            d.props.set(names::MESSAGE, s);
-        } else {
-            let s = ctx.str("");
-            d.props.set(names::MESSAGE, s);
-        }
-        if let Some(opts) = ops::object_data(arg(args, 1)) {
-            if let Some(cause) = opts.props.get(names::CAUSE) {
-                d.props.set(names::CAUSE, cause);
-            }
+    let message = ctx.str(if m.is_undefined() { String::new() } else { ops::to_display(m) });
+    let cause = ops::object_data(arg(args, 1)).and_then(|opts| opts.props.get(names::CAUSE));
+    if let Some(mut d) = ops::object_data(this) {
+        d.props.set(names::MESSAGE, message);
+        if let Some(cause) = cause {
+            d.props.set(names::CAUSE, cause);
         }
     }
     let task = ctx.task;
@@ -151,7 +145,7 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
                 "Promise" => c.promise,
                 _ => Value::UNDEFINED,
             };
-            if let Some(cd) = ops::class_data(target) {
+            if let Some(mut cd) = ops::class_data(target) {
                 cd.statics.set(Atom::intern(member), v);
             }
         } else {

@@ -208,8 +208,8 @@ pub fn fmt_number(n: f64) -> String {
 /// error.
 pub fn error_stack(v: Value) -> Option<String> {
     let d = ops::object_data(v)?;
-    ops::error_name(d)?;
-    Some(current_stack(d))
+    ops::error_name(&d)?;
+    Some(current_stack(&d))
 }
 
 fn current_stack(d: &ObjectData) -> String {
@@ -376,7 +376,7 @@ fn is_builtin_class(cd: &ClassData) -> bool {
 pub fn namespace_object(b: &mut crate::vm::realm::Builder, name: &str) -> Value {
     let class = b.class(name, Value::UNDEFINED, BuiltinKind::Namespace, None, None);
     let obj = b.object();
-    if let Some(d) = ops::object_data(obj) {
+    if let Some(mut d) = ops::object_data(obj) {
         d.class = class;
     }
     obj
@@ -391,7 +391,7 @@ pub fn is_namespace(d: &ObjectData) -> bool {
 fn instance_class_name(d: &ObjectData) -> Option<&'static str> {
     let cd = ops::class_data(d.class)?;
     let name = cd.name.as_str();
-    if name.is_empty() || (name == "Object" && is_builtin_class(cd)) {
+    if name.is_empty() || (name == "Object" && is_builtin_class(&cd)) {
         None
     } else {
         Some(name)
@@ -480,25 +480,41 @@ impl Inspector {
         }
         match &o.body {
             Body::Array(a) => {
-                let all = a.get();
-                let len = all.len();
-                let items = all[..len.min(MAX_ARRAY_LENGTH)].to_vec();
+                // Copied out: elements are inspected without holding the
+                // array (see the lock order in `vm::object`).
+                let (items, len) = {
+                    let all = a.lock();
+                    (all[..all.len().min(MAX_ARRAY_LENGTH)].to_vec(), all.len())
+                };
                 self.array(p, &items, len, recurse, indent)
             }
-            Body::Object(d) => self.object(p, d.get(), recurse, indent),
+            Body::Object(d) => {
+                let d = d.lock().clone();
+                self.object(p, &d, recurse, indent)
+            }
             Body::Function(f) => self.function(f),
-            Body::Class(c) => self.class(p, v, c.get(), recurse, indent),
+            Body::Class(c) => {
+                let c = c.lock().clone();
+                self.class(p, v, &c, recurse, indent)
+            }
             Body::Map(m) => {
-                let m = m.get();
-                let entries: Vec<(Value, Value)> = m.iter().take(MAX_ARRAY_LENGTH).collect();
-                self.map(p, &entries, m.len(), recurse, indent)
+                let (entries, len) = {
+                    let m = m.lock();
+                    (m.iter().take(MAX_ARRAY_LENGTH).collect::<Vec<_>>(), m.len())
+                };
+                self.map(p, &entries, len, recurse, indent)
             }
             Body::Set(m) => {
-                let m = m.get();
-                let items: Vec<Value> = m.iter().take(MAX_ARRAY_LENGTH).map(|(k, _)| k).collect();
-                self.set(p, &items, m.len(), recurse, indent)
+                let (items, len) = {
+                    let m = m.lock();
+                    (m.iter().take(MAX_ARRAY_LENGTH).map(|(k, _)| k).collect::<Vec<_>>(), m.len())
+                };
+                self.set(p, &items, len, recurse, indent)
             }
-            Body::Iter(it) => self.iterator(p, it.get(), recurse, indent),
+            Body::Iter(it) => {
+                let it = it.lock().clone();
+                self.iterator(p, &it, recurse, indent)
+            }
             Body::Task(t) => format!("Task {{ id: {}, state: '{}' }}", t.id, crate::sync::task::state_name(t)),
             Body::Promise(p) => {
                 format!("Promise {{ state: '{}' }}", crate::sync::task::outcome_name(p.completion.outcome()))
@@ -510,11 +526,11 @@ impl Inspector {
             Body::WaitGroup(g) => format!("WaitGroup {{ count: {} }}", g.count()),
             Body::Semaphore(s) => format!("Semaphore {{ available: {} }}", s.available()),
             Body::Accessor(a) => {
-                let a = *a.get();
+                let a = *a.lock();
                 accessor_label(a.get, a.set).into()
             }
             Body::Cell(c) => {
-                let inner = *c.get();
+                let inner = *c.lock();
                 self.value(inner, recurse, indent)
             }
             Body::Str(_) => unreachable!(),
@@ -559,7 +575,7 @@ impl Inspector {
             let name = format_key(k.as_str());
             let shown = match val.as_obj().map(|o| &o.body) {
                 Some(Body::Accessor(a)) => {
-                    let a = *a.get();
+                    let a = *a.lock();
                     accessor_label(a.get, a.set).to_owned()
                 }
                 _ => self.value(val, recurse + 1, indent + 2),
@@ -685,7 +701,7 @@ impl Inspector {
             .ordered_keys()
             .into_iter()
             .filter(|&k| match cd.statics.get(k).and_then(|s| s.as_obj()).map(|o| &o.body) {
-                Some(Body::Function(Function::Closure(c))) => *c.home.get() != v,
+                Some(Body::Function(Function::Closure(c))) => *c.home.lock() != v,
                 Some(Body::Function(Function::Native(_))) | Some(Body::Accessor(_)) => false,
                 _ => true,
             })
@@ -761,8 +777,8 @@ impl Inspector {
             IterState::Map { map, next, kind } => (*map, *next, *kind),
         };
         let (data, is_set) = match map.as_obj().map(|o| &o.body) {
-            Some(Body::Map(m)) => (m.get(), false),
-            Some(Body::Set(m)) => (m.get(), true),
+            Some(Body::Map(m)) => (m.lock(), false),
+            Some(Body::Set(m)) => (m.lock(), true),
             _ => return "Object [Iterator] {}".into(),
         };
         let rest: Vec<(Value, Value)> = data

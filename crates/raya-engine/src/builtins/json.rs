@@ -29,7 +29,7 @@ fn json_stringify(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<V
     if ops::is_callable(replacer) {
         return Err(ctx.type_error("JSON.stringify: a replacer function is not supported (use an array of keys)"));
     }
-    let keys = ops::array_data(replacer).map(|items| property_list(items));
+    let keys = ops::array_data(replacer).map(|items| property_list(&items));
     let gap = gap_of(arg(args, 2));
     match stringify(arg(args, 0), keys.as_deref(), gap.as_deref()) {
         Ok(Some(s)) => Ok(ctx.str(s)),
@@ -106,9 +106,9 @@ fn classify(v: Value, keys: Option<&[Atom]>) -> Ser {
             numconv::json_quote(&s.s, &mut out);
             Ser::Text(out)
         }
-        Some(Body::Array(a)) => Ser::Array(a.get().clone()),
-        Some(Body::Object(d)) if super::inspect::is_namespace(d.get()) => Ser::Object(Vec::new()),
-        Some(Body::Object(d)) => Ser::Object(object_entries(d.get(), keys)),
+        Some(Body::Array(a)) => Ser::Array(a.lock().clone()),
+        Some(Body::Object(d)) if super::inspect::is_namespace(&d.lock()) => Ser::Object(Vec::new()),
+        Some(Body::Object(d)) => Ser::Object(object_entries(&d.lock(), keys)),
         Some(Body::Map(_)) | Some(Body::Set(_)) | Some(Body::Iter(_)) => Ser::Object(Vec::new()),
         _ => Ser::Skip,
     }
@@ -302,7 +302,7 @@ fn constructor_name(v: Value) -> String {
         Some(Body::Array(_)) => "Array",
         Some(Body::Map(_)) => "Map",
         Some(Body::Set(_)) => "Set",
-        Some(Body::Object(d)) => match ops::class_data(d.get().class) {
+        Some(Body::Object(d)) => match ops::class_data(d.lock().class) {
             Some(cd) => cd.name.as_str(),
             None => "Object",
         },

@@ -19,7 +19,8 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.static_native(c.number, "isSafeInteger", is_safe_integer);
     b.static_native(c.number, "isFinite", number_is_finite);
     b.static_native(c.number, "isNaN", number_is_nan);
-    let statics = &mut Builder::class_data(c.number).statics;
+    let mut number_class = Builder::class_data(c.number);
+    let statics = &mut number_class.statics;
     statics.set(Atom::intern("parseInt"), parse_int_fn);
     statics.set(Atom::intern("parseFloat"), parse_float_fn);
     for (name, v) in [
@@ -34,6 +35,7 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     ] {
         statics.set(Atom::intern(name), Value::number(v));
     }
+    drop(number_class);
 
     // Calling the classes without `new`.
     Builder::class_data(c.number).call = b.native("Number", number_call);

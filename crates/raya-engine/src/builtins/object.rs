@@ -65,7 +65,7 @@ fn is_accessor(v: Value) -> bool {
 fn is_hidden_static(class: Value, v: Value) -> bool {
     match v.as_obj().map(|o| &o.body) {
         Some(Body::Accessor(_)) | Some(Body::Function(Function::Native(_))) => true,
-        Some(Body::Function(Function::Closure(c))) => *c.home.get() == class,
+        Some(Body::Function(Function::Closure(c))) => *c.home.lock() == class,
         _ => false,
     }
 }
@@ -80,18 +80,18 @@ fn own_keys(ctx: &mut NativeCtx, obj: Value) -> Result<Keys, Value> {
     }
     Ok(match obj.as_obj().map(|o| &o.body) {
         Some(Body::Object(d)) => {
-            let d = d.get();
+            let d = d.lock();
             let mut ks = d.props.ordered_keys();
-            if ops::error_name(d).is_some() {
+            if ops::error_name(&d).is_some() {
                 // An error's message, stack and cause are not enumerable.
                 ks.retain(|&k| k != names::MESSAGE && k != names::STACK && k != names::CAUSE);
             }
             Keys::Named(ks)
         }
-        Some(Body::Array(a)) => Keys::Indices(a.get().len()),
+        Some(Body::Array(a)) => Keys::Indices(a.lock().len()),
         Some(Body::Str(s)) => Keys::Indices(s.utf16_len as usize),
         Some(Body::Class(c)) => {
-            let st = &c.get().statics;
+            let st = &c.lock().statics;
             Keys::Named(
                 st.ordered_keys()
                     .into_iter()
@@ -116,10 +116,10 @@ fn key_string(ctx: &mut NativeCtx, keys: &Keys, i: usize) -> Value {
 /// The value of own key number `i` (accessors read as undefined).
 fn key_value(ctx: &mut NativeCtx, obj: Value, keys: &Keys, i: usize) -> Value {
     let v = match (keys, obj.as_obj().map(|o| &o.body)) {
-        (Keys::Indices(_), Some(Body::Array(a))) => a.get().get(i).copied(),
+        (Keys::Indices(_), Some(Body::Array(a))) => a.lock().get(i).copied(),
         (Keys::Indices(_), Some(Body::Str(_))) => Some(ops::string_index(ctx.heap(), obj, i)),
-        (Keys::Named(k), Some(Body::Object(d))) => d.get().props.get(k[i]),
-        (Keys::Named(k), Some(Body::Class(c))) => c.get().statics.get(k[i]),
+        (Keys::Named(k), Some(Body::Object(d))) => d.lock().props.get(k[i]),
+        (Keys::Named(k), Some(Body::Class(c))) => c.lock().statics.get(k[i]),
         _ => None,
     };
     match v {
@@ -198,7 +198,7 @@ fn assign(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Va
 
 fn freeze(_ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let obj = arg(args, 0);
-    if let Some(d) = ops::object_data(obj) {
+    if let Some(mut d) = ops::object_data(obj) {
         d.frozen = true;
     } else if let Some(o @ crate::vm::object::Obj { body: Body::Array(_), .. }) = obj.as_obj() {
         o.header.frozen.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -210,7 +210,7 @@ fn is_frozen(_ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value
     let obj = arg(args, 0);
     let frozen = match obj.as_obj().map(|o| &o.body) {
         None | Some(Body::Str(_)) => true,
-        Some(Body::Object(d)) => d.get().frozen,
+        Some(Body::Object(d)) => d.lock().frozen,
         Some(o @ Body::Array(_)) => {
             let _ = o;
             obj.as_obj().is_some_and(|o| o.is_frozen_array())
@@ -263,10 +263,10 @@ pub(crate) fn entry_pair(ctx: &mut NativeCtx, e: Value) -> Result<(Value, Value)
 pub(crate) fn has_own_property(_ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let key = ops::to_key(arg(args, 0));
     let has = match this.as_obj().map(|o| &o.body) {
-        Some(Body::Object(d)) => d.get().props.find(key).is_some(),
-        Some(Body::Array(a)) => key == names::LENGTH || key.as_index().is_some_and(|i| (i as usize) < a.get().len()),
+        Some(Body::Object(d)) => d.lock().props.find(key).is_some(),
+        Some(Body::Array(a)) => key == names::LENGTH || key.as_index().is_some_and(|i| (i as usize) < a.lock().len()),
         Some(Body::Str(s)) => key == names::LENGTH || key.as_index().is_some_and(|i| i < s.utf16_len),
-        Some(Body::Class(c)) => c.get().statics.find(key).is_some(),
+        Some(Body::Class(c)) => c.lock().statics.find(key).is_some(),
         _ => false,
     };
     Ok(Value::bool(has))
@@ -452,7 +452,7 @@ mod tests {
         );
         let m = t.ctx().heap().alloc(Body::Map(Mut::new(Default::default())));
         if let Some(Body::Map(d)) = m.as_obj().map(|o| &o.body) {
-            d.get().set(ka, n(1.0));
+            d.lock().set(ka, n(1.0));
         }
         assert_eq!(t.call(from_entries, U, &[m]), "{a: 1}");
     }

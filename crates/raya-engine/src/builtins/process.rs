@@ -33,7 +33,7 @@ pub fn set_args(rt: &mut Runtime) {
     let slot = super::global_slot("args");
     let items: Vec<Value> = rt.script_args.clone().into_iter().map(|s| rt.heap.alloc_str(s)).collect();
     for arr in [rt.realm.globals[slot], rt.globals[slot]] {
-        if let Some(a) = ops::array_data(arr) {
+        if let Some(mut a) = ops::array_data(arr) {
             a.clone_from(&items);
         }
     }

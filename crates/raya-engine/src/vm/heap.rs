@@ -95,15 +95,20 @@ impl Marker {
     }
 
     fn trace(&mut self, o: &Obj) {
+        // SAFETY: the collector runs with every mutator stopped.
+        unsafe { self.trace_stopped(o) }
+    }
+
+    unsafe fn trace_stopped(&mut self, o: &Obj) {
         match &o.body {
             Body::Str(_) => {}
             Body::Array(a) => {
-                for &v in a.get().iter() {
+                for &v in a.get_stopped().iter() {
                     self.mark(v);
                 }
             }
             Body::Object(d) => {
-                let d = d.get();
+                let d = d.get_stopped();
                 self.mark(d.class);
                 for &v in &d.props.vals {
                     self.mark(v);
@@ -113,14 +118,14 @@ impl Marker {
                 for &v in c.upvals.iter() {
                     self.mark(v);
                 }
-                self.mark(*c.home.get());
+                self.mark(*c.home.get_stopped());
                 for &v in c.proto.consts.iter() {
                     self.mark(v);
                 }
             }
             Body::Function(Function::Native(n)) => self.mark(n.data),
             Body::Class(c) => {
-                let c = c.get();
+                let c = c.get_stopped();
                 self.mark(c.parent);
                 self.mark(c.ctor);
                 self.mark(c.field_init);
@@ -129,15 +134,15 @@ impl Marker {
                     self.mark(v);
                 }
             }
-            Body::Cell(c) => self.mark(*c.get()),
+            Body::Cell(c) => self.mark(*c.get_stopped()),
             Body::Map(m) | Body::Set(m) => {
-                for (k, v) in m.get().iter() {
+                for (k, v) in m.get_stopped().iter() {
                     self.mark(k);
                     self.mark(v);
                 }
             }
             Body::Accessor(a) => {
-                let a = a.get();
+                let a = a.get_stopped();
                 self.mark(a.get);
                 self.mark(a.set);
             }
@@ -165,7 +170,7 @@ impl Marker {
                 self.mark_all(&vs);
             }
             Body::Mutex(_) | Body::WaitGroup(_) | Body::Semaphore(_) => {}
-            Body::Iter(it) => match it.get() {
+            Body::Iter(it) => match it.get_stopped() {
                 IterState::Array { arr, .. } => self.mark(*arr),
                 IterState::Channel { ch, .. } => self.mark(*ch),
                 IterState::Str { s, .. } => self.mark(*s),
@@ -179,8 +184,8 @@ fn body_size(b: &Body) -> usize {
     std::mem::size_of::<Obj>()
         + match b {
             Body::Str(s) => s.s.len(),
-            Body::Array(a) => a.get().capacity() * 8,
-            Body::Object(o) => o.get().props.keys.capacity() * 12,
+            Body::Array(a) => unsafe { a.get_stopped() }.capacity() * 8,
+            Body::Object(o) => unsafe { o.get_stopped() }.props.keys.capacity() * 12,
             Body::Function(Function::Closure(c)) => c.upvals.len() * 8,
             _ => 32,
         }
@@ -287,7 +292,7 @@ mod tests {
     fn set(o: Value, key: &str, v: Value) {
         match &o.as_obj().unwrap().body {
             Body::Object(d) => {
-                d.get().props.set(crate::vm::atom::Atom::intern(key), v);
+                d.lock().props.set(crate::vm::atom::Atom::intern(key), v);
             }
             _ => unreachable!(),
         }
@@ -329,7 +334,7 @@ mod tests {
         for _ in 0..200_000 {
             let next = heap.alloc_array(vec![]);
             if let Body::Array(a) = &cur.as_obj().unwrap().body {
-                a.get().push(next);
+                a.lock().push(next);
             }
             cur = next;
         }

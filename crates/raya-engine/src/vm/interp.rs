@@ -24,7 +24,9 @@
 use super::atom::{names, Atom};
 use super::link::RtProto;
 use super::native::NativeCtx;
-use super::object::{Accessor, Body, BuiltinKind, ClassData, Closure, Function, IterState, Mut, ObjectData, PropMap};
+use super::object::{
+    Accessor, Body, BuiltinKind, ClassData, Closure, Function, IterState, Mut, MutRef, ObjectData, PropMap,
+};
 use super::ops::{self, Fault, Got, Put};
 use super::runtime::{make_closure, Runtime};
 use super::task::{flags, AwaitScan, Frame, Handler, Task};
@@ -135,7 +137,7 @@ fn closure_of(v: Value) -> Option<&'static Closure> {
 
 fn set_home(func: Value, class: Value) {
     if let Some(c) = closure_of(func) {
-        *c.home.get() = class;
+        *c.home.lock() = class;
     }
 }
 
@@ -298,7 +300,7 @@ impl<'rt> TaskInterpreter<'rt> {
                 // Scan from where the previous wake-up left off: elements
                 // before `next` are known to have succeeded, so awaiting N
                 // tasks costs O(N) in all, not O(N) per wake-up.
-                let items = a.get();
+                let items = a.lock();
                 let mut scan = match task.await_scan {
                     Some(s) if s.array == v => s,
                     _ => AwaitScan { array: v, next: 0, registered: false },
@@ -455,7 +457,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         return self.call_above(task, m, x, &[], ret, flags);
                     }
                 }
-                let call = cd.get().call;
+                let call = cd.lock().call;
                 match call.as_obj().map(|o| &o.body) {
                     Some(Body::Function(Function::Native(n))) => {
                         let v = self.call_native(task, n.f, callee, f + 2, argc)?;
@@ -466,7 +468,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     _ => Err(Fault::Type(format!(
                         "Class constructor {} cannot be invoked without 'new'",
-                        cd.get().name.as_str()
+                        cd.lock().name.as_str()
                     ))),
                 }
             }
@@ -517,8 +519,11 @@ impl<'rt> TaskInterpreter<'rt> {
 
     /// `new callee(args)` with the arguments at `regs[f + 2..]`.
     fn construct(&mut self, task: &mut Task, callee: Value, f: usize, argc: usize) -> Result<Invoked, Fault> {
-        let cd = match callee.as_obj().map(|o| &o.body) {
-            Some(Body::Class(cd)) => cd.get(),
+        let (kind, class_name, first_ctor) = match callee.as_obj().map(|o| &o.body) {
+            Some(Body::Class(cd)) => {
+                let cd = cd.lock();
+                (cd.kind, cd.name, cd.ctor)
+            }
             Some(Body::Function(Function::Closure(c))) if !c.proto.proto.is_arrow => {
                 // `new f()` on a plain function: `this` is a fresh object.
                 let this = self.new_instance(Value::UNDEFINED);
@@ -534,7 +539,7 @@ impl<'rt> TaskInterpreter<'rt> {
         // Built-in classes whose instances are not plain objects have their
         // own constructor function.
         use crate::builtins::{array, channels, collections, tasks};
-        let builtin: Option<BuiltinCtor> = match cd.kind {
+        let builtin: Option<BuiltinCtor> = match kind {
             BuiltinKind::Ordinary => None,
             BuiltinKind::Array => Some(array::construct_array),
             BuiltinKind::Promise => Some(tasks::construct_promise),
@@ -544,7 +549,7 @@ impl<'rt> TaskInterpreter<'rt> {
             BuiltinKind::Mutex => Some(channels::construct_mutex),
             BuiltinKind::WaitGroup => Some(channels::construct_wait_group),
             BuiltinKind::Semaphore => Some(channels::construct_semaphore),
-            _ => return Err(Fault::Type(format!("{} is not a constructor", cd.name.as_str()))),
+            _ => return Err(Fault::Type(format!("{} is not a constructor", class_name.as_str()))),
         };
         if let Some(ctor) = builtin {
             return self.construct_builtin(task, ctor, f, argc);
@@ -553,7 +558,7 @@ impl<'rt> TaskInterpreter<'rt> {
         task.regs[f + 1] = this;
         // The nearest constructor up the chain.
         let mut class = callee;
-        let mut ctor = cd.ctor;
+        let mut ctor = first_ctor;
         while ctor.is_undefined() {
             match ops::class_data(class).map(|c| c.parent) {
                 Some(p) if !p.is_undefined() => {
@@ -609,7 +614,7 @@ impl<'rt> TaskInterpreter<'rt> {
     }
 
     fn current_home(task: &Task) -> Value {
-        task.frames.last().and_then(|f| closure_of(f.closure)).map(|c| *c.home.get()).unwrap_or(Value::UNDEFINED)
+        task.frames.last().and_then(|f| closure_of(f.closure)).map(|c| *c.home.lock()).unwrap_or(Value::UNDEFINED)
     }
 
     /// Creates an iterator object over `v`.
@@ -631,7 +636,7 @@ impl<'rt> TaskInterpreter<'rt> {
         let Some(Body::Iter(st)) = it.as_obj().map(|o| &o.body) else {
             return None;
         };
-        match st.get() {
+        match &mut *st.lock() {
             IterState::Channel { ch, .. } => {
                 // Outside `for`-`of` (spread, `Array.from`): only what can
                 // be received without waiting.
@@ -656,7 +661,7 @@ impl<'rt> TaskInterpreter<'rt> {
             }
             IterState::Map { map, next, kind } => {
                 let m = match map.as_obj().map(|o| &o.body) {
-                    Some(Body::Map(m)) | Some(Body::Set(m)) => m.get(),
+                    Some(Body::Map(m)) | Some(Body::Set(m)) => m.lock(),
                     _ => return None,
                 };
                 while *next < m.entries.len() {
@@ -688,7 +693,7 @@ impl<'rt> TaskInterpreter<'rt> {
         Ok(out)
     }
 
-    fn the_class(v: Value) -> Result<&'static mut ClassData, Fault> {
+    fn the_class(v: Value) -> Result<MutRef<'static, ClassData>, Fault> {
         ops::class_data(v).ok_or_else(|| Fault::Type("not a class".into()))
     }
 
@@ -703,8 +708,8 @@ impl<'rt> TaskInterpreter<'rt> {
                     Some(Body::Accessor(a)) => Some(a),
                     _ => None,
                 });
-                let acc = match existing {
-                    Some(a) => a.get(),
+                let mut acc = match existing {
+                    Some(a) => a.lock(),
                     None => {
                         let v = self
                             .rt
@@ -712,7 +717,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             .alloc(Body::Accessor(Mut::new(Accessor { get: Value::UNDEFINED, set: Value::UNDEFINED })));
                         table.set(key, v);
                         match &v.as_obj().unwrap().body {
-                            Body::Accessor(a) => a.get(),
+                            Body::Accessor(a) => a.lock(),
                             _ => unreachable!(),
                         }
                     }
@@ -907,24 +912,24 @@ impl<'rt> TaskInterpreter<'rt> {
                         set!(dst, c)
                     }
                     Instr::CellGet { dst, cell } => match reg!(cell).as_obj().map(|o| &o.body) {
-                        Some(Body::Cell(c)) => set!(dst, *c.get()),
+                        Some(Body::Cell(c)) => set!(dst, *c.lock()),
                         _ => fault!(Fault::Type("internal: not a cell".into())),
                     },
                     Instr::CellSet { cell, src } => match reg!(cell).as_obj().map(|o| &o.body) {
-                        Some(Body::Cell(c)) => *c.get() = reg!(src),
+                        Some(Body::Cell(c)) => *c.lock() = reg!(src),
                         _ => fault!(Fault::Type("internal: not a cell".into())),
                     },
                     Instr::GetUpval { dst, idx } => {
                         let c = closure_of(closure).expect("closure frame");
                         match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
-                            Some(Body::Cell(cell)) => set!(dst, *cell.get()),
+                            Some(Body::Cell(cell)) => set!(dst, *cell.lock()),
                             _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
                         }
                     }
                     Instr::SetUpval { idx, src } => {
                         let c = closure_of(closure).expect("closure frame");
                         match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
-                            Some(Body::Cell(cell)) => *cell.get() = reg!(src),
+                            Some(Body::Cell(cell)) => *cell.lock() = reg!(src),
                             _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
                         }
                     }
@@ -945,7 +950,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         if is_arrow {
                             // Arrows see `super` of the method they are in.
                             if let (Some(p), Some(c)) = (parent, closure_of(v)) {
-                                *c.home.get() = *p.home.get();
+                                let home = *p.home.lock();
+                                *c.home.lock() = home;
                             }
                         }
                         set!(dst, v)
@@ -1154,14 +1160,14 @@ impl<'rt> TaskInterpreter<'rt> {
                         let key = atoms[name as usize];
                         if key == names::LENGTH {
                             if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
-                                set!(dst, Value::number(a.get().len() as f64));
+                                set!(dst, Value::number(a.lock().len() as f64));
                                 continue;
                             }
                         }
                         // Inline cache: the slot where this site last found
                         // its key on a plain object/instance.
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
-                            let d = d.get();
+                            let d = d.lock();
                             let ic = &rtp.ic[pc - 1];
                             let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
                             if d.props.keys.get(slot) == Some(&key) {
@@ -1187,7 +1193,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let key = atoms[name as usize];
                         let v = reg!(src);
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
-                            let d = d.get();
+                            let mut d = d.lock();
                             let ic = &rtp.ic[pc - 1];
                             let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
                             if !d.frozen && d.props.keys.get(slot) == Some(&key) {
@@ -1201,7 +1207,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         match tri!(ops::set_prop(&self.rt.realm, o, key, v)) {
                             Put::Done => {
                                 if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
-                                    if let Some(i) = d.get().props.find(key) {
+                                    if let Some(i) = d.lock().props.find(key) {
                                         rtp.ic[pc - 1].store(i as u32, std::sync::atomic::Ordering::Relaxed);
                                     }
                                 }
@@ -1217,7 +1223,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let k = reg!(key);
                         if k.is_number() {
                             if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
-                                let a = a.get();
+                                let a = a.lock();
                                 let n = k.as_number();
                                 let i = n as usize;
                                 if i as f64 == n {
@@ -1240,7 +1246,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let v = reg!(src);
                         if k.is_number() {
                             if let Some(ob @ super::object::Obj { body: Body::Array(a), .. }) = o.as_obj() {
-                                let a = a.get();
+                                let mut a = a.lock();
                                 let n = k.as_number();
                                 let i = n as usize;
                                 if i < a.len() && i as f64 == n && !ob.is_frozen_array() {
@@ -1265,7 +1271,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let this = reg!(0);
                         match found.map(|v| (v, v.as_obj().map(|o| &o.body))) {
                             Some((_, Some(Body::Accessor(a)))) => {
-                                let g = a.get().get;
+                                let g = a.lock().get;
                                 save_pc!();
                                 invoked!(self.call_above(task, g, this, &[], base + dst as usize, 0));
                             }
@@ -1376,18 +1382,18 @@ impl<'rt> TaskInterpreter<'rt> {
                         set!(dst, a)
                     }
                     Instr::ArrayPush { arr, src } => {
-                        if let Some(a) = ops::array_data(reg!(arr)) {
+                        if let Some(mut a) = ops::array_data(reg!(arr)) {
                             a.push(reg!(src));
                         }
                     }
                     Instr::ArraySpread { arr, src } => {
                         let items = tri!(self.collect_iterable(reg!(src)));
-                        if let Some(a) = ops::array_data(reg!(arr)) {
+                        if let Some(mut a) = ops::array_data(reg!(arr)) {
                             a.extend(items);
                         }
                     }
                     Instr::ArrayHole { arr } => {
-                        if let Some(a) = ops::array_data(reg!(arr)) {
+                        if let Some(mut a) = ops::array_data(reg!(arr)) {
                             a.push(Value::UNDEFINED);
                         }
                     }
@@ -1396,13 +1402,13 @@ impl<'rt> TaskInterpreter<'rt> {
                         set!(dst, o)
                     }
                     Instr::DefineProp { obj, name, src } => {
-                        if let Some(d) = ops::object_data(reg!(obj)) {
+                        if let Some(mut d) = ops::object_data(reg!(obj)) {
                             d.props.set(atoms[name as usize], reg!(src));
                         }
                     }
                     Instr::DefineIndex { obj, key, src } => {
                         let k = ops::to_key(reg!(key));
-                        if let Some(d) = ops::object_data(reg!(obj)) {
+                        if let Some(mut d) = ops::object_data(reg!(obj)) {
                             d.props.set(k, reg!(src));
                         }
                     }
@@ -1410,7 +1416,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let target = reg!(obj);
                         let from = reg!(src);
                         let pairs = self.own_entries(from);
-                        if let Some(d) = ops::object_data(target) {
+                        if let Some(mut d) = ops::object_data(target) {
                             for (k, v) in pairs {
                                 d.props.set(k, v);
                             }
@@ -1419,7 +1425,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::DefineAccessor { obj, name, func, kind } => {
                         let key = atoms[name as usize];
                         let f = reg!(func);
-                        if let Some(d) = ops::object_data(reg!(obj)) {
+                        if let Some(mut d) = ops::object_data(reg!(obj)) {
                             self.define_in(&mut d.props, key, f, kind);
                         }
                     }
@@ -1437,7 +1443,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             .unwrap_or_default();
                         let pairs = self.own_entries(from);
                         let o = self.new_instance(Value::UNDEFINED);
-                        if let Some(d) = ops::object_data(o) {
+                        if let Some(mut d) = ops::object_data(o) {
                             for (k, v) in pairs {
                                 if !ex.contains(&k) {
                                     d.props.set(k, v);
@@ -1478,8 +1484,8 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::DefineMethod { class, name, func, kind, is_static } => {
                         let c = reg!(class);
                         let fv = reg!(func);
-                        let cd = tri!(Self::the_class(c));
                         set_home(fv, c);
+                        let mut cd = tri!(Self::the_class(c));
                         let table = if is_static { &mut cd.statics } else { &mut cd.proto_props };
                         self.define_in(table, atoms[name as usize], fv, kind);
                     }
@@ -1487,7 +1493,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let c = reg!(class);
                         let fv = reg!(func);
                         let k = ops::to_key(reg!(key));
-                        let cd = tri!(Self::the_class(c));
+                        let mut cd = tri!(Self::the_class(c));
                         set_home(fv, c);
                         let table = if is_static { &mut cd.statics } else { &mut cd.proto_props };
                         self.define_in(table, k, fv, kind);
@@ -1501,9 +1507,8 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::SetFieldInit { class, func } => {
                         let c = reg!(class);
                         let fv = reg!(func);
-                        let cd = tri!(Self::the_class(c));
                         set_home(fv, c);
-                        cd.field_init = fv;
+                        tri!(Self::the_class(c)).field_init = fv;
                     }
 
                     Instr::GetIter { dst, src } => {
@@ -1513,7 +1518,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::IterNext { dst, iter, off } => {
                         let itv = reg!(iter);
                         if let Some(Body::Iter(st)) = itv.as_obj().map(|o| &o.body) {
-                            if let IterState::Channel { ch, waiting } = st.get() {
+                            if let IterState::Channel { ch, waiting } = &mut *st.lock() {
                                 // `for (const v of ch)`: receive until the
                                 // channel is closed and drained. When it
                                 // must wait, this instruction suspends with
@@ -1797,11 +1802,11 @@ impl<'rt> TaskInterpreter<'rt> {
     fn own_entries(&mut self, v: Value) -> Vec<(Atom, Value)> {
         match v.as_obj().map(|o| &o.body) {
             Some(Body::Object(d)) => {
-                let d = d.get();
+                let d = d.lock();
                 d.props.ordered_keys().into_iter().map(|k| (k, d.props.get(k).unwrap_or_default())).collect()
             }
             Some(Body::Array(a)) => {
-                let items = a.get().clone();
+                let items = a.lock().clone();
                 items.into_iter().enumerate().map(|(i, x)| (ops::number_key(i as f64), x)).collect()
             }
             Some(Body::Str(s)) => {
@@ -1901,10 +1906,10 @@ fn receiver_name(v: Value) -> String {
     }
     match v.as_obj().map(|o| &o.body) {
         Some(Body::Object(d)) => {
-            let c = d.get().class;
+            let c = d.lock().class;
             ops::class_data(c).map(|c| c.name.as_str().to_owned()).unwrap_or_else(|| "object".into())
         }
-        Some(Body::Class(c)) => c.get().name.as_str().to_owned(),
+        Some(Body::Class(c)) => c.lock().name.as_str().to_owned(),
         _ => ops::type_of(v).to_owned(),
     }
 }

@@ -3,16 +3,30 @@
 //! Every heap value is an [`Obj`]: a GC header and a [`Body`]. Bodies that
 //! scripts can mutate keep their state in a [`Mut`] cell.
 //!
-//! # Mutation rule
+//! # Locking
 //!
-//! `Mut::get` hands out `&mut T` from `&self`. The rule that keeps this
-//! sound: a borrow obtained from `get` is used and dropped inside one
-//! runtime operation, never held across a call into other runtime code that
-//! might borrow the same object again (natives that take two objects that
-//! may be the same — `a.concat(a)` — copy out of the first before touching
-//! the second). With several workers, structural operations on one object
-//! (array growth, property insertion, map rehash) will additionally take
-//! the per-object lock in [`Header`]; see `design/memory.md`.
+//! Tasks on different workers may touch the same object at the same time,
+//! and LANGUAGE.md §6 promises that every single operation on a shared
+//! value is atomic. So every mutable body sits in a [`Mut`], and the only
+//! way in is [`Mut::lock`], which returns a guard ([`MutRef`]).
+//!
+//! - While a program runs on one mutator thread (one worker, or before its
+//!   first task is spawned), `lock` takes no lock at all: a relaxed load of
+//!   one process-wide flag, [`enable_parallel_mutators`], decides. The flag
+//!   is raised before a second thread can first touch any object (see
+//!   `driver`), never lowered, and the guard remembers whether it locked.
+//! - Otherwise `lock` takes a spin lock in the `Mut` (owned by the calling
+//!   thread's tag, so a thread that already holds it re-enters instead of
+//!   deadlocking on itself). Guards live inside one runtime operation and
+//!   are never held across a safepoint, so a stopped world holds no locks.
+//! - **Lock order.** A thread holding guards may only lock objects of a
+//!   strictly higher [`LockLevel`]: iterators, then arrays, objects, maps
+//!   and sets, then classes, then cells and accessors (leaves). That order makes
+//!   deadlock impossible; code that needs two objects of one level (such as
+//!   `a.concat(b)`) copies out of the first before locking the second.
+//!   Debug builds check the order on every `lock` and panic on a breach.
+//! - The collector reads bodies without locking ([`Mut::get_stopped`]),
+//!   because it runs only while every mutator is stopped at a safepoint.
 
 use super::atom::Atom;
 use super::value::Value;
@@ -23,24 +37,173 @@ use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
-/// Interior-mutable state of a heap object (see the module's mutation rule).
-pub struct Mut<T>(UnsafeCell<T>);
+/// Interior-mutable state of a heap object (see "Locking" above).
+pub struct Mut<T> {
+    /// Tag of the thread holding the lock, or 0.
+    owner: AtomicU32,
+    cell: UnsafeCell<T>,
+}
 
-// SAFETY: access follows the module's mutation rule; cross-worker
-// structural changes are serialised by the object's lock.
+// SAFETY: every access goes through `lock` (mutual exclusion between
+// threads once a second mutator exists) or `get_stopped` (world stopped).
 unsafe impl<T: Send> Sync for Mut<T> {}
 unsafe impl<T: Send> Send for Mut<T> {}
 
-impl<T> Mut<T> {
+/// Where a body sits in the lock order (see "Locking" above): a thread may
+/// only lock levels strictly above every level it holds.
+pub trait LockLevel {
+    const LEVEL: u8;
+}
+
+impl LockLevel for IterState {
+    const LEVEL: u8 = 0;
+}
+impl LockLevel for Vec<Value> {
+    const LEVEL: u8 = 1;
+}
+impl LockLevel for ObjectData {
+    const LEVEL: u8 = 1;
+}
+impl LockLevel for MapData {
+    const LEVEL: u8 = 1;
+}
+impl LockLevel for ClassData {
+    const LEVEL: u8 = 2;
+}
+impl LockLevel for Value {
+    const LEVEL: u8 = 3;
+}
+impl LockLevel for Accessor {
+    const LEVEL: u8 = 3;
+}
+
+static PARALLEL_MUTATORS: AtomicBool = AtomicBool::new(false);
+
+/// From now on, every [`Mut::lock`] in this process really locks. Must be
+/// called before a second thread can touch objects the caller's thread
+/// touches, and while the caller holds no guard.
+pub fn enable_parallel_mutators() {
+    PARALLEL_MUTATORS.store(true, Ordering::SeqCst);
+}
+
+/// A nonzero tag per thread, for lock ownership.
+fn thread_tag() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(1);
+    thread_local! {
+        static TAG: u32 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    TAG.with(|t| *t)
+}
+
+impl<T: LockLevel> Mut<T> {
     pub fn new(v: T) -> Mut<T> {
-        Mut(UnsafeCell::new(v))
+        Mut { owner: AtomicU32::new(0), cell: UnsafeCell::new(v) }
     }
 
-    #[allow(clippy::mut_from_ref)]
+    /// Exclusive access for one operation (see "Locking" above).
     #[inline(always)]
-    pub fn get(&self) -> &mut T {
-        // SAFETY: see the module's mutation rule.
-        unsafe { &mut *self.0.get() }
+    pub fn lock(&self) -> MutRef<'_, T> {
+        let locked = PARALLEL_MUTATORS.load(Ordering::Relaxed) && self.acquire();
+        #[cfg(debug_assertions)]
+        lock_order::enter(self as *const Self as usize, T::LEVEL);
+        MutRef { m: self, locked }
+    }
+
+    /// Takes the lock; false when this thread holds it already.
+    fn acquire(&self) -> bool {
+        let me = thread_tag();
+        if self.owner.load(Ordering::Relaxed) == me {
+            return false;
+        }
+        let mut spins = 0u32;
+        // Holders keep the lock for one operation, so spinning is short;
+        // yield if the holder's thread was descheduled.
+        while self.owner.compare_exchange_weak(0, me, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            spins += 1;
+            if spins < 100 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        true
+    }
+
+    /// Access without locking.
+    ///
+    /// # Safety
+    /// No other thread may access the body meanwhile: the caller is the
+    /// collector with every mutator stopped, or the object is not yet
+    /// visible to any other thread.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn get_stopped(&self) -> &mut T {
+        unsafe { &mut *self.cell.get() }
+    }
+}
+
+/// Guard of [`Mut::lock`]; unlocks when dropped.
+pub struct MutRef<'a, T: LockLevel> {
+    m: &'a Mut<T>,
+    locked: bool,
+}
+
+impl<T: LockLevel> std::ops::Deref for MutRef<'_, T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        // SAFETY: the guard stands for exclusive access (see "Locking").
+        unsafe { &*self.m.cell.get() }
+    }
+}
+
+impl<T: LockLevel> std::ops::DerefMut for MutRef<'_, T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as for `deref`.
+        unsafe { &mut *self.m.cell.get() }
+    }
+}
+
+impl<T: LockLevel> Drop for MutRef<'_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        #[cfg(debug_assertions)]
+        lock_order::exit(self.m as *const Mut<T> as usize);
+        if self.locked {
+            self.m.owner.store(0, Ordering::Release);
+        }
+    }
+}
+
+/// Debug-build check of the lock order, on every `lock` whether or not a
+/// real lock is taken, so single-threaded test runs find breaches too.
+#[cfg(debug_assertions)]
+mod lock_order {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static HELD: RefCell<Vec<(usize, u8)>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub fn enter(addr: usize, level: u8) {
+        HELD.with(|h| {
+            let mut h = h.borrow_mut();
+            if !h.iter().any(|&(a, _)| a == addr) {
+                if let Some(&(_, held)) = h.iter().find(|&&(_, l)| l >= level) {
+                    panic!("lock order breach: locking a level-{level} object while holding level {held}");
+                }
+            }
+            h.push((addr, level));
+        });
+    }
+
+    pub fn exit(addr: usize) {
+        let _ = HELD.try_with(|h| {
+            let mut h = h.borrow_mut();
+            if let Some(i) = h.iter().rposition(|&(a, _)| a == addr) {
+                h.remove(i);
+            }
+        });
     }
 }
 
@@ -232,6 +395,7 @@ impl PropMap {
     }
 }
 
+#[derive(Clone)]
 pub struct ObjectData {
     /// The instance's class, or undefined for a plain object.
     pub class: Value,
@@ -302,6 +466,7 @@ pub enum BuiltinKind {
     Semaphore,
 }
 
+#[derive(Clone)]
 pub struct ClassData {
     pub name: Atom,
     /// Parent class, or undefined.
@@ -327,6 +492,7 @@ pub struct Accessor {
     pub set: Value,
 }
 
+#[derive(Clone)]
 pub enum IterState {
     /// Arrays (and for-in key lists): next index.
     Array { arr: Value, next: usize },

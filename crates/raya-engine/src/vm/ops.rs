@@ -5,7 +5,7 @@
 
 use super::atom::{names, Atom};
 use super::heap::Heap;
-use super::object::{Accessor, Body, BuiltinKind, ClassData, Function, Obj, ObjectData, PropMap};
+use super::object::{Accessor, Body, BuiltinKind, ClassData, Function, MutRef, Obj, ObjectData, PropMap};
 use super::realm::Realm;
 use super::value::Value;
 use crate::builtins::numconv;
@@ -82,23 +82,23 @@ pub fn same_value_zero(a: Value, b: Value) -> bool {
     strict_eq(a, b)
 }
 
-pub fn class_data(v: Value) -> Option<&'static mut ClassData> {
+pub fn class_data(v: Value) -> Option<MutRef<'static, ClassData>> {
     match v.as_obj().map(|o| &o.body) {
-        Some(Body::Class(c)) => Some(c.get()),
+        Some(Body::Class(c)) => Some(c.lock()),
         _ => None,
     }
 }
 
-pub fn object_data(v: Value) -> Option<&'static mut ObjectData> {
+pub fn object_data(v: Value) -> Option<MutRef<'static, ObjectData>> {
     match v.as_obj().map(|o| &o.body) {
-        Some(Body::Object(d)) => Some(d.get()),
+        Some(Body::Object(d)) => Some(d.lock()),
         _ => None,
     }
 }
 
-pub fn array_data(v: Value) -> Option<&'static mut Vec<Value>> {
+pub fn array_data(v: Value) -> Option<MutRef<'static, Vec<Value>>> {
     match v.as_obj().map(|o| &o.body) {
-        Some(Body::Array(a)) => Some(a.get()),
+        Some(Body::Array(a)) => Some(a.lock()),
         _ => None,
     }
 }
@@ -116,7 +116,7 @@ pub fn class_of(realm: &Realm, v: Value) -> Value {
         Some(Body::Str(_)) => c.string,
         Some(Body::Array(_)) => c.array,
         Some(Body::Object(d)) => {
-            let k = d.get().class;
+            let k = d.lock().class;
             if k.is_undefined() {
                 c.object
             } else {
@@ -200,7 +200,7 @@ fn write_display(v: Value, out: &mut String, depth: usize) {
                 if depth > 32 {
                     return;
                 }
-                let items = a.get().clone();
+                let items = a.lock().clone();
                 for (i, x) in items.iter().enumerate() {
                     if i > 0 {
                         out.push(',');
@@ -211,8 +211,10 @@ fn write_display(v: Value, out: &mut String, depth: usize) {
                 }
             }
             Some(Body::Object(d)) => {
-                let d = d.get();
-                if let Some(name) = error_name(d) {
+                // Copied out: the message is displayed without holding
+                // the error object (see the lock order in `vm::object`).
+                let d = d.lock().clone();
+                if let Some(name) = error_name(&d) {
                     let msg = d.props.get(names::MESSAGE).map(to_display).unwrap_or_default();
                     out.push_str(&name);
                     if !msg.is_empty() {
@@ -230,7 +232,7 @@ fn write_display(v: Value, out: &mut String, depth: usize) {
             }
             Some(Body::Class(c)) => {
                 out.push_str("class ");
-                out.push_str(c.get().name.as_str());
+                out.push_str(c.lock().name.as_str());
                 out.push_str(" { }");
             }
             Some(Body::Map(_)) => out.push_str("[object Map]"),
@@ -274,7 +276,7 @@ pub enum Got {
 
 fn from_slot(v: Value) -> Got {
     if let Some(Body::Accessor(a)) = v.as_obj().map(|o| &o.body) {
-        let a: Accessor = *a.get();
+        let a: Accessor = *a.lock();
         if a.get.is_undefined() {
             Got::Value(Value::UNDEFINED)
         } else {
@@ -333,7 +335,7 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
     let o = obj.as_obj().expect("object value");
     Ok(match &o.body {
         Body::Object(d) => {
-            let d = d.get();
+            let d = d.lock();
             if let Some(v) = d.props.get(key) {
                 return Ok(from_slot(v));
             }
@@ -344,10 +346,10 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
         }
         Body::Array(a) => {
             if key == names::LENGTH {
-                return Ok(Got::Value(Value::number(a.get().len() as f64)));
+                return Ok(Got::Value(Value::number(a.lock().len() as f64)));
             }
             if let Some(i) = key.as_index() {
-                return Ok(Got::Value(a.get().get(i as usize).copied().unwrap_or(Value::UNDEFINED)));
+                return Ok(Got::Value(a.lock().get(i as usize).copied().unwrap_or(Value::UNDEFINED)));
             }
             from_method(&realm.methods.array, key)
         }
@@ -373,7 +375,7 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
         }
         Body::Class(c) => {
             if key == names::NAME {
-                let n = c.get().name.as_str();
+                let n = c.lock().name.as_str();
                 return Ok(Got::Value(heap.alloc_str(n)));
             }
             match lookup_static(obj, key) {
@@ -401,13 +403,13 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
         },
         Body::Map(m) => {
             if key.as_str() == "size" {
-                return Ok(Got::Value(Value::number(m.get().len() as f64)));
+                return Ok(Got::Value(Value::number(m.lock().len() as f64)));
             }
             from_method(&realm.methods.map, key)
         }
         Body::Set(m) => {
             if key.as_str() == "size" {
-                return Ok(Got::Value(Value::number(m.get().len() as f64)));
+                return Ok(Got::Value(Value::number(m.lock().len() as f64)));
             }
             from_method(&realm.methods.set, key)
         }
@@ -461,10 +463,10 @@ pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put>
     let _ = realm;
     match &o.body {
         Body::Object(d) => {
-            let d = d.get();
+            let mut d = d.lock();
             if let Some(i) = d.props.find(key) {
                 if let Some(Body::Accessor(a)) = d.props.vals[i].as_obj().map(|o| &o.body) {
-                    return setter_of(*a.get(), key);
+                    return setter_of(*a.lock(), key);
                 }
                 if d.frozen {
                     return frozen_error(key);
@@ -474,7 +476,7 @@ pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put>
             }
             if let Some(p) = lookup_proto(d.class, key) {
                 if let Some(Body::Accessor(a)) = p.as_obj().map(|o| &o.body) {
-                    return setter_of(*a.get(), key);
+                    return setter_of(*a.lock(), key);
                 }
             }
             if d.frozen {
@@ -488,17 +490,17 @@ pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put>
                 return frozen_error(key);
             }
             if key == names::LENGTH {
-                return set_array_length(a.get(), v).map(|_| Put::Done);
+                return set_array_length(&mut a.lock(), v).map(|_| Put::Done);
             }
             if let Some(i) = key.as_index() {
-                return array_store(a.get(), i as usize, v).map(|_| Put::Done);
+                return array_store(&mut a.lock(), i as usize, v).map(|_| Put::Done);
             }
             type_error(format!("Cannot create property '{}' on an array", key.as_str()))
         }
         Body::Class(c) => {
-            let c = c.get();
+            let mut c = c.lock();
             if let Some(Body::Accessor(a)) = c.statics.get(key).and_then(|s| s.as_obj()).map(|o| &o.body) {
-                return setter_of(*a.get(), key);
+                return setter_of(*a.lock(), key);
             }
             c.statics.set(key, v);
             Ok(Put::Done)
@@ -566,7 +568,7 @@ pub fn get_index(realm: &Realm, heap: &mut Heap, obj: Value, key: Value) -> OpRe
         if let Some(o) = obj.as_obj() {
             match &o.body {
                 Body::Array(a) => {
-                    let a = a.get();
+                    let a = a.lock();
                     let i = n as usize;
                     if i as f64 == n {
                         return Ok(Got::Value(a.get(i).copied().unwrap_or(Value::UNDEFINED)));
@@ -603,7 +605,7 @@ pub fn set_index(realm: &Realm, obj: Value, key: Value, v: Value) -> OpResult<Pu
                 if o.is_frozen_array() {
                     return frozen_error(number_key(n));
                 }
-                return array_store(a.get(), i, v).map(|_| Put::Done);
+                return array_store(&mut a.lock(), i, v).map(|_| Put::Done);
             }
         }
     }
@@ -632,12 +634,12 @@ pub fn has_property(realm: &Realm, key: Value, obj: Value) -> OpResult<bool> {
     let k = to_key(key);
     Ok(match &o.body {
         Body::Object(d) => {
-            let d = d.get();
+            let d = d.lock();
             d.props.find(k).is_some() || lookup_proto(d.class, k).is_some()
         }
         Body::Array(a) => {
             k == names::LENGTH
-                || k.as_index().is_some_and(|i| (i as usize) < a.get().len())
+                || k.as_index().is_some_and(|i| (i as usize) < a.lock().len())
                 || realm.methods.array.find(k).is_some()
         }
         Body::Class(_) => lookup_static(obj, k).is_some(),
@@ -651,12 +653,12 @@ pub fn has_property(realm: &Realm, key: Value, obj: Value) -> OpResult<bool> {
 pub fn own_keys(obj: Value) -> Vec<Atom> {
     match obj.as_obj().map(|o| &o.body) {
         Some(Body::Object(d)) => {
-            let d = d.get();
+            let d = d.lock();
             d.props.ordered_keys()
         }
-        Some(Body::Array(a)) => (0..a.get().len()).map(|i| number_key(i as f64)).collect(),
+        Some(Body::Array(a)) => (0..a.lock().len()).map(|i| number_key(i as f64)).collect(),
         Some(Body::Str(s)) => (0..s.utf16_len).map(|i| number_key(i as f64)).collect(),
-        Some(Body::Class(c)) => c.get().statics.ordered_keys(),
+        Some(Body::Class(c)) => c.lock().statics.ordered_keys(),
         _ => Vec::new(),
     }
 }
@@ -665,7 +667,7 @@ pub fn own_keys(obj: Value) -> Vec<Atom> {
 pub fn function_name(v: Value) -> Option<String> {
     match v.as_obj().map(|o| &o.body) {
         Some(Body::Function(f)) => Some(f.name().to_owned()),
-        Some(Body::Class(c)) => Some(c.get().name.as_str().to_owned()),
+        Some(Body::Class(c)) => Some(c.lock().name.as_str().to_owned()),
         _ => None,
     }
 }

@@ -3,7 +3,7 @@
 
 use super::atom::Atom;
 use super::heap::{Heap, Marker};
-use super::object::{Body, BuiltinKind, ClassData, Function, Mut, Native, NativeFn, ObjectData, PropMap};
+use super::object::{Body, BuiltinKind, ClassData, Function, Mut, MutRef, Native, NativeFn, ObjectData, PropMap};
 use super::value::Value;
 
 /// The built-in classes the runtime itself needs to name (for `instanceof`
@@ -139,7 +139,7 @@ impl Builder<'_> {
     /// Sets a property on a plain object made by [`Builder::object`].
     pub fn set(&mut self, obj: Value, name: &str, v: Value) {
         if let Some(Body::Object(d)) = obj.as_obj().map(|o| &o.body) {
-            d.get().props.set(Atom::intern(name), v);
+            d.lock().props.set(Atom::intern(name), v);
         }
     }
 
@@ -174,9 +174,9 @@ impl Builder<'_> {
         })))
     }
 
-    pub fn class_data(class: Value) -> &'static mut ClassData {
+    pub fn class_data(class: Value) -> MutRef<'static, ClassData> {
         match class.as_obj().map(|o| &o.body) {
-            Some(Body::Class(c)) => c.get(),
+            Some(Body::Class(c)) => c.lock(),
             _ => panic!("not a class"),
         }
     }

@@ -152,7 +152,7 @@ impl Runtime {
         let mut stack = header;
         stack.push_str(&self.stack_trace(task));
         let s = self.heap.alloc_str(stack);
-        if let Some(d) = ops::object_data(err) {
+        if let Some(mut d) = ops::object_data(err) {
             d.props.set(names::STACK, s);
         }
     }
@@ -194,7 +194,7 @@ impl Runtime {
 
 fn frame_name(closure: Value, p: &crate::bytecode::FuncProto) -> String {
     let home = match closure.as_obj().map(|o| &o.body) {
-        Some(Body::Function(Function::Closure(c))) => *c.home.get(),
+        Some(Body::Function(Function::Closure(c))) => *c.home.lock(),
         _ => Value::UNDEFINED,
     };
     let class = ops::class_data(home).map(|c| c.name.as_str());
