@@ -14,10 +14,18 @@
 //!
 //! # Workers
 //!
-//! The heap is not yet safe for several mutator threads (see
-//! `design/memory.md`), so programs run on one scheduler worker; blocking
-//! operations still suspend only the task, timers run on the scheduler's
-//! timer thread, and `--workers` is accepted for forward compatibility.
+//! A program runs on `--workers N` scheduler workers (default: one per
+//! core). Each worker has its own [`Runtime`] (allocation list, realm copy,
+//! spawned/woken lists), created on its first job; everything else is in
+//! the shared [`crate::vm::runtime::World`]. Around every job a worker is
+//! a GC mutator (`Heap::enter`), so a collection stops it only at a
+//! safepoint or between jobs.
+//!
+//! Objects take real locks only once a second thread may touch them:
+//! [`Shared::admit_parallel`] raises the process-wide flag of
+//! `vm::object` before the first job that can run beside the main task
+//! (a spawned task, a host job, a timer callback) is queued. A program
+//! that never spawns pays nothing for parallelism.
 //!
 //! # Ending
 //!
@@ -31,9 +39,9 @@
 //! [`run_program_hosted`] is the same run for `crate::embed`: a setup hook
 //! (host globals), embedder state reachable from natives through
 //! [`current_handle`], and a hook that turns the end into a result. A
-//! [`Handle`] lets host threads lock the runtime, settle, and queue the
-//! woken tasks ([`Handle::with_runtime`]), and keeps the program alive while
-//! an external promise or host call is pending ([`Handle::keep_alive`]: a
+//! [`Handle`] lets host threads run code on a worker's runtime (settle,
+//! wake: [`Handle::on_runtime`]), and keeps the program alive while an
+//! external promise or host call is pending ([`Handle::keep_alive`]: a
 //! timer that never fires, so the scheduler is not quiescent).
 
 use crate::builtins::inspect;
@@ -43,6 +51,7 @@ use crate::sync::{Outcome, Registered, Resume, TaskCell, Wait, Waiter};
 use crate::vm::atom::names;
 use crate::vm::interp::{is_waitable, RunOutcome, TaskInterpreter};
 use crate::vm::object::Body;
+use crate::vm::runtime::World;
 use crate::vm::task::Task;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
@@ -62,7 +71,12 @@ pub enum Job {
     /// A timer armed by a wait object (`select` timeouts, timer channels)
     /// fired: run its callback (which claims and wakes like any waker).
     Fire(crate::sync::Timer),
+    /// Code from a host thread (embedding) that needs a runtime.
+    Host(HostJob),
 }
+
+/// See [`Job::Host`].
+pub type HostJob = Box<dyn FnOnce(&mut Runtime) + Send>;
 
 /// Options for running a program.
 #[derive(Clone, Debug, Default)]
@@ -75,7 +89,12 @@ pub struct RunOptions {
 }
 
 struct Shared {
-    rt: Mutex<Runtime>,
+    world: Arc<World>,
+    /// Each worker's runtime, created on its first job. Only that worker
+    /// locks its entry (uncontended).
+    runtimes: Box<[Mutex<Option<Runtime>>]>,
+    /// More than one worker: see [`Shared::admit_parallel`].
+    parallel: bool,
     main: Arc<TaskCell>,
     exit_code: AtomicI32,
     exited: AtomicBool,
@@ -84,9 +103,21 @@ struct Shared {
     host: Option<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
+impl Shared {
+    /// Called before queueing a job that may run on another worker beside
+    /// the running ones: from then on objects really lock (see the module
+    /// docs). Sound because the caller holds no object guard here and the
+    /// queue hands the job over with release/acquire ordering.
+    fn admit_parallel(&self) {
+        if self.parallel {
+            crate::vm::object::enable_parallel_mutators();
+        }
+    }
+}
+
 /// A handle on a running program, for code outside the interpreter (host
-/// functions and external promises of the embedding API): lock its runtime
-/// and queue the tasks that woke, keep the program alive.
+/// functions and external promises of the embedding API): run code on a
+/// worker's runtime, keep the program alive.
 #[derive(Clone)]
 pub struct Handle {
     shared: Arc<Shared>,
@@ -115,23 +146,12 @@ impl Handle {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
 
-    /// Runs `f` with the runtime locked (the invariant of `sync`: settle
-    /// completions only under this lock), then queues on the scheduler the
-    /// tasks `f` spawned or woke. Must not be called on a thread that holds
-    /// the runtime lock already (a worker inside a native).
-    pub fn with_runtime<R>(&self, f: impl FnOnce(&mut Runtime) -> R) -> R {
-        let mut rt = self.shared.rt.lock();
-        let r = f(&mut rt);
-        let spawned = std::mem::take(&mut rt.spawned);
-        let woken = std::mem::take(&mut rt.woken);
-        drop(rt);
-        for t in spawned {
-            self.sched.spawn(Job::Run(t));
-        }
-        for t in woken {
-            self.sched.wake(Job::Run(t));
-        }
-        r
+    /// Runs `f` on a worker with that worker's runtime, soon; the tasks
+    /// it spawns or wakes are queued there. Allocation and waking must
+    /// happen on a worker, which is a GC mutator.
+    pub fn on_runtime(&self, f: HostJob) {
+        self.shared.admit_parallel();
+        self.sched.spawn(Job::Host(f));
     }
 
     /// Keeps the program alive (it is not quiescent, so neither finished
@@ -213,17 +233,19 @@ fn run_inner<R>(
     *main.exec.lock() = Some(Box::new(exec));
     let obj = rt.heap.alloc(Body::Task(main.clone()));
     main.object.store(obj.bits(), Ordering::Release);
-    rt.live_tasks.insert(id, obj);
+    rt.world.live_tasks.lock().insert(id, obj);
 
+    let workers = opts.workers.unwrap_or_else(crate::scheduler::default_workers).max(1);
     let shared = Arc::new(Shared {
-        rt: Mutex::new(rt),
+        world: rt.world.clone(),
+        runtimes: (0..workers).map(|_| Mutex::new(None)).collect(),
+        parallel: workers > 1,
         main: main.clone(),
         exit_code: AtomicI32::new(0),
         exited: AtomicBool::new(false),
         host,
     });
-    // `opts.workers` is accepted but one worker runs (see the module docs).
-    let sched = Scheduler::new(1, VmRunner { shared: shared.clone() });
+    let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
     sched.spawn(Job::Run(main.clone()));
     loop {
         if shared.exited.load(Ordering::Acquire) {
@@ -234,14 +256,17 @@ fn run_inner<R>(
         }
     }
     let stats = sched.stats();
-    let mut rt = shared.rt.lock();
+    // Workers may still be in a slice (after `exit()`): stop them all so
+    // this thread has the heap to itself for the reports and `end`.
+    let stopped = rt.heap.stop_world();
+    rt.refresh_realm();
     let code = if shared.exited.load(Ordering::Acquire) {
         shared.exit_code.load(Ordering::Acquire)
     } else {
         finish(&mut rt, &main)
     };
     if opts.stats {
-        let gc = rt.heap.stats.clone();
+        let gc = rt.heap.stats();
         rt.write_stderr(&format!(
             "{stats}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms\n",
             gc.collections,
@@ -253,7 +278,7 @@ fn run_inner<R>(
     let exited = shared.exited.load(Ordering::Acquire);
     let r = end(&mut rt, RunEnd { code, exited, main: main.completion.outcome() });
     rt.flush_stdout();
-    drop(rt);
+    drop(stopped);
     if shutdown {
         sched.shutdown();
     }
@@ -278,7 +303,7 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
         }
     }
     // In task-id order, so the report does not depend on scheduling.
-    let mut failed = std::mem::take(&mut rt.failed_tasks);
+    let mut failed = std::mem::take(&mut *rt.world.failed_tasks.lock());
     failed.sort_by_key(|t| match t.as_obj().map(|o| &o.body) {
         Some(Body::Task(cell)) => cell.id,
         _ => 0,
@@ -308,7 +333,7 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
 }
 
 fn sorted_live(rt: &Runtime) -> Vec<Value> {
-    let mut ids: Vec<(u32, Value)> = rt.live_tasks.iter().map(|(&k, &v)| (k, v)).collect();
+    let mut ids: Vec<(u32, Value)> = rt.world.live_tasks.lock().iter().map(|(&k, &v)| (k, v)).collect();
     ids.sort_by_key(|&(k, _)| k);
     ids.into_iter().map(|(_, v)| v).collect()
 }
@@ -354,11 +379,19 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 c
             }
             Job::Fire(t) => {
-                let mut rt = self.shared.rt.lock();
+                let (mut slot, _mutator) = self.runtime(cx);
+                let rt = slot.as_mut().expect("runtime");
                 if let Some(next) = (t.fire)(&mut rt.woken) {
                     cx.scheduler().sleep_until(next.at, Job::Fire(next));
                 }
-                queue_woken(&mut rt, cx);
+                self.queue_woken(rt, cx);
+                return;
+            }
+            Job::Host(f) => {
+                let (mut slot, _mutator) = self.runtime(cx);
+                let rt = slot.as_mut().expect("runtime");
+                f(rt);
+                self.queue_woken(rt, cx);
                 return;
             }
         };
@@ -367,10 +400,11 @@ impl crate::scheduler::Runner<Job> for VmRunner {
         for key in std::mem::take(&mut *cell.timers.lock()) {
             cx.scheduler().cancel_timer(key);
         }
-        let mut rt = self.shared.rt.lock();
+        let (mut slot, _mutator) = self.runtime(cx);
+        let rt = slot.as_mut().expect("runtime");
         let Some(mut exec) = cell.exec.lock().take() else { return };
         let first_run = !cell.started.swap(true, Ordering::AcqRel);
-        let mut interp = TaskInterpreter::new(&mut rt);
+        let mut interp = TaskInterpreter::new(rt);
         let outcome = if first_run && cell.is_cancel_requested() {
             // A task cancelled before it started never runs.
             RunOutcome::Failed(Value::UNDEFINED)
@@ -391,18 +425,18 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 // `return someTask` in an async function: finish with that
                 // task's outcome (flattening), by awaiting it first.
                 *cell.exec.lock() = Some(exec);
-                park(&mut rt, cx, &cell, Wait::Settled(vec![v]));
+                park(rt, cx, &cell, Wait::Settled(vec![v]));
             }
             RunOutcome::Completed(v) => {
                 let o = match crate::vm::interp::settled(v) {
                     Some(o) => o,
                     None => Outcome::Value(v),
                 };
-                complete(&mut rt, &cell, o);
+                complete(rt, &cell, o);
                 cx.completed();
             }
             RunOutcome::Failed(e) => {
-                let o = if cell.is_cancel_requested() && (e.is_undefined() || is_cancelled_error(&rt, e)) {
+                let o = if cell.is_cancel_requested() && (e.is_undefined() || is_cancelled_error(rt, e)) {
                     let e = if e.is_undefined() {
                         let c = rt.realm.classes.task_cancelled_error;
                         rt.make_error(&exec, c, "task was cancelled")
@@ -413,12 +447,12 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 } else {
                     Outcome::Error(e)
                 };
-                complete(&mut rt, &cell, o);
+                complete(rt, &cell, o);
                 cx.completed();
                 if let (Outcome::Error(e), true) = (o, Arc::ptr_eq(&cell, &self.shared.main)) {
                     // An uncaught error in the main task ends the program at
                     // once, whatever other tasks are still doing.
-                    report_uncaught(&mut rt, e);
+                    report_uncaught(rt, e);
                     rt.flush_stdout();
                     self.shared.exit_code.store(1, Ordering::Release);
                     self.shared.exited.store(true, Ordering::Release);
@@ -427,7 +461,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
             }
             RunOutcome::Suspended(w) => {
                 *cell.exec.lock() = Some(exec);
-                park(&mut rt, cx, &cell, w);
+                park(rt, cx, &cell, w);
             }
             RunOutcome::Exited(code) => {
                 self.shared.exit_code.store(code, Ordering::Release);
@@ -437,24 +471,41 @@ impl crate::scheduler::Runner<Job> for VmRunner {
         }
         // Queue what this slice spawned and woke: a woken task runs next on
         // this worker (direct handoff), the others go to the local queue.
-        queue_woken(&mut rt, cx);
-        let _ = &self.shared.main;
+        self.queue_woken(rt, cx);
     }
 }
 
-/// Queues what a slice (or a fired timer) spawned and woke: the first woken
-/// task runs next on this worker (direct handoff), the others go to the
-/// local queue.
-fn queue_woken(rt: &mut Runtime, cx: &WorkerCx<Job>) {
-    for t in std::mem::take(&mut rt.spawned) {
-        cx.scheduler().spawn(Job::Run(t)); // this worker's local queue, counted as spawned
+impl VmRunner {
+    /// This worker's runtime (created on first use), as a GC mutator until
+    /// the returned guard drops.
+    fn runtime(
+        &self,
+        cx: &WorkerCx<Job>,
+    ) -> (parking_lot::MutexGuard<'_, Option<Runtime>>, crate::vm::heap::MutatorGuard) {
+        let mut slot = self.shared.runtimes[cx.worker_index()].lock();
+        let rt = slot.get_or_insert_with(|| Runtime::for_worker(&self.shared.world));
+        let mutator = rt.heap.enter(rt.slot.as_ref().expect("worker runtimes have a slot"));
+        rt.refresh_realm();
+        (slot, mutator)
     }
-    let mut woken = std::mem::take(&mut rt.woken).into_iter();
-    if let Some(first) = woken.next() {
-        for t in woken {
-            cx.push_local(Job::Run(t));
+
+    /// Queues what a slice (or a fired timer, or a host job) spawned and
+    /// woke: the first woken task runs next on this worker (direct
+    /// handoff), the others go to the local queue.
+    fn queue_woken(&self, rt: &mut Runtime, cx: &WorkerCx<Job>) {
+        if !rt.spawned.is_empty() {
+            self.shared.admit_parallel();
         }
-        cx.push_next(Job::Run(first));
+        for t in rt.spawned.drain(..) {
+            cx.scheduler().spawn(Job::Run(t)); // this worker's local queue, counted as spawned
+        }
+        let mut woken = std::mem::take(&mut rt.woken).into_iter();
+        if let Some(first) = woken.next() {
+            for t in woken {
+                cx.push_local(Job::Run(t));
+            }
+            cx.push_next(Job::Run(first));
+        }
     }
 }
 
@@ -479,9 +530,9 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, o: Outcome) {
         }
         wake_all(rt, waiters, o);
     }
-    rt.live_tasks.remove(&cell.id);
+    rt.world.live_tasks.lock().remove(&cell.id);
     if let Outcome::Error(_) = o {
-        rt.failed_tasks.push(cell.object());
+        rt.world.failed_tasks.lock().push(cell.object());
     }
 }
 
@@ -501,12 +552,18 @@ pub fn wake_all(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
     }
 }
 
-/// `await [..]`: registers the task once with every element still pending
-/// (with `SHARED_GEN` waiters), and on later wake-ups of the same `await`
-/// only re-arms. Invariant that makes the re-arm path safe without a
-/// re-check: completions settle only while the runtime lock is held, which
-/// the worker holds from the interpreter's scan through this function, so
-/// nothing can settle between the scan and the arm.
+/// `await [..]`: registers the task once with every element from the
+/// first pending one on (with `SHARED_GEN` waiters, so each claims
+/// whatever generation the task waits with), and on later wake-ups of the
+/// same `await` only re-arms.
+///
+/// Invariants:
+/// - The first registration registers *every* element, even after one was
+///   found settled: a later wake-up relies on each element's waiter.
+/// - On re-arm, the element the interpreter's scan stopped at is
+///   re-checked *after* the token is armed (with `all_gen` naming the new
+///   generation), so if it settles on another worker meanwhile, either
+///   the re-check sees it or its waker finds the token armed.
 fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
     let next = cell.token.next_gen();
     cell.all_gen.store(next, Ordering::Release);
@@ -515,25 +572,34 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
     let mut exec_guard = cell.exec.lock();
     let Some(exec) = exec_guard.as_mut() else { return };
     let Some(scan) = exec.await_scan.as_mut().filter(|s| s.array == array) else { return };
-    if scan.registered {
-        return;
-    }
-    scan.registered = true;
     let from = scan.next;
+    let registered = std::mem::replace(&mut scan.registered, true);
     drop(exec_guard);
     let items = ops::array_data(array).map(|a| a.clone()).unwrap_or_default();
+    if registered {
+        let settled = match items.get(from).and_then(|v| v.as_obj()).map(|o| &o.body) {
+            Some(Body::Task(t)) => t.completion.outcome().is_some(),
+            Some(Body::Promise(p)) => p.completion.outcome().is_some(),
+            _ => true,
+        };
+        if settled && cell.token.claim(gen) {
+            *cell.resume.lock() = Some(Resume::Retry);
+            rt.woken.push(cell.clone());
+        }
+        return;
+    }
     let waiter = Waiter { task: cell.clone(), gen: crate::sync::SHARED_GEN, tag: crate::sync::TAG_AWAIT };
+    let mut any_settled = false;
     for v in items.into_iter().skip(from) {
-        let registered = match v.as_obj().map(|o| &o.body) {
+        any_settled |= !match v.as_obj().map(|o| &o.body) {
             Some(Body::Task(t)) => t.completion.register(waiter.clone()),
             Some(Body::Promise(p)) => p.completion.register(waiter.clone()),
             _ => true,
         };
-        if !registered && waiter.claim() {
-            *cell.resume.lock() = Some(Resume::Retry);
-            rt.woken.push(cell.clone());
-            return;
-        }
+    }
+    if any_settled && waiter.claim() {
+        *cell.resume.lock() = Some(Resume::Retry);
+        rt.woken.push(cell.clone());
     }
 }
 

@@ -199,9 +199,11 @@ fn to_host(v: Value, stack: &mut Vec<usize>) -> Result<HostValue, String> {
             items.into_iter().map(|x| to_host(x, stack)).collect::<Result<Vec<_>, _>>().map(HostValue::Array)
         }
         Body::Object(d) => {
-            let d = d.lock();
-            let mut props = Vec::with_capacity(d.props.keys.len());
-            let pairs: Vec<(Atom, Value)> = d.props.keys.iter().copied().zip(d.props.vals.iter().copied()).collect();
+            let pairs: Vec<(Atom, Value)> = {
+                let d = d.lock();
+                d.props.keys.iter().copied().zip(d.props.vals.iter().copied()).collect()
+            };
+            let mut props = Vec::with_capacity(pairs.len());
             for (k, x) in pairs {
                 if matches!(x.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
                     continue;
@@ -399,9 +401,9 @@ static TRAMPOLINES: [[NativeFn; 16]; 16] = [
 type Deferred = Box<dyn FnOnce(&mut Runtime) + Send>;
 
 thread_local! {
-    /// Set while a host closure runs on a worker (which holds the runtime
-    /// lock): settlements of that program's promises are queued here and
-    /// applied when the closure returns.
+    /// Set while a host closure runs on a worker: settlements of that
+    /// program's promises are queued here and applied on the same worker
+    /// when the closure returns.
     static HOST_CALL: RefCell<Option<(Handle, Vec<Deferred>)>> = const { RefCell::new(None) };
 }
 
@@ -424,8 +426,9 @@ fn in_host_call<R>(
     r
 }
 
-/// Runs `job` with the program's runtime locked: at once if the caller
-/// is not inside a host call of that program, else when the call returns.
+/// Runs `job` on a runtime of the program: when the host call returns if
+/// the caller is inside one of that program's host calls, else as a job
+/// on a worker.
 fn on_runtime(handle: &Handle, job: Deferred) {
     let mut job = Some(job);
     // `try_with`: a promise dropped while its thread's locals are being
@@ -438,7 +441,7 @@ fn on_runtime(handle: &Handle, job: Deferred) {
         }
     });
     if let Some(job) = job {
-        handle.with_runtime(job);
+        handle.on_runtime(job);
     }
 }
 
@@ -487,7 +490,7 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
             let spawned = std::thread::Builder::new().name(format!("raya-blocking-{name}")).spawn(move || {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&hargs)))
                     .unwrap_or_else(|_| Err(format!("host function `{name}` panicked")));
-                h.with_runtime(|rt| {
+                h.on_runtime(Box::new(move |rt| {
                     let resume = match r {
                         Ok(v) => Resume::Value(from_host(rt, &v)),
                         Err(m) => Resume::Throw(host_error(rt, &m)),
@@ -501,7 +504,7 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
                         }
                         None => s.result = Some(resume),
                     }
-                });
+                }));
                 h.release(key);
             });
             if let Err(e) = spawned {
@@ -792,7 +795,8 @@ impl Vm {
                 if let Some(pos) = t.fns.iter().position(|(n, _)| n == name) {
                     let native =
                         Native { name: t.fns[pos].0, f: TRAMPOLINES[pos / 16][pos % 16], data: Value::UNDEFINED };
-                    rt.globals[first + i] = rt.heap.alloc(Body::Function(Function::Native(native)));
+                    let f = rt.heap.alloc(Body::Function(Function::Native(native)));
+                    rt.world.globals.set(first + i, f);
                 }
             }
         };

@@ -636,7 +636,7 @@ mod tests {
     /// Shows a value like console.log's nested form, compactly:
     /// arrays `[1,'a',[2]]`, strings quoted, others as String(x).
     fn show(v: Value) -> String {
-        if let Some(a) = ops::array_data(v) {
+        if let Some(a) = ops::array_data(v).map(|a| a.clone()) {
             return format!("[{}]", a.iter().map(|x| show(*x)).collect::<Vec<_>>().join(","));
         }
         if let Some(s) = ops::as_str(v) {

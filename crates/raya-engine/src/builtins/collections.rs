@@ -197,7 +197,7 @@ mod tests {
     }
 
     fn show(v: Value) -> String {
-        if let Some(a) = ops::array_data(v) {
+        if let Some(a) = ops::array_data(v).map(|a| a.clone()) {
             return format!("[{}]", a.iter().map(|x| show(*x)).collect::<Vec<_>>().join(","));
         }
         if let Some(s) = ops::as_str(v) {
@@ -205,11 +205,13 @@ mod tests {
         }
         match v.as_obj().map(|o| &o.body) {
             Some(Body::Map(m)) => {
-                let parts: Vec<String> = m.lock().iter().map(|(k, v)| format!("{} => {}", show(k), show(v))).collect();
+                let entries: Vec<(Value, Value)> = m.lock().iter().collect();
+                let parts: Vec<String> = entries.iter().map(|&(k, v)| format!("{} => {}", show(k), show(v))).collect();
                 format!("Map({}) {{{}}}", m.lock().len(), parts.join(", "))
             }
             Some(Body::Set(m)) => {
-                let parts: Vec<String> = m.lock().iter().map(|(k, _)| show(k)).collect();
+                let keys: Vec<Value> = m.lock().iter().map(|(k, _)| k).collect();
+                let parts: Vec<String> = keys.iter().map(|&k| show(k)).collect();
                 format!("Set({}) {{{}}}", m.lock().len(), parts.join(", "))
             }
             _ => ops::to_display(v),

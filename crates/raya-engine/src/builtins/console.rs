@@ -57,8 +57,8 @@ mod tests {
     #[test]
     fn log_and_error_write_one_line_each() {
         let mut rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
-        rt.capture_stdout = true;
-        rt.captured_stderr = Some(Vec::new());
+        rt.world.output.lock().capture_stdout = true;
+        rt.world.output.lock().captured_stderr = Some(Vec::new());
         let task = Task::new(0);
         let mut ctx = NativeCtx { rt: &mut rt, task: &task };
         let s = ctx.str("x");
@@ -67,7 +67,8 @@ mod tests {
         info(&mut ctx, Value::UNDEFINED, &[]).unwrap();
         error(&mut ctx, Value::UNDEFINED, &[s]).unwrap();
         warn(&mut ctx, Value::UNDEFINED, &[Value::NULL]).unwrap();
-        assert_eq!(String::from_utf8_lossy(&rt.stdout), "x -0 [ 1, 'x' ]\n\n");
-        assert_eq!(String::from_utf8_lossy(rt.captured_stderr.as_ref().unwrap()), "x\nnull\n");
+        let out = rt.world.output.lock();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "x -0 [ 1, 'x' ]\n\n");
+        assert_eq!(String::from_utf8_lossy(out.captured_stderr.as_ref().unwrap()), "x\nnull\n");
     }
 }

@@ -124,32 +124,39 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
         return Err(ctx.type_error("__installPrelude expects an object"));
     };
     let entries: Vec<(Atom, Value)> = d.props.keys.iter().copied().zip(d.props.vals.iter().copied()).collect();
-    for (k, v) in entries {
-        let name = k.as_str();
-        let methods = &mut ctx.rt.realm.methods;
-        if let Some(rest) = name.strip_prefix("string:") {
-            methods.string.set(Atom::intern(rest), v);
-        } else if let Some(rest) = name.strip_prefix("map:") {
-            methods.map.set(Atom::intern(rest), v);
-        } else if let Some(rest) = name.strip_prefix("set:") {
-            methods.set.set(Atom::intern(rest), v);
-        } else if let Some(rest) = name.strip_prefix("mutex:") {
-            methods.mutex.set(Atom::intern(rest), v);
-        } else if let Some(rest) = name.strip_prefix("static:") {
-            // `static:Class:name` adds a static member to a built-in class.
-            let (class, member) = rest.split_once(':').unwrap_or((rest, ""));
-            let c = &ctx.rt.realm.classes;
-            let target = match class {
-                "Task" => c.task,
-                "Array" => c.array,
-                "Promise" => c.promise,
-                _ => Value::UNDEFINED,
-            };
-            if let Some(mut cd) = ops::class_data(target) {
-                cd.statics.set(Atom::intern(member), v);
+    drop(d);
+    let mut statics = Vec::new();
+    ctx.rt.update_realm(|realm| {
+        let methods = &mut realm.methods;
+        for (k, v) in entries {
+            let name = k.as_str();
+            if let Some(rest) = name.strip_prefix("string:") {
+                methods.string.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("map:") {
+                methods.map.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("set:") {
+                methods.set.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("mutex:") {
+                methods.mutex.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("static:") {
+                // `static:Class:name` adds a static member to a built-in class.
+                let (class, member) = rest.split_once(':').unwrap_or((rest, ""));
+                let c = &realm.classes;
+                let target = match class {
+                    "Task" => c.task,
+                    "Array" => c.array,
+                    "Promise" => c.promise,
+                    _ => Value::UNDEFINED,
+                };
+                statics.push((target, Atom::intern(member), v));
+            } else {
+                methods.array.set(k, v);
             }
-        } else {
-            methods.array.set(k, v);
+        }
+    });
+    for (class, member, v) in statics {
+        if let Some(mut cd) = ops::class_data(class) {
+            cd.statics.set(member, v);
         }
     }
     Ok(Value::UNDEFINED)

@@ -307,13 +307,13 @@ mod tests {
     }
 
     fn show(v: Value) -> String {
-        if let Some(a) = ops::array_data(v) {
+        if let Some(a) = ops::array_data(v).map(|a| a.clone()) {
             return format!("[{}]", a.iter().map(|x| show(*x)).collect::<Vec<_>>().join(","));
         }
         if let Some(s) = ops::as_str(v) {
             return format!("'{s}'");
         }
-        if let Some(d) = ops::object_data(v) {
+        if let Some(d) = ops::object_data(v).map(|d| d.clone()) {
             let parts: Vec<String> = d
                 .props
                 .ordered_keys()

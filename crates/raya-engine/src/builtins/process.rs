@@ -31,8 +31,8 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
 /// `rt.script_args`. Call once after `Runtime::new`.
 pub fn set_args(rt: &mut Runtime) {
     let slot = super::global_slot("args");
-    let items: Vec<Value> = rt.script_args.clone().into_iter().map(|s| rt.heap.alloc_str(s)).collect();
-    for arr in [rt.realm.globals[slot], rt.globals[slot]] {
+    let items: Vec<Value> = rt.world.script_args.clone().into_iter().map(|s| rt.heap.alloc_str(s)).collect();
+    for arr in [rt.realm.globals[slot], rt.world.globals.get(slot)] {
         if let Some(mut a) = ops::array_data(arr) {
             a.clone_from(&items);
         }
@@ -98,9 +98,9 @@ mod tests {
     fn args_are_filled_by_set_args() {
         let mut rt = rt(vec!["a".into(), "b c".into()]);
         let slot = crate::builtins::global_slot("args");
-        assert_eq!(ops::array_data(rt.globals[slot]).unwrap().len(), 0);
+        assert_eq!(ops::array_data(rt.world.globals.get(slot)).unwrap().len(), 0);
         set_args(&mut rt);
-        let a = ops::array_data(rt.globals[slot]).unwrap();
+        let a = ops::array_data(rt.world.globals.get(slot)).unwrap();
         let strs: Vec<&str> = a.iter().map(|&v| ops::as_str(v).unwrap()).collect();
         assert_eq!(strs, ["a", "b c"]);
     }

@@ -25,28 +25,93 @@
 //!
 //! # Threads
 //!
-//! A `Heap` is owned by the one thread that runs tasks. With several
-//! workers each gets its own allocation list and the collector stops them
-//! all at safepoints before marking (see `design/memory.md`).
+//! One [`SharedHeap`] per program; every thread that allocates (each
+//! worker, and the thread that starts and ends the program) has its own
+//! [`Heap`] handle with its own allocation list, so allocation takes no
+//! lock. The collector sweeps every list, which is sound because it runs
+//! only with the world stopped:
+//!
+//! - A worker is a *mutator* while it runs a job ([`Heap::enter`] returns
+//!   a guard that ends it). Mutator state per worker: `RUNNING`, `PARKED`
+//!   (stopped at a safepoint, its running task published as a root) or
+//!   `IDLE`.
+//! - A collection is *requested* when the bytes allocated since the last
+//!   one pass the threshold. Every mutator sees the request at its next
+//!   safepoint ([`Heap::wants_collection`]) and calls [`Heap::safepoint`]:
+//!   the first to claim `stop` collects, the others park.
+//! - Invariant (the Dekker handshake that makes stopping safe): a mutator
+//!   stores `RUNNING` and then loads `stop`; the collector stores `stop`
+//!   and then loads every state, all `SeqCst`. So either the mutator sees
+//!   `stop` and waits before touching the heap, or the collector sees it
+//!   running and waits until it parks or goes idle.
+//! - No object lock is held at a safepoint (see `vm::object`), so a parked
+//!   mutator never blocks another one that the collector waits for.
 
 use super::object::{Body, Function, Header, IterState, JsStr, Mut, Obj};
+use super::task::Task;
 use super::value::Value;
-use std::sync::atomic::Ordering;
+use parking_lot::{Condvar, Mutex};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Bytes allocated between collections before the first collection.
 const MIN_THRESHOLD: usize = 8 << 20;
 
-pub struct Heap {
-    objects: Vec<*mut Obj>,
-    allocated_since_gc: usize,
-    live_bytes: usize,
-    threshold: usize,
-    pub stats: GcStats,
+/// Bytes a thread allocates before it adds them to the shared count.
+const LOCAL_CHUNK: usize = 256 << 10;
+
+const IDLE: u8 = 0;
+const RUNNING: u8 = 1;
+const PARKED: u8 = 2;
+
+/// The objects one thread allocated (see "Threads" above).
+struct AllocList {
+    objects: UnsafeCell<Vec<*mut Obj>>,
 }
 
-// SAFETY: the heap's raw pointers are only dereferenced by the thread that
-// owns the heap, or by the collector while every mutator is stopped.
-unsafe impl Send for Heap {}
+// SAFETY: a list is touched by its owning thread while that thread is not
+// stopped, and by the collector only while the world is stopped.
+unsafe impl Send for AllocList {}
+unsafe impl Sync for AllocList {}
+
+/// One worker's mutator state (see "Threads" above).
+pub struct MutatorSlot {
+    state: AtomicU8,
+    /// While `PARKED`: the task the worker is running (a root), or null.
+    parked_task: UnsafeCell<*const Task>,
+}
+
+// SAFETY: `parked_task` is written by the owner before it publishes
+// `PARKED` (under the gate lock) and read by the collector after.
+unsafe impl Send for MutatorSlot {}
+unsafe impl Sync for MutatorSlot {}
+
+/// Where a thread allocates: its own list in the program's shared heap.
+pub struct Heap {
+    shared: Arc<SharedHeap>,
+    list: Arc<AllocList>,
+    /// Bytes allocated here and not yet added to the shared count.
+    local_bytes: usize,
+}
+
+/// What all threads of a program share: the lists, the collection
+/// trigger, and the stop-the-world handshake.
+pub struct SharedHeap {
+    lists: Mutex<Vec<Arc<AllocList>>>,
+    slots: Mutex<Vec<Arc<MutatorSlot>>>,
+    allocated_since_gc: AtomicUsize,
+    threshold: AtomicUsize,
+    /// A collection is wanted: mutators call `safepoint` at the next one.
+    requested: AtomicBool,
+    /// The world is stopping or stopped for a collection.
+    stop: AtomicBool,
+    /// Sleep/wake for the handshake (parked mutators, the collector).
+    gate: Mutex<()>,
+    changed: Condvar,
+    pub stats: Mutex<GcStats>,
+}
 
 #[derive(Default, Clone, Debug)]
 pub struct GcStats {
@@ -180,7 +245,10 @@ impl Marker {
     }
 }
 
+/// Approximate bytes of an object, for the collection trigger.
 fn body_size(b: &Body) -> usize {
+    // SAFETY (`get_stopped`): called on a body no other thread can see yet
+    // (allocation) or during a collection.
     std::mem::size_of::<Obj>()
         + match b {
             Body::Str(s) => s.s.len(),
@@ -197,23 +265,114 @@ impl Default for Heap {
     }
 }
 
+/// Ends a worker's mutator period when dropped (see [`Heap::enter`]).
+pub struct MutatorGuard {
+    shared: Arc<SharedHeap>,
+    slot: Arc<MutatorSlot>,
+}
+
+impl Drop for MutatorGuard {
+    fn drop(&mut self) {
+        self.slot.state.store(IDLE, Ordering::SeqCst);
+        if self.shared.stop.load(Ordering::SeqCst) {
+            let _g = self.shared.gate.lock();
+            self.shared.changed.notify_all();
+        }
+    }
+}
+
+/// The world stopped by a thread that is not a worker (see
+/// [`Heap::stop_world`]); resumes it when dropped.
+pub struct StoppedWorld {
+    shared: Arc<SharedHeap>,
+}
+
+impl Drop for StoppedWorld {
+    fn drop(&mut self) {
+        let _g = self.shared.gate.lock();
+        self.shared.stop.store(false, Ordering::SeqCst);
+        self.shared.changed.notify_all();
+    }
+}
+
 impl Heap {
+    /// A new program heap, with this thread's handle on it.
     pub fn new() -> Heap {
-        Heap {
-            objects: Vec::new(),
-            allocated_since_gc: 0,
-            live_bytes: 0,
-            threshold: MIN_THRESHOLD,
-            stats: GcStats::default(),
+        let shared = Arc::new(SharedHeap {
+            lists: Mutex::new(Vec::new()),
+            slots: Mutex::new(Vec::new()),
+            allocated_since_gc: AtomicUsize::new(0),
+            threshold: AtomicUsize::new(MIN_THRESHOLD),
+            requested: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            gate: Mutex::new(()),
+            changed: Condvar::new(),
+            stats: Mutex::new(GcStats::default()),
+        });
+        Heap::on(shared)
+    }
+
+    /// The program heap this handle allocates in.
+    pub fn shared(&self) -> &Arc<SharedHeap> {
+        &self.shared
+    }
+
+    /// Another thread's handle on the program heap `shared`.
+    pub fn attach_to(shared: &Arc<SharedHeap>) -> Heap {
+        Heap::on(shared.clone())
+    }
+
+    fn on(shared: Arc<SharedHeap>) -> Heap {
+        let list = Arc::new(AllocList { objects: UnsafeCell::new(Vec::new()) });
+        shared.lists.lock().push(list.clone());
+        Heap { shared, list, local_bytes: 0 }
+    }
+
+    /// A mutator slot for a worker thread (see "Threads" above).
+    pub fn new_slot(&self) -> Arc<MutatorSlot> {
+        let slot = Arc::new(MutatorSlot { state: AtomicU8::new(IDLE), parked_task: UnsafeCell::new(std::ptr::null()) });
+        self.shared.slots.lock().push(slot.clone());
+        slot
+    }
+
+    /// Starts a mutator period of the worker owning `slot`: waits while a
+    /// collection is in progress, then counts as running until the guard
+    /// is dropped.
+    pub fn enter(&self, slot: &Arc<MutatorSlot>) -> MutatorGuard {
+        loop {
+            slot.state.store(RUNNING, Ordering::SeqCst);
+            if !self.shared.stop.load(Ordering::SeqCst) {
+                return MutatorGuard { shared: self.shared.clone(), slot: slot.clone() };
+            }
+            slot.state.store(IDLE, Ordering::SeqCst);
+            let mut g = self.shared.gate.lock();
+            self.shared.changed.notify_all();
+            while self.shared.stop.load(Ordering::SeqCst) {
+                self.shared.changed.wait_for(&mut g, Duration::from_millis(10));
+            }
         }
     }
 
     #[inline]
     pub fn alloc(&mut self, body: Body) -> Value {
-        self.allocated_since_gc += body_size(&body);
+        let size = body_size(&body);
         let p = Box::into_raw(Box::new(Obj { header: Header { marked: false.into(), frozen: false.into() }, body }));
-        self.objects.push(p);
+        // SAFETY: this thread owns the list and is not stopped.
+        unsafe { (*self.list.objects.get()).push(p) };
+        self.local_bytes += size;
+        if self.local_bytes >= LOCAL_CHUNK {
+            self.flush_count();
+        }
         Value::object(p)
+    }
+
+    fn flush_count(&mut self) {
+        let s = &self.shared;
+        let total = s.allocated_since_gc.fetch_add(self.local_bytes, Ordering::Relaxed) + self.local_bytes;
+        self.local_bytes = 0;
+        if total >= s.threshold.load(Ordering::Relaxed) {
+            s.requested.store(true, Ordering::Relaxed);
+        }
     }
 
     pub fn alloc_str(&mut self, s: impl Into<Box<str>>) -> Value {
@@ -228,54 +387,149 @@ impl Heap {
         self.alloc(Body::Cell(Mut::new(v)))
     }
 
-    /// Number of objects currently on the heap (live or not yet swept).
+    /// Number of objects on the program's heap (live or not yet swept).
+    /// Only meaningful while no other thread allocates.
     pub fn object_count(&self) -> usize {
-        self.objects.len()
+        // SAFETY: the caller guarantees no concurrent allocation.
+        self.shared.lists.lock().iter().map(|l| unsafe { (*l.objects.get()).len() }).sum()
     }
 
-    /// True when enough has been allocated that the next safepoint should
-    /// collect.
+    /// True when a collection is wanted: the caller, at a safepoint,
+    /// should call [`Heap::safepoint`] (or [`Heap::collect`] when it is
+    /// the only thread).
     #[inline(always)]
     pub fn wants_collection(&self) -> bool {
-        self.allocated_since_gc >= self.threshold
+        self.shared.requested.load(Ordering::Relaxed)
     }
 
-    /// Runs a full collection. `roots` marks every root.
+    pub fn stats(&self) -> GcStats {
+        self.shared.stats.lock().clone()
+    }
+
+    /// Stops every worker (at its next safepoint, or between jobs) until
+    /// the returned guard is dropped, so this thread, which is not a
+    /// worker, has the heap to itself: the end of a program that called
+    /// `exit()` while other tasks still ran.
+    pub fn stop_world(&self) -> StoppedWorld {
+        let s = &self.shared;
+        let mut g = s.gate.lock();
+        // Running workers look at `requested` at their safepoints.
+        s.requested.store(true, Ordering::SeqCst);
+        while s.stop.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+            s.changed.wait_for(&mut g, Duration::from_millis(1));
+        }
+        // Workers parked at a safepoint wait for `stop` to clear; the
+        // collection request (if any) is served by the next one to run.
+        while s.slots.lock().iter().any(|o| o.state.load(Ordering::SeqCst) == RUNNING) {
+            s.changed.wait_for(&mut g, Duration::from_millis(1));
+        }
+        StoppedWorld { shared: s.clone() }
+    }
+
+    /// A worker at a safepoint with a collection wanted: collect (if no one
+    /// else is) with the world stopped, or park until the collector is
+    /// done. `task` is the worker's running task; `roots` marks the
+    /// program's own roots (globals, realm, task table).
+    pub fn safepoint(&mut self, slot: &MutatorSlot, task: &Task, roots: impl FnOnce(&mut Marker)) {
+        let s = self.shared.clone();
+        if s.stop.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            // The collector. Wait until every other mutator parked or idles.
+            {
+                let mut g = s.gate.lock();
+                loop {
+                    let busy = s
+                        .slots
+                        .lock()
+                        .iter()
+                        .any(|o| !std::ptr::eq(&**o, slot) && o.state.load(Ordering::SeqCst) == RUNNING);
+                    if !busy {
+                        break;
+                    }
+                    s.changed.wait_for(&mut g, Duration::from_millis(1));
+                }
+            }
+            self.collect(|m| {
+                roots(m);
+                for v in task.roots() {
+                    m.mark(v);
+                }
+                for o in s.slots.lock().iter() {
+                    if o.state.load(Ordering::SeqCst) == PARKED {
+                        // SAFETY: a parked mutator published its task and
+                        // does not touch it until `stop` is cleared.
+                        let t = unsafe { *o.parked_task.get() };
+                        if !t.is_null() {
+                            for v in unsafe { &*t }.roots() {
+                                m.mark(v);
+                            }
+                        }
+                    }
+                }
+            });
+            let _g = s.gate.lock();
+            s.requested.store(false, Ordering::SeqCst);
+            s.stop.store(false, Ordering::SeqCst);
+            s.changed.notify_all();
+        } else {
+            // Park: publish the running task, wait for the collector.
+            let mut g = s.gate.lock();
+            // SAFETY: only this thread writes its slot's task.
+            unsafe { *slot.parked_task.get() = task as *const Task };
+            slot.state.store(PARKED, Ordering::SeqCst);
+            s.changed.notify_all();
+            while s.stop.load(Ordering::SeqCst) {
+                s.changed.wait_for(&mut g, Duration::from_millis(10));
+            }
+            unsafe { *slot.parked_task.get() = std::ptr::null() };
+            slot.state.store(RUNNING, Ordering::SeqCst);
+        }
+    }
+
+    /// Runs a full collection. `roots` marks every root. The caller must
+    /// have stopped the world, or be the only thread of the program.
     pub fn collect(&mut self, roots: impl FnOnce(&mut Marker)) {
         let start = std::time::Instant::now();
         let mut m = Marker { stack: Vec::with_capacity(256) };
         roots(&mut m);
         m.drain();
         let mut live = 0usize;
-        let before = self.objects.len();
-        self.objects.retain(|&p| {
-            // SAFETY: every pointer in `objects` is a live allocation of
-            // ours; unreachable ones are freed exactly once, here.
-            let o = unsafe { &*p };
-            if o.header.marked.swap(false, Ordering::Relaxed) {
-                live += body_size(&o.body);
-                true
-            } else {
-                drop(unsafe { Box::from_raw(p) });
-                false
-            }
-        });
-        self.live_bytes = live;
-        self.allocated_since_gc = 0;
-        self.threshold = MIN_THRESHOLD.max(live);
+        let mut freed = 0u64;
+        for list in self.shared.lists.lock().iter() {
+            // SAFETY: the world is stopped; every pointer in a list is a
+            // live allocation of ours, and unreachable ones are freed
+            // exactly once, here.
+            let objects = unsafe { &mut *list.objects.get() };
+            objects.retain(|&p| {
+                let o = unsafe { &*p };
+                if o.header.marked.swap(false, Ordering::Relaxed) {
+                    live += body_size(&o.body);
+                    true
+                } else {
+                    drop(unsafe { Box::from_raw(p) });
+                    freed += 1;
+                    false
+                }
+            });
+        }
+        self.shared.allocated_since_gc.store(0, Ordering::Relaxed);
+        self.shared.threshold.store(MIN_THRESHOLD.max(live), Ordering::Relaxed);
+        self.shared.requested.store(false, Ordering::Relaxed);
         let ns = start.elapsed().as_nanos();
-        self.stats.collections += 1;
-        self.stats.total_pause_ns += ns;
-        self.stats.max_pause_ns = self.stats.max_pause_ns.max(ns);
-        self.stats.freed += (before - self.objects.len()) as u64;
+        let mut st = self.shared.stats.lock();
+        st.collections += 1;
+        st.total_pause_ns += ns;
+        st.max_pause_ns = st.max_pause_ns.max(ns);
+        st.freed += freed;
     }
 }
 
-impl Drop for Heap {
+impl Drop for SharedHeap {
     fn drop(&mut self) {
-        for &p in &self.objects {
-            // SAFETY: the heap owns every object; nothing runs after drop.
-            drop(unsafe { Box::from_raw(p) });
+        for list in self.lists.get_mut().iter() {
+            // SAFETY: the last handle is gone; nothing runs any more.
+            for &p in unsafe { &*list.objects.get() } {
+                drop(unsafe { Box::from_raw(p) });
+            }
         }
     }
 }
@@ -310,7 +564,7 @@ mod tests {
         assert_eq!(heap.object_count(), 102);
         heap.collect(|m| m.mark(keep));
         assert_eq!(heap.object_count(), 2);
-        assert_eq!(heap.stats.freed, 100);
+        assert_eq!(heap.stats().freed, 100);
     }
 
     #[test]

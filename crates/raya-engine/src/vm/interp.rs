@@ -260,7 +260,7 @@ impl<'rt> TaskInterpreter<'rt> {
         *cell.exec.lock() = Some(exec);
         let obj = self.rt.heap.alloc(Body::Task(cell.clone()));
         cell.object.store(obj.bits(), std::sync::atomic::Ordering::Release);
-        self.rt.live_tasks.insert(id, obj);
+        self.rt.world.live_tasks.lock().insert(id, obj);
         self.rt.spawned.push(cell);
         Ok(obj)
     }
@@ -824,7 +824,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     if self.rt.heap.wants_collection() {
                         save_pc!();
-                        self.rt.collect_garbage(std::iter::once(&*task));
+                        self.rt.collect_garbage(task);
                     }
                 }};
             }
@@ -904,8 +904,8 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::LoadNull { dst } => set!(dst, Value::NULL),
                     Instr::LoadTrue { dst } => set!(dst, Value::TRUE),
                     Instr::LoadFalse { dst } => set!(dst, Value::FALSE),
-                    Instr::GetGlobal { dst, idx } => set!(dst, self.rt.globals[idx as usize]),
-                    Instr::SetGlobal { idx, src } => self.rt.globals[idx as usize] = reg!(src),
+                    Instr::GetGlobal { dst, idx } => set!(dst, self.rt.world.globals.get(idx as usize)),
+                    Instr::SetGlobal { idx, src } => self.rt.world.globals.set(idx as usize, reg!(src)),
 
                     Instr::NewCell { dst } => {
                         let c = self.rt.heap.alloc_cell(Value::UNDEFINED);

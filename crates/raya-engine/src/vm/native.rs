@@ -93,7 +93,7 @@ impl NativeCtx<'_> {
     }
 
     pub fn args(&self) -> &[String] {
-        &self.rt.script_args
+        &self.rt.world.script_args
     }
 }
 

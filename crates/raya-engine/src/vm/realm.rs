@@ -35,7 +35,7 @@ pub struct Classes {
 }
 
 /// Methods of values that are not class instances, by receiver type.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Methods {
     pub array: PropMap,
     pub string: PropMap,
@@ -54,6 +54,7 @@ pub struct Methods {
     pub semaphore: PropMap,
 }
 
+#[derive(Clone)]
 pub struct Realm {
     /// Initial values of the global slots named by `builtins::GLOBAL_NAMES`.
     pub globals: Vec<Value>,

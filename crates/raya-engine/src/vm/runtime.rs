@@ -1,8 +1,19 @@
-//! Everything one running program owns: its heap, realm, globals, sources
-//! (for stack traces), script arguments and output streams.
+//! Everything one running program owns.
+//!
+//! A program's state is split by who may touch it:
+//!
+//! - [`World`]: shared by every thread of the program — the global slots
+//!   (atomic), the task table, sources, script arguments, the output
+//!   streams (one buffer, so output keeps the order in which tasks on
+//!   different workers wrote it), and the realm as the prelude left it.
+//! - [`Runtime`]: one per thread that runs tasks (each worker, and the
+//!   thread that starts and ends the program) — its allocation handle on
+//!   the shared heap, its copy of the realm, and what the current slice
+//!   spawned, woke or waits on. Natives and the interpreter get `&mut
+//!   Runtime` and never need a lock for these.
 
 use super::atom::names;
-use super::heap::Heap;
+use super::heap::{Heap, Marker, MutatorSlot, SharedHeap};
 use super::link::{link, RtProto};
 use super::object::{Body, Closure, Function, Mut, ObjectData, PropMap};
 use super::ops::{self, Fault};
@@ -11,21 +22,50 @@ use super::task::Task;
 use super::value::Value;
 use crate::bytecode::FuncProto;
 use crate::syntax::diagnostic::SourceMap;
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-pub struct Runtime {
-    pub heap: Heap,
-    pub realm: Realm,
-    pub globals: Vec<Value>,
-    pub sources: Arc<SourceMap>,
-    /// Constants of every linked prototype (GC roots).
-    pub const_roots: Vec<Value>,
-    /// `args`: the script's arguments after its file name.
-    pub script_args: Vec<String>,
-    /// Set by `exit(code)`: the program ends as soon as the running task
-    /// returns to the interpreter loop.
-    pub exit_code: Option<i32>,
+/// The global variable slots: read and written by any worker, each access
+/// one relaxed atomic operation (LANGUAGE.md §6: single operations on
+/// shared values are atomic).
+pub struct Globals(Box<[AtomicU64]>);
+
+impl Globals {
+    fn new(values: &[Value]) -> Globals {
+        Globals(values.iter().map(|v| AtomicU64::new(v.bits())).collect())
+    }
+
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Value {
+        Value::from_bits(self.0[i].load(Ordering::Relaxed))
+    }
+
+    #[inline(always)]
+    pub fn set(&self, i: usize, v: Value) {
+        self.0[i].store(v.bits(), Ordering::Relaxed);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn mark(&self, m: &mut Marker) {
+        for i in 0..self.len() {
+            m.mark(self.get(i));
+        }
+    }
+}
+
+/// Standard output and error of a program.
+#[derive(Default)]
+pub struct Output {
     /// Buffered standard output (flushed before anything goes to stderr
     /// and at exit).
     pub stdout: Vec<u8>,
@@ -34,6 +74,55 @@ pub struct Runtime {
     /// When set, stdout is never written to the process's stdout; the
     /// embedder reads `stdout`.
     pub capture_stdout: bool,
+}
+
+/// What every thread of a program shares (see the module docs).
+pub struct World {
+    pub heap: Arc<SharedHeap>,
+    pub globals: Globals,
+    pub sources: Arc<SourceMap>,
+    /// Constants of every linked prototype (GC roots).
+    pub const_roots: Vec<Value>,
+    /// `args`: the script's arguments after its file name.
+    pub script_args: Vec<String>,
+    /// The realm new threads start from; replaced when the prelude
+    /// installs its methods (before any task but main runs).
+    pub realm: Mutex<Arc<Realm>>,
+    /// Bumped whenever `realm` is replaced, so threads notice cheaply.
+    pub realm_version: AtomicU64,
+    pub output: Mutex<Output>,
+    /// Every unfinished task's object, by id: GC roots, and the list the
+    /// deadlock and never-finished reports walk.
+    pub live_tasks: Mutex<HashMap<u32, Value>>,
+    /// Failed tasks whose error nobody observed yet, in failure order.
+    pub failed_tasks: Mutex<Vec<Value>>,
+}
+
+impl World {
+    /// Marks the roots the program itself holds (not its running tasks).
+    pub fn mark_roots(&self, m: &mut Marker) {
+        self.globals.mark(m);
+        m.mark_all(&self.const_roots);
+        for &t in self.live_tasks.lock().values() {
+            m.mark(t);
+        }
+        m.mark_all(&self.failed_tasks.lock());
+        self.realm.lock().mark_roots(m);
+    }
+}
+
+/// One thread's view of a running program (see the module docs).
+pub struct Runtime {
+    pub heap: Heap,
+    pub realm: Arc<Realm>,
+    realm_version: u64,
+    pub world: Arc<World>,
+    /// This worker's mutator slot (None on the thread that starts and
+    /// ends the program, which never runs concurrently with a collection).
+    pub slot: Option<Arc<MutatorSlot>>,
+    /// Set by `exit(code)`: the program ends as soon as the running task
+    /// returns to the interpreter loop.
+    pub exit_code: Option<i32>,
     /// Set by a blocking built-in that could not complete: the interpreter
     /// suspends the running task with this reason.
     pub suspend: Option<crate::sync::Wait>,
@@ -42,11 +131,6 @@ pub struct Runtime {
     /// Tasks claimed and made runnable during the current slice (the worker
     /// hands the first to its next slot).
     pub woken: Vec<std::sync::Arc<crate::sync::TaskCell>>,
-    /// Every unfinished task's object, by id: GC roots, and the list the
-    /// deadlock and never-finished reports walk.
-    pub live_tasks: std::collections::HashMap<u32, Value>,
-    /// Failed tasks whose error nobody observed yet, in failure order.
-    pub failed_tasks: Vec<Value>,
 }
 
 impl Runtime {
@@ -67,72 +151,107 @@ impl Runtime {
         let mut const_roots = Vec::new();
         let entry = link(entry, &mut heap, &mut const_roots);
         let closure = make_closure(&mut heap, entry, Box::new([]));
-        let rt = Runtime {
-            heap,
-            realm,
-            globals,
+        let realm = Arc::new(realm);
+        let world = Arc::new(World {
+            heap: heap.shared().clone(),
+            globals: Globals::new(&globals),
             sources: Arc::new(sources.clone()),
             const_roots,
             script_args,
+            realm: Mutex::new(realm.clone()),
+            realm_version: AtomicU64::new(0),
+            output: Mutex::new(Output { stdout: Vec::with_capacity(8192), ..Default::default() }),
+            live_tasks: Default::default(),
+            failed_tasks: Default::default(),
+        });
+        let rt = Runtime {
+            heap,
+            realm,
+            realm_version: 0,
+            world,
+            slot: None,
             exit_code: None,
-            stdout: Vec::with_capacity(8192),
-            captured_stderr: None,
-            capture_stdout: false,
             suspend: None,
             spawned: Vec::new(),
             woken: Vec::new(),
-            live_tasks: Default::default(),
-            failed_tasks: Vec::new(),
         };
         (rt, closure)
     }
 
+    /// A runtime for a worker thread of the program `world`.
+    pub fn for_worker(world: &Arc<World>) -> Runtime {
+        let heap = Heap::attach_to(&world.heap);
+        let slot = Some(heap.new_slot());
+        Runtime {
+            heap,
+            // The version first: the realm read after it is at least as new.
+            realm_version: world.realm_version.load(Ordering::Acquire),
+            realm: world.realm.lock().clone(),
+            world: world.clone(),
+            slot,
+            exit_code: None,
+            suspend: None,
+            spawned: Vec::new(),
+            woken: Vec::new(),
+        }
+    }
+
+    /// Changes the realm (the prelude installing its methods) and makes
+    /// the change the realm of threads that start later.
+    pub fn update_realm(&mut self, f: impl FnOnce(&mut Realm)) {
+        f(Arc::make_mut(&mut self.realm));
+        *self.world.realm.lock() = self.realm.clone();
+        self.world.realm_version.fetch_add(1, Ordering::Release);
+        self.realm_version = self.world.realm_version.load(Ordering::Acquire);
+    }
+
+    /// Picks up a realm another thread updated.
+    #[inline]
+    pub fn refresh_realm(&mut self) {
+        let v = self.world.realm_version.load(Ordering::Acquire);
+        if v != self.realm_version {
+            self.realm = self.world.realm.lock().clone();
+            self.realm_version = v;
+        }
+    }
+
     pub fn write_stdout(&mut self, s: &str) {
-        self.stdout.extend_from_slice(s.as_bytes());
-        if self.stdout.len() > 1 << 16 && !self.capture_stdout {
-            self.flush_stdout();
+        let mut out = self.world.output.lock();
+        out.stdout.extend_from_slice(s.as_bytes());
+        if out.stdout.len() > 1 << 16 && !out.capture_stdout {
+            flush(&mut out);
         }
     }
 
     pub fn flush_stdout(&mut self) {
-        if self.capture_stdout {
-            return;
-        }
-        let mut out = std::io::stdout().lock();
-        // A closed stdout (e.g. `| head`) must not crash the VM.
-        let _ = out.write_all(&self.stdout);
-        let _ = out.flush();
-        self.stdout.clear();
+        flush(&mut self.world.output.lock());
     }
 
     pub fn write_stderr(&mut self, s: &str) {
-        if let Some(buf) = &mut self.captured_stderr {
+        let mut out = self.world.output.lock();
+        if let Some(buf) = &mut out.captured_stderr {
             buf.extend_from_slice(s.as_bytes());
             return;
         }
-        self.flush_stdout();
+        flush(&mut out);
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(s.as_bytes());
         let _ = err.flush();
     }
 
-    /// Runs a full collection with the given task(s) as roots.
-    pub fn collect_garbage<'t>(&mut self, tasks: impl IntoIterator<Item = &'t Task>) {
-        let Runtime { heap, realm, globals, const_roots, live_tasks, failed_tasks, .. } = self;
-        heap.collect(|m| {
-            m.mark_all(globals);
-            m.mark_all(const_roots);
-            for &t in live_tasks.values() {
-                m.mark(t);
-            }
-            m.mark_all(failed_tasks);
-            realm.mark_roots(m);
-            for t in tasks {
-                for v in t.roots() {
+    /// Runs a full collection with `task` as the running task: the only
+    /// thread of the program, or (on a worker) stopping the others first.
+    pub fn collect_garbage(&mut self, task: &Task) {
+        let world = self.world.clone();
+        match self.slot.clone() {
+            Some(slot) => self.heap.safepoint(&slot, task, |m| world.mark_roots(m)),
+            None => self.heap.collect(|m| {
+                world.mark_roots(m);
+                for v in task.roots() {
                     m.mark(v);
                 }
-            }
-        });
+            }),
+        }
     }
 
     /// A new error instance of `class` (an Error class) with a stack trace
@@ -167,9 +286,10 @@ impl Runtime {
             let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
             let file = p.file;
             let name = frame_name(f.closure, p);
-            if file < self.sources.len() {
-                let (line, col) = self.sources.line_col(file, offset);
-                out.push_str(&format!("\n    at {} ({}:{}:{})", name, self.sources.get(file).name, line, col));
+            let sources = &self.world.sources;
+            if file < sources.len() {
+                let (line, col) = sources.line_col(file, offset);
+                out.push_str(&format!("\n    at {} ({}:{}:{})", name, sources.get(file).name, line, col));
             } else {
                 out.push_str(&format!("\n    at {name}"));
             }
@@ -211,4 +331,15 @@ fn frame_name(closure: Value, p: &crate::bytecode::FuncProto) -> String {
 
 pub fn make_closure(heap: &mut Heap, proto: Arc<RtProto>, upvals: Box<[Value]>) -> Value {
     heap.alloc(Body::Function(Function::Closure(Closure { proto, upvals, home: Mut::new(Value::UNDEFINED) })))
+}
+
+fn flush(out: &mut Output) {
+    if out.capture_stdout {
+        return;
+    }
+    let mut w = std::io::stdout().lock();
+    // A closed stdout (e.g. `| head`) must not crash the VM.
+    let _ = w.write_all(&out.stdout);
+    let _ = w.flush();
+    out.stdout.clear();
 }
