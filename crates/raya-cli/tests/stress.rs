@@ -1,11 +1,16 @@
 //! Stress tests of the task runtime (LANGUAGE.md §6): many tasks spawned and
-//! awaited, a deep tree of tasks, and a cancellation storm. Each program
+//! awaited, a deep tree of tasks, a cancellation storm, many producers and
+//! consumers on one channel (buffered and rendezvous), and many tasks
+//! writing to one array, object and Map (the memory model). Each program
 //! checks its own results and prints one line, compared here exactly.
 //!
 //! By default every program runs once per worker count in a short form.
 //! `cargo test -p raya-cli --test stress -- --ignored` runs the long form:
 //! bigger sizes, repeated (`RAYA_STRESS_ROUNDS`, default 10) under
-//! `--workers 1`, `2` and `4`.
+//! `--workers 1`, `2` and `4`. One long test alone, e.g.:
+//!
+//!     RAYA_STRESS_ROUNDS=3 cargo test -p raya-cli --test stress \
+//!         stress_long_channel_buffered -- --ignored --nocapture
 //!
 //! `RAYA_E2E_BIN` selects the binary, as for the e2e suite.
 
@@ -233,6 +238,178 @@ console.log(cancelled, finals.length, ended);
     (src, format!("{} {} {n}\n", n + 16, n + 16))
 }
 
+/// `producers` tasks send `n` distinct values (each its own range) on one
+/// channel of the given capacity (0: rendezvous) while `consumers` tasks
+/// receive them, half with `receive()`, half with `for … of`. Every consumer
+/// checks that each producer's values reach it in the order sent; the main
+/// task then counts every value over all consumers: each must arrive exactly
+/// once (a per-value count catches both losses and duplicates).
+fn channel_mpmc(n: u64, producers: u64, consumers: u64, capacity: u64) -> (String, String) {
+    assert_eq!(n % producers, 0);
+    let src = format!(
+        r#"const N = {n};
+const P = {producers};
+const C = {consumers};
+const PER = N / P;
+const ch = new Channel<number>({capacity});
+
+async function producer(p: number) {{
+  for (let i = 0; i < PER; i++) ch.send(p * PER + i);
+}}
+
+// Returns the values received, then 1 if they came in per-producer order.
+async function consumer(c: number): Task<number[]> {{
+  const got: number[] = [];
+  const last: number[] = new Array(P).fill(-1);
+  let ordered = 1;
+  const take = (v: number) => {{
+    const p = Math.floor(v / PER);
+    if (p >= 0 && p < P) {{
+      if (!(v > last[p])) ordered = 0;
+      last[p] = v;
+    }}
+    got.push(v);
+  }};
+  if (c % 2 === 0) {{
+    while (true) {{
+      const v = ch.receive();
+      if (v === null) break;
+      take(v);
+    }}
+  }} else {{
+    for (const v of ch) take(v);
+  }}
+  got.push(ordered);
+  return got;
+}}
+
+const cs: Task<number[]>[] = [];
+for (let c = 0; c < C; c++) cs.push(consumer(c));
+const ps: Task<void>[] = [];
+for (let p = 0; p < P; p++) ps.push(producer(p));
+await ps;
+ch.close();
+const results = await cs;
+
+const seen: number[] = new Array(N).fill(0);
+let received = 0;
+let invalid = 0;
+let ordered = true;
+for (const got of results) {{
+  if (got[got.length - 1] !== 1) ordered = false;
+  for (let i = 0; i < got.length - 1; i++) {{
+    const v = got[i];
+    received++;
+    if (Number.isInteger(v) && v >= 0 && v < N) seen[v]++;
+    else invalid++;
+  }}
+}}
+let lost = 0;
+let duplicated = 0;
+for (let v = 0; v < N; v++) {{
+  if (seen[v] === 0) lost++;
+  else if (seen[v] > 1) duplicated += seen[v] - 1;
+}}
+console.log("received", received, "lost", lost, "duplicated", duplicated,
+  "invalid", invalid, "ordered", ordered, "left", ch.length);
+"#
+    );
+    (src, format!("received {n} lost 0 duplicated 0 invalid 0 ordered true left 0\n"))
+}
+
+/// Memory model (LANGUAGE.md §6): `tasks` tasks each push `per` distinct
+/// values to one array; push to and pop from a second array used as a
+/// stack; overwrite their own fields and one shared field of one object
+/// and add new properties to it; and set keys of one Map. Afterwards the
+/// array holds every value exactly once and each task's values in order,
+/// the popped values plus the rest of the stack are every value exactly
+/// once, and the object and Map hold exactly the expected keys and values.
+fn shared_memory(tasks: u64, per: u64) -> (String, String) {
+    let src = format!(
+        r#"const T = {tasks};
+const PER = {per};
+const FIELDS = 8;
+const KEYS = 64;
+// The last round i < PER with i % m === k.
+const lastRound = (k: number, m: number) => k + m * Math.floor((PER - 1 - k) / m);
+const arr: number[] = [];
+const stack: number[] = [];
+const obj: any = {{ shared: -1 }};
+const map = new Map<number, number>();
+
+// Returns the values this task popped from the stack.
+async function worker(t: number): Task<number[]> {{
+  const popped: number[] = [];
+  for (let i = 0; i < PER; i++) {{
+    const v = t * PER + i;
+    arr.push(v);
+    stack.push(v);
+    if (i % 2 === 1) {{
+      const p = stack.pop();
+      if (p !== undefined) popped.push(p);
+    }}
+    obj["f" + t + "_" + (i % FIELDS)] = v;
+    obj.shared = v;
+    if (i % 16 === 0) obj["n" + v] = v;
+    map.set(i % KEYS, v);
+    if (i % 64 === 0) await Task.yield();
+  }}
+  return popped;
+}}
+
+const ts: Task<number[]>[] = [];
+for (let t = 0; t < T; t++) ts.push(worker(t));
+const pops = await ts;
+const N = T * PER;
+
+function exactlyOnce(lists: number[][]): boolean {{
+  const seen: number[] = new Array(N).fill(0);
+  let n = 0;
+  for (const list of lists) {{
+    for (const v of list) {{
+      if (!Number.isInteger(v) || v < 0 || v >= N) return false;
+      seen[v]++;
+      n++;
+    }}
+  }}
+  return n === N && seen.every((c) => c === 1);
+}}
+
+const last: number[] = new Array(T).fill(-1);
+let ordered = true;
+for (const v of arr) {{
+  const t = Math.floor(v / PER);
+  if (t >= 0 && t < T && v > last[t]) last[t] = v;
+  else ordered = false;
+}}
+const arrOk = arr.length === N && exactlyOnce([arr]) && ordered;
+const stackOk = exactlyOnce([stack, ...pops]);
+
+let objOk = (obj.shared % PER) === PER - 1;
+let added = 0;
+for (let t = 0; t < T; t++) {{
+  for (let f = 0; f < FIELDS; f++) {{
+    if (obj["f" + t + "_" + f] !== t * PER + lastRound(f, FIELDS)) objOk = false;
+  }}
+  for (let i = 0; i < PER; i += 16) {{
+    if (obj["n" + (t * PER + i)] !== t * PER + i) objOk = false;
+    added++;
+  }}
+}}
+if (Object.keys(obj).length !== 1 + T * FIELDS + added) objOk = false;
+
+let mapOk = map.size === KEYS;
+for (let k = 0; k < KEYS; k++) {{
+  const v = map.get(k);
+  if (v === undefined || v % PER !== lastRound(k, KEYS)) mapOk = false;
+}}
+console.log("array", arr.length, arrOk, "stack", stackOk, "object", objOk, "map", mapOk);
+"#
+    );
+    let n = tasks * per;
+    (src, format!("array {n} true stack true object true map true\n"))
+}
+
 // ---------------------------------------------------------------------------
 // Short forms (run by default)
 
@@ -252,6 +429,24 @@ fn stress_task_tree() {
 fn stress_cancel_storm() {
     let (src, want) = cancel_storm(10_000);
     check("cancel_storm_10k", &src, &want, &[1, 4], 1);
+}
+
+#[test]
+fn stress_channel_buffered() {
+    let (src, want) = channel_mpmc(100_000, 8, 8, 16);
+    check("channel_buffered_100k", &src, &want, &[1, 4], 1);
+}
+
+#[test]
+fn stress_channel_rendezvous() {
+    let (src, want) = channel_mpmc(100_000, 8, 8, 0);
+    check("channel_rendezvous_100k", &src, &want, &[1, 4], 1);
+}
+
+#[test]
+fn stress_shared_memory() {
+    let (src, want) = shared_memory(64, 2_000);
+    check("shared_memory_128k", &src, &want, &[1, 4], 1);
 }
 
 // ---------------------------------------------------------------------------
@@ -276,4 +471,25 @@ fn stress_long_task_tree() {
 fn stress_long_cancel_storm() {
     let (src, want) = cancel_storm(100_000);
     check("cancel_storm_100k", &src, &want, &[1, 2, 4], long_rounds());
+}
+
+#[test]
+#[ignore]
+fn stress_long_channel_buffered() {
+    let (src, want) = channel_mpmc(1_000_000, 8, 8, 16);
+    check("channel_buffered_1m", &src, &want, &[1, 2, 4], long_rounds());
+}
+
+#[test]
+#[ignore]
+fn stress_long_channel_rendezvous() {
+    let (src, want) = channel_mpmc(1_000_000, 8, 8, 0);
+    check("channel_rendezvous_1m", &src, &want, &[1, 2, 4], long_rounds());
+}
+
+#[test]
+#[ignore]
+fn stress_long_shared_memory() {
+    let (src, want) = shared_memory(64, 10_000);
+    check("shared_memory_640k", &src, &want, &[1, 2, 4], long_rounds());
 }
