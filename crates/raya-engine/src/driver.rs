@@ -233,7 +233,7 @@ fn run_inner<R>(
     *main.exec.lock() = Some(Box::new(exec));
     let obj = rt.heap.alloc(Body::Task(main.clone()));
     main.object.store(obj.bits(), Ordering::Release);
-    rt.world.live_tasks.lock().insert(id, obj);
+    rt.world.live_tasks.insert(id, obj);
 
     let workers = opts.workers.unwrap_or_else(crate::scheduler::default_workers).max(1);
     let shared = Arc::new(Shared {
@@ -333,9 +333,7 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
 }
 
 fn sorted_live(rt: &Runtime) -> Vec<Value> {
-    let mut ids: Vec<(u32, Value)> = rt.world.live_tasks.lock().iter().map(|(&k, &v)| (k, v)).collect();
-    ids.sort_by_key(|&(k, _)| k);
-    ids.into_iter().map(|(_, v)| v).collect()
+    rt.world.live_tasks.sorted().into_iter().map(|(_, v)| v).collect()
 }
 
 /// One entry per unfinished task: its id, what it waits on, its stack.
@@ -530,7 +528,7 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, o: Outcome) {
         }
         wake_all(rt, waiters, o);
     }
-    rt.world.live_tasks.lock().remove(&cell.id);
+    rt.world.live_tasks.remove(cell.id);
     if let Outcome::Error(_) = o {
         rt.world.failed_tasks.lock().push(cell.object());
     }

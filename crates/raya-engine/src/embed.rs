@@ -32,14 +32,13 @@
 //!   [`crate::driver::current_handle`]).
 //! * Values cross the boundary as owned [`HostValue`]s (deep copies), so no
 //!   GC pointer escapes.
-//! * An [`ExternalPromise`] settles its promise from any thread: it locks
-//!   the runtime, settles, and queues the woken tasks on the scheduler
-//!   (the invariant of `sync`: completions settle only under the runtime
-//!   lock). While it is pending it keeps the program alive (a never-firing
+//! * An [`ExternalPromise`] settles its promise from any thread: the
+//!   settlement (which allocates the value and wakes the awaiting tasks)
+//!   runs as a host job on a worker, because only workers may touch the
+//!   heap. While it is pending it keeps the program alive (a never-firing
 //!   scheduler timer), so the program is neither finished nor deadlocked.
-//!   Settled on a worker thread inside a host call (where the runtime lock
-//!   is already held), the settlement is applied right after the host
-//!   closure returns.
+//!   Settled on a worker thread inside a host call, the settlement is
+//!   applied on that worker right after the host closure returns.
 //! * A blocking host function runs on its own thread; the calling task is
 //!   suspended on a wait object that the thread completes the same way.
 
@@ -233,7 +232,7 @@ fn kind_name(b: &Body) -> &'static str {
     }
 }
 
-/// Converts a host value to a new script value (needs the runtime lock).
+/// Converts a host value to a new script value (on a worker: it allocates).
 fn from_host(rt: &mut Runtime, v: &HostValue) -> Value {
     match v {
         HostValue::Undefined => Value::UNDEFINED,
@@ -520,8 +519,9 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
 #[derive(Default)]
 struct BlockState {
     waiter: Option<Waiter>,
-    /// The call finished before the task registered (not expected: the
-    /// thread needs the runtime lock, held until registration).
+    /// The call finished before the task registered (its host job ran on
+    /// another worker first). The calling worker is a GC mutator until the
+    /// task registered, so no collection can free the value meanwhile.
     result: Option<Resume>,
 }
 
@@ -643,9 +643,8 @@ pub struct VmBuilder {
 }
 
 impl VmBuilder {
-    /// Requested scheduler worker count, as `raya run --workers N` (the
-    /// engine currently runs programs on one worker; see
-    /// [`crate::driver`]).
+    /// Scheduler worker count, as `raya run --workers N` (default: one per
+    /// core).
     pub fn workers(mut self, n: usize) -> Self {
         self.workers = Some(n);
         self
@@ -711,8 +710,8 @@ impl Vm {
     }
 
     /// Registers a synchronous host function, a global `name` of programs
-    /// compiled afterwards. It runs on the scheduler worker, with the
-    /// runtime locked, so it must be quick; `Err(message)` (or a panic) is
+    /// compiled afterwards. It runs on the scheduler worker that calls it,
+    /// so it must be quick; `Err(message)` (or a panic) is
     /// thrown into the script as an `Error`. Registering a name again
     /// replaces the function.
     ///

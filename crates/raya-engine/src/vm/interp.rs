@@ -260,7 +260,7 @@ impl<'rt> TaskInterpreter<'rt> {
         *cell.exec.lock() = Some(exec);
         let obj = self.rt.heap.alloc(Body::Task(cell.clone()));
         cell.object.store(obj.bits(), std::sync::atomic::Ordering::Release);
-        self.rt.world.live_tasks.lock().insert(id, obj);
+        self.rt.world.live_tasks.insert(id, obj);
         self.rt.spawned.push(cell);
         Ok(obj)
     }

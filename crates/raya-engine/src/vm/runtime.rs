@@ -76,6 +76,50 @@ pub struct Output {
     pub capture_stdout: bool,
 }
 
+/// Shards of the live-task table: spawning and finishing tasks on
+/// different workers rarely meet on one lock, and no single map grows (and
+/// rehashes under its lock) to a million entries.
+const TASK_TABLE_SHARDS: usize = 64;
+
+/// The live-task table: task id → task object, sharded by id.
+pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>);
+
+impl Default for TaskTable {
+    fn default() -> Self {
+        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect())
+    }
+}
+
+impl TaskTable {
+    fn shard(&self, id: u32) -> &Mutex<HashMap<u32, Value>> {
+        &self.0[id as usize % TASK_TABLE_SHARDS]
+    }
+
+    pub fn insert(&self, id: u32, task: Value) {
+        self.shard(id).lock().insert(id, task);
+    }
+
+    pub fn remove(&self, id: u32) {
+        self.shard(id).lock().remove(&id);
+    }
+
+    /// Every live task, by id.
+    pub fn sorted(&self) -> Vec<(u32, Value)> {
+        let mut all: Vec<(u32, Value)> =
+            self.0.iter().flat_map(|s| s.lock().iter().map(|(&k, &v)| (k, v)).collect::<Vec<_>>()).collect();
+        all.sort_by_key(|&(k, _)| k);
+        all
+    }
+
+    fn mark(&self, m: &mut Marker) {
+        for s in self.0.iter() {
+            for &t in s.lock().values() {
+                m.mark(t);
+            }
+        }
+    }
+}
+
 /// What every thread of a program shares (see the module docs).
 pub struct World {
     pub heap: Arc<SharedHeap>,
@@ -93,7 +137,7 @@ pub struct World {
     pub output: Mutex<Output>,
     /// Every unfinished task's object, by id: GC roots, and the list the
     /// deadlock and never-finished reports walk.
-    pub live_tasks: Mutex<HashMap<u32, Value>>,
+    pub live_tasks: TaskTable,
     /// Failed tasks whose error nobody observed yet, in failure order.
     pub failed_tasks: Mutex<Vec<Value>>,
 }
@@ -103,9 +147,7 @@ impl World {
     pub fn mark_roots(&self, m: &mut Marker) {
         self.globals.mark(m);
         m.mark_all(&self.const_roots);
-        for &t in self.live_tasks.lock().values() {
-            m.mark(t);
-        }
+        self.live_tasks.mark(m);
         m.mark_all(&self.failed_tasks.lock());
         self.realm.lock().mark_roots(m);
     }

@@ -94,8 +94,10 @@ impl Task {
     pub fn new(id: u32) -> Task {
         Task {
             id,
-            regs: Vec::with_capacity(16),
-            frames: Vec::new(),
+            // Sized on first use, exactly: a million suspended tasks must
+            // fit in a gigabyte (design/memory.md), so no spare capacity.
+            regs: Vec::new(),
+            frames: Vec::with_capacity(1),
             handlers: Vec::new(),
             resume_dst: 0,
             await_scan: None,
