@@ -623,3 +623,57 @@ pub static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 pub fn next_id() -> u32 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_is_reentrant_on_one_thread() {
+        enable_parallel_mutators();
+        let m = Mut::new(vec![Value::number(1.0)]);
+        let a = m.lock();
+        let b = m.lock();
+        assert_eq!(a.len() + b.len(), 2);
+    }
+
+    #[test]
+    fn locks_exclude_other_threads() {
+        enable_parallel_mutators();
+        let m = Arc::new(Mut::new(Vec::<Value>::new()));
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let m = m.clone();
+                std::thread::spawn(move || {
+                    for i in 0..10_000 {
+                        m.lock().push(Value::number((t * 10_000 + i) as f64));
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let mut all: Vec<f64> = m.lock().iter().map(|v| v.as_number()).collect();
+        all.sort_by(f64::total_cmp);
+        assert_eq!(all, (0..40_000).map(|i| i as f64).collect::<Vec<_>>(), "no push lost or doubled");
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "lock order breach")]
+    fn two_objects_of_one_level_breach_the_order() {
+        let a = Mut::new(Vec::<Value>::new());
+        let b = Mut::new(Vec::<Value>::new());
+        let _ga = a.lock();
+        let _gb = b.lock();
+    }
+
+    #[test]
+    fn higher_levels_may_nest() {
+        let arr = Mut::new(Vec::<Value>::new());
+        let cell = Mut::new(Value::UNDEFINED);
+        let _ga = arr.lock();
+        *cell.lock() = Value::number(1.0);
+    }
+}
