@@ -618,59 +618,7 @@ pub fn construct_array(ctx: &mut NativeCtx, args: &[Value]) -> Result<Value, Val
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::FuncProto;
-    use crate::syntax::diagnostic::SourceMap;
-    use crate::vm::object::NativeFn;
-    use crate::vm::runtime::Runtime;
-    use crate::vm::task::Task;
-    use std::sync::Arc;
-
-    fn rt() -> Runtime {
-        Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0
-    }
-
-    fn n(x: f64) -> Value {
-        Value::number(x)
-    }
-
-    /// Shows a value like console.log's nested form, compactly:
-    /// arrays `[1,'a',[2]]`, strings quoted, others as String(x).
-    fn show(v: Value) -> String {
-        if let Some(a) = ops::array_data(v).map(|a| a.clone()) {
-            return format!("[{}]", a.iter().map(|x| show(*x)).collect::<Vec<_>>().join(","));
-        }
-        if let Some(s) = ops::as_str(v) {
-            return format!("'{s}'");
-        }
-        ops::to_display(v)
-    }
-
-    struct T {
-        rt: Runtime,
-        task: Task,
-    }
-
-    impl T {
-        fn new() -> T {
-            T { rt: rt(), task: Task::new(0) }
-        }
-        fn ctx(&mut self) -> NativeCtx<'_> {
-            NativeCtx { rt: &mut self.rt, task: &self.task }
-        }
-        fn nums(&mut self, xs: &[f64]) -> Value {
-            let v = xs.iter().map(|&x| n(x)).collect();
-            self.ctx().array(v)
-        }
-        fn s(&mut self, s: &str) -> Value {
-            self.ctx().str(s)
-        }
-        fn call(&mut self, f: NativeFn, this: Value, args: &[Value]) -> String {
-            match f(&mut self.ctx(), this, args) {
-                Ok(v) => show(v),
-                Err(e) => ops::to_display(e),
-            }
-        }
-    }
+    use crate::builtins::testing::{n, show, T};
 
     #[test]
     fn push_pop_shift_unshift() {

@@ -185,61 +185,16 @@ fn set_entries(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Valu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::FuncProto;
-    use crate::syntax::diagnostic::SourceMap;
+    use crate::builtins::testing::{n, show, T};
     use crate::vm::object::NativeFn;
-    use crate::vm::runtime::Runtime;
-    use crate::vm::task::Task;
-    use std::sync::Arc;
 
-    fn n(x: f64) -> Value {
-        Value::number(x)
+    /// The Map and Set constructors, on top of the shared fixture.
+    trait Construct {
+        fn map(&mut self, args: &[Value]) -> Result<Value, String>;
+        fn set(&mut self, args: &[Value]) -> Result<Value, String>;
     }
 
-    fn show(v: Value) -> String {
-        if let Some(a) = ops::array_data(v).map(|a| a.clone()) {
-            return format!("[{}]", a.iter().map(|x| show(*x)).collect::<Vec<_>>().join(","));
-        }
-        if let Some(s) = ops::as_str(v) {
-            return format!("'{s}'");
-        }
-        match v.as_obj().map(|o| &o.body) {
-            Some(Body::Map(m)) => {
-                let entries: Vec<(Value, Value)> = m.lock().iter().collect();
-                let parts: Vec<String> = entries.iter().map(|&(k, v)| format!("{} => {}", show(k), show(v))).collect();
-                format!("Map({}) {{{}}}", m.lock().len(), parts.join(", "))
-            }
-            Some(Body::Set(m)) => {
-                let keys: Vec<Value> = m.lock().iter().map(|(k, _)| k).collect();
-                let parts: Vec<String> = keys.iter().map(|&k| show(k)).collect();
-                format!("Set({}) {{{}}}", m.lock().len(), parts.join(", "))
-            }
-            _ => ops::to_display(v),
-        }
-    }
-
-    struct T {
-        rt: Runtime,
-        task: Task,
-    }
-
-    impl T {
-        fn new() -> T {
-            let rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
-            T { rt, task: Task::new(0) }
-        }
-        fn ctx(&mut self) -> NativeCtx<'_> {
-            NativeCtx { rt: &mut self.rt, task: &self.task }
-        }
-        fn call(&mut self, f: NativeFn, this: Value, args: &[Value]) -> String {
-            match f(&mut self.ctx(), this, args) {
-                Ok(v) => show(v),
-                Err(e) => ops::to_display(e),
-            }
-        }
-        fn s(&mut self, s: &str) -> Value {
-            self.ctx().str(s)
-        }
+    impl Construct for T {
         fn map(&mut self, args: &[Value]) -> Result<Value, String> {
             construct_map(&mut self.ctx(), args).map_err(ops::to_display)
         }

@@ -48,15 +48,13 @@ fn warn(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::FuncProto;
-    use crate::syntax::diagnostic::SourceMap;
-    use crate::vm::runtime::Runtime;
+    use crate::builtins::testing::rt;
+
     use crate::vm::task::Task;
-    use std::sync::Arc;
 
     #[test]
     fn log_and_error_write_one_line_each() {
-        let mut rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
+        let mut rt = rt();
         rt.world.output.lock().capture_stdout = true;
         rt.world.output.lock().captured_stderr = Some(Vec::new());
         let task = Task::new(0);

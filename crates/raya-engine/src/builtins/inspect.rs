@@ -870,25 +870,20 @@ fn accessor_label(get: Value, set: Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::FuncProto;
-    use crate::syntax::diagnostic::SourceMap;
+    use crate::builtins::testing::{n, rt};
+
     use crate::vm::object::{Accessor, MapData, Mut, PropMap};
     use crate::vm::realm::Builder;
     use crate::vm::runtime::Runtime;
     use crate::vm::task::Task;
-    use std::sync::Arc;
 
     struct T {
         rt: Runtime,
     }
 
-    fn n(x: f64) -> Value {
-        Value::number(x)
-    }
-
     impl T {
         fn new() -> T {
-            T { rt: Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0 }
+            T { rt: rt() }
         }
         fn s(&mut self, s: &str) -> Value {
             self.rt.heap.alloc_str(s)

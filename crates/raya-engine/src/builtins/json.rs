@@ -690,19 +690,10 @@ fn utf16_len(s: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::FuncProto;
-    use crate::syntax::diagnostic::SourceMap;
+    use crate::builtins::testing::{n, rt};
+
     use crate::vm::runtime::Runtime;
     use crate::vm::task::Task;
-    use std::sync::Arc;
-
-    fn rt() -> Runtime {
-        Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0
-    }
-
-    fn n(x: f64) -> Value {
-        Value::number(x)
-    }
 
     fn obj(rt: &mut Runtime, props: &[(&str, Value)]) -> Value {
         let mut map = PropMap::new();

@@ -1910,19 +1910,14 @@ pub mod fdlibm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::FuncProto;
-    use crate::syntax::diagnostic::SourceMap;
-    use crate::vm::object::NativeFn;
-    use crate::vm::runtime::Runtime;
-    use crate::vm::task::Task;
-    use std::sync::Arc;
+    use crate::builtins::testing::{n, rt};
 
-    fn n(x: f64) -> Value {
-        Value::number(x)
-    }
+    use crate::vm::object::NativeFn;
+
+    use crate::vm::task::Task;
 
     fn call(f: NativeFn, args: &[Value]) -> Result<f64, String> {
-        let mut rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
+        let mut rt = rt();
         let task = Task::new(0);
         let mut ctx = NativeCtx { rt: &mut rt, task: &task };
         f(&mut ctx, Value::UNDEFINED, args).map(|v| v.as_number()).map_err(ops::to_display)
@@ -2061,7 +2056,7 @@ mod tests {
 
     #[test]
     fn non_numbers_are_type_errors() {
-        let mut rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
+        let mut rt = rt();
         let s = rt.heap.alloc_str("1");
         let e = call(sqrt, &[s]).unwrap_err();
         assert_eq!(e, "TypeError: Math.sqrt: expected a number argument, got string");
@@ -2082,7 +2077,7 @@ mod tests {
 
     #[test]
     fn constants_installed() {
-        let rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
+        let rt = rt();
         let m = rt.realm.globals[crate::builtins::global_slot("Math")];
         let d = ops::object_data(m).unwrap();
         let get = |k: &str| d.props.get(crate::vm::atom::Atom::intern(k)).unwrap();

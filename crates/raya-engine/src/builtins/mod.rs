@@ -15,6 +15,8 @@ pub mod object;
 pub mod process;
 pub mod string;
 pub mod tasks;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use crate::vm::heap::Heap;
 use crate::vm::realm::{Builder, Realm};

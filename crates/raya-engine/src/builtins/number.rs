@@ -362,16 +362,11 @@ pub fn format_exponential(x: f64, f: Option<usize>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::FuncProto;
-    use crate::syntax::diagnostic::SourceMap;
-    use crate::vm::object::NativeFn;
-    use crate::vm::runtime::Runtime;
-    use crate::vm::task::Task;
-    use std::sync::Arc;
+    use crate::builtins::testing::{n, rt};
 
-    fn n(x: f64) -> Value {
-        Value::number(x)
-    }
+    use crate::vm::object::NativeFn;
+
+    use crate::vm::task::Task;
 
     enum A {
         N(f64),
@@ -381,7 +376,7 @@ mod tests {
 
     /// Calls `f(this, ...args)`; `Ok(String(result))` or `Err("Name: message")`.
     fn call(f: NativeFn, this: A, args: &[A]) -> Result<String, String> {
-        let mut rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
+        let mut rt = rt();
         let task = Task::new(0);
         let mut ctx = NativeCtx { rt: &mut rt, task: &task };
         let mut conv = |a: &A| match a {
@@ -530,7 +525,7 @@ mod tests {
 
     #[test]
     fn installed_where_scripts_find_them() {
-        let rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
+        let rt = rt();
         let c = rt.realm.classes;
         for (class, name) in [(c.number, "isInteger"), (c.number, "MAX_SAFE_INTEGER"), (c.number, "EPSILON")] {
             assert!(Builder::class_data(class).statics.get(Atom::intern(name)).is_some(), "{name}");

@@ -295,59 +295,7 @@ fn value_of(_ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::FuncProto;
-    use crate::syntax::diagnostic::SourceMap;
-    use crate::vm::object::NativeFn;
-    use crate::vm::runtime::Runtime;
-    use crate::vm::task::Task;
-    use std::sync::Arc;
-
-    fn n(x: f64) -> Value {
-        Value::number(x)
-    }
-
-    fn show(v: Value) -> String {
-        if let Some(a) = ops::array_data(v).map(|a| a.clone()) {
-            return format!("[{}]", a.iter().map(|x| show(*x)).collect::<Vec<_>>().join(","));
-        }
-        if let Some(s) = ops::as_str(v) {
-            return format!("'{s}'");
-        }
-        if let Some(d) = ops::object_data(v).map(|d| d.clone()) {
-            let parts: Vec<String> = d
-                .props
-                .ordered_keys()
-                .into_iter()
-                .map(|k| format!("{}: {}", k.as_str(), show(d.props.get(k).unwrap())))
-                .collect();
-            return format!("{{{}}}", parts.join(", "));
-        }
-        ops::to_display(v)
-    }
-
-    struct T {
-        rt: Runtime,
-        task: Task,
-    }
-
-    impl T {
-        fn new() -> T {
-            let rt = Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0;
-            T { rt, task: Task::new(0) }
-        }
-        fn ctx(&mut self) -> NativeCtx<'_> {
-            NativeCtx { rt: &mut self.rt, task: &self.task }
-        }
-        fn call(&mut self, f: NativeFn, this: Value, args: &[Value]) -> String {
-            match f(&mut self.ctx(), this, args) {
-                Ok(v) => show(v),
-                Err(e) => ops::to_display(e),
-            }
-        }
-        fn s(&mut self, s: &str) -> Value {
-            self.ctx().str(s)
-        }
-    }
+    use crate::builtins::testing::{n, T};
 
     const U: Value = Value::UNDEFINED;
 

@@ -802,21 +802,12 @@ fn from_code_point(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bytecode::FuncProto;
-    use crate::syntax::diagnostic::SourceMap;
+    use crate::builtins::testing::{n, rt};
+
     use crate::vm::native::NativeCtx;
     use crate::vm::object::NativeFn;
-    use crate::vm::runtime::Runtime;
+
     use crate::vm::task::Task;
-    use std::sync::Arc;
-
-    fn rt() -> Runtime {
-        Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, vec![]).0
-    }
-
-    fn n(x: f64) -> Value {
-        Value::number(x)
-    }
 
     /// Calls `f` on string `this` and returns the result displayed
     /// (`Ok(String(v))` / `Err("Name: message")`).
