@@ -107,27 +107,45 @@ impl<'a> Codegen<'a> {
         // Static fields, in order, once the class exists.
         for mem in &c.members {
             if let (true, ClassMemberKind::Field { key, init, .. }) = (mem.is_static, &mem.kind) {
-                let m2 = self.mark();
-                let v = self.alloc();
-                let fname = key_name(key);
-                match init {
-                    Some(e) => self.expr_named(e, v, fname.as_deref()),
-                    None => {
-                        self.emit(Instr::LoadUndef { dst: v }, mem.span.start);
-                    }
-                }
-                match key {
-                    PropKey::Computed(ke) => {
-                        let rk = self.alloc();
-                        self.expr(ke, rk);
-                        self.emit(Instr::SetIndex { obj: dst, key: rk, src: v }, mem.span.start);
-                    }
-                    _ => {
-                        let k = self.key_const(key).unwrap_or(0);
-                        self.emit(Instr::SetProp { obj: dst, name: k, src: v }, mem.span.start);
-                    }
-                }
-                self.free_to(m2);
+                self.field(mem, key, init.as_ref(), dst, false);
+            }
+        }
+        self.free_to(m);
+    }
+
+    /// One field: evaluates its initialiser (or undefined) and stores it on
+    /// `obj` — defined as an own property for instance fields (`define`),
+    /// assigned for static fields on the class.
+    fn field(&mut self, mem: &'a ClassMember, key: &'a PropKey, init: Option<&'a Expr>, obj: Reg, define: bool) {
+        let m = self.mark();
+        let v = self.alloc();
+        let fname = key_name(key);
+        match init {
+            Some(e) => self.expr_named(e, v, fname.as_deref()),
+            None => {
+                self.emit(Instr::LoadUndef { dst: v }, mem.span.start);
+            }
+        }
+        let at = mem.span.start;
+        match key {
+            PropKey::Computed(ke) => {
+                let rk = self.alloc();
+                self.expr(ke, rk);
+                let i = if define {
+                    Instr::DefineIndex { obj, key: rk, src: v }
+                } else {
+                    Instr::SetIndex { obj, key: rk, src: v }
+                };
+                self.emit(i, at);
+            }
+            _ => {
+                let k = self.key_const(key).unwrap_or(0);
+                let i = if define {
+                    Instr::DefineProp { obj, name: k, src: v }
+                } else {
+                    Instr::SetProp { obj, name: k, src: v }
+                };
+                self.emit(i, at);
             }
         }
         self.free_to(m);
@@ -167,27 +185,8 @@ impl<'a> Codegen<'a> {
         self.setup_this(this_id, pos);
         for mem in &c.members {
             let (false, ClassMemberKind::Field { key, init, .. }) = (mem.is_static, &mem.kind) else { continue };
-            let m = self.mark();
-            let v = self.alloc();
-            let fname = key_name(key);
-            match init {
-                Some(e) => self.expr_named(e, v, fname.as_deref()),
-                None => {
-                    self.emit(Instr::LoadUndef { dst: v }, mem.span.start);
-                }
-            }
-            match key {
-                PropKey::Computed(ke) => {
-                    let rk = self.alloc();
-                    self.expr(ke, rk);
-                    self.emit(Instr::DefineIndex { obj: 0, key: rk, src: v }, mem.span.start);
-                }
-                _ => {
-                    let k = self.key_const(key).unwrap_or(0);
-                    self.emit(Instr::DefineProp { obj: 0, name: k, src: v }, mem.span.start);
-                }
-            }
-            self.free_to(m);
+            // `this` is register 0 of the initialiser.
+            self.field(mem, key, init.as_ref(), 0, true);
         }
         self.emit(Instr::ReturnUndef, pos);
         let p = self.pop_fn();
