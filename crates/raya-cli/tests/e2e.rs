@@ -638,6 +638,12 @@ fn cli_usage_errors_exit_2() {
     assert_eq!(o.code, Some(2), "`raya run` without a file: {o:?}");
     let o = run(raya_command(&root, &["--no-such-option"]));
     assert_eq!(o.code, Some(2), "`raya --no-such-option`: {o:?}");
+    for bad in ["--workers=0", "--workers=abc", "--workers=-1"] {
+        let o = run(raya_command(&root, &["run", bad, "examples/hello.raya"]));
+        assert_eq!(o.code, Some(2), "`raya run {bad}`: {o:?}");
+        assert!(o.stderr.contains("--workers"), "the error names the option: {o:?}");
+        assert!(o.stdout.is_empty(), "the program does not run: {o:?}");
+    }
 }
 
 #[test]
