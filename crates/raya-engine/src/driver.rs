@@ -59,9 +59,6 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Safepoints a task runs before it yields its worker.
-pub const TIME_SLICE: u32 = 10_000;
-
 /// A unit of scheduler work.
 pub enum Job {
     /// Run (or resume) this task.
@@ -341,14 +338,17 @@ fn blocked_report(rt: &Runtime) -> String {
     let mut out = String::new();
     for t in sorted_live(rt) {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
-        let mut what = cell.blocked_on.lock().clone();
-        if what == crate::sync::AWAITING_ALL {
-            if let Some(scan) = cell.exec.lock().as_ref().and_then(|e| e.await_scan) {
-                what = crate::sync::describe_all(scan.array);
-            }
-        }
+        let exec = cell.exec.lock();
+        let what = match exec.as_ref() {
+            Some(e) if e.blocked_on == crate::sync::AWAITING_ALL => match e.await_scan {
+                Some(scan) => crate::sync::describe_all(scan.array).into(),
+                None => e.blocked_on.clone(),
+            },
+            Some(e) => e.blocked_on.clone(),
+            None => "".into(),
+        };
         out.push_str(&format!("  task {} blocked {}", cell.id, if what.is_empty() { "waiting" } else { &what }));
-        if let Some(exec) = cell.exec.lock().as_ref() {
+        if let Some(exec) = exec.as_ref() {
             out.push_str(&rt.stack_trace(exec).replace("\n    at ", "\n      at "));
         }
         out.push('\n');
@@ -367,39 +367,46 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 *c = Some(Handle { shared: self.shared.clone(), sched: cx.scheduler().clone() });
             }
         });
-        let cell = match job {
-            Job::Run(c) => c,
+        let (mut slot, _mutator) = self.runtime(cx);
+        let rt = slot.as_mut().expect("runtime");
+        let mut next = match job {
+            Job::Run(c) => Some(c),
             Job::Timer(c, gen) => {
                 if !c.token.claim(gen) {
                     return; // cancelled or otherwise woken first
                 }
                 *c.resume.lock() = Some(Resume::Value(Value::UNDEFINED));
-                c
+                Some(c)
             }
             Job::Fire(t) => {
-                let (mut slot, _mutator) = self.runtime(cx);
-                let rt = slot.as_mut().expect("runtime");
                 if let Some(next) = (t.fire)(&mut rt.woken) {
                     cx.scheduler().sleep_until(next.at, Job::Fire(next));
                 }
-                self.queue_woken(rt, cx);
-                return;
+                self.queue_woken(rt, cx)
             }
             Job::Host(f) => {
-                let (mut slot, _mutator) = self.runtime(cx);
-                let rt = slot.as_mut().expect("runtime");
                 f(rt);
-                self.queue_woken(rt, cx);
-                return;
+                self.queue_woken(rt, cx)
             }
         };
+        while let Some(cell) = next {
+            self.run_task(rt, cx, cell);
+            if self.shared.exited.load(Ordering::Acquire) {
+                return;
+            }
+            next = self.queue_woken(rt, cx);
+        }
+    }
+}
+
+impl VmRunner {
+    /// Runs one task until it completes, fails, suspends or is preempted.
+    fn run_task(&self, rt: &mut Runtime, cx: &WorkerCx<Job>, cell: Arc<TaskCell>) {
         // Timers of the wait that just ended (a select's timeout, the
         // sleep of a cancelled task) must not keep the program alive.
-        for key in std::mem::take(&mut *cell.timers.lock()) {
-            cx.scheduler().cancel_timer(key);
+        if cell.timers_armed.load(Ordering::SeqCst) {
+            cancel_timers(cx, &cell);
         }
-        let (mut slot, _mutator) = self.runtime(cx);
-        let rt = slot.as_mut().expect("runtime");
         let Some(mut exec) = cell.exec.lock().take() else { return };
         let first_run = !cell.started.swap(true, Ordering::AcqRel);
         let mut interp = TaskInterpreter::new(rt);
@@ -410,7 +417,14 @@ impl crate::scheduler::Runner<Job> for VmRunner {
             let resume = cell.resume.lock().take();
             match resume.map(|r| interp.resume(&mut exec, r)) {
                 Some(Err(e)) => RunOutcome::Failed(e),
-                _ => interp.run(&mut exec, TIME_SLICE),
+                _ => {
+                    // Safepoints count against the worker's time slice,
+                    // which a task woken by direct handoff inherits.
+                    let mut budget = cx.slice_left();
+                    let outcome = interp.run(&mut exec, &mut budget);
+                    cx.set_slice_left(budget);
+                    outcome
+                }
             }
         };
 
@@ -422,8 +436,10 @@ impl crate::scheduler::Runner<Job> for VmRunner {
             RunOutcome::Completed(v) if is_waitable(v) && crate::vm::interp::settled(v).is_none() => {
                 // `return someTask` in an async function: finish with that
                 // task's outcome (flattening), by awaiting it first.
+                let w = Wait::Settled(vec![v]);
+                exec.blocked_on = w.describe();
                 *cell.exec.lock() = Some(exec);
-                park(rt, cx, &cell, Wait::Settled(vec![v]));
+                park(rt, cx, &cell, w);
             }
             RunOutcome::Completed(v) => {
                 let o = match crate::vm::interp::settled(v) {
@@ -454,10 +470,10 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                     rt.flush_stdout();
                     self.shared.exit_code.store(1, Ordering::Release);
                     self.shared.exited.store(true, Ordering::Release);
-                    return;
                 }
             }
             RunOutcome::Suspended(w) => {
+                exec.blocked_on = w.describe();
                 *cell.exec.lock() = Some(exec);
                 park(rt, cx, &cell, w);
             }
@@ -467,13 +483,8 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 rt.flush_stdout();
             }
         }
-        // Queue what this slice spawned and woke: a woken task runs next on
-        // this worker (direct handoff), the others go to the local queue.
-        self.queue_woken(rt, cx);
     }
-}
 
-impl VmRunner {
     /// This worker's runtime (created on first use), as a GC mutator until
     /// the returned guard drops.
     fn runtime(
@@ -488,21 +499,27 @@ impl VmRunner {
     }
 
     /// Queues what a slice (or a fired timer, or a host job) spawned and
-    /// woke: the first woken task runs next on this worker (direct
-    /// handoff), the others go to the local queue.
-    fn queue_woken(&self, rt: &mut Runtime, cx: &WorkerCx<Job>) {
+    /// woke. The first woken task is handed off to run next on this worker
+    /// (returned, to be run at once in the same runtime and time slice,
+    /// while the slice lasts); the others go to the local queue.
+    fn queue_woken(&self, rt: &mut Runtime, cx: &WorkerCx<Job>) -> Option<Arc<TaskCell>> {
         if !rt.spawned.is_empty() {
             self.shared.admit_parallel();
-        }
-        for t in rt.spawned.drain(..) {
-            cx.scheduler().spawn(Job::Run(t)); // this worker's local queue, counted as spawned
-        }
-        let mut woken = std::mem::take(&mut rt.woken).into_iter();
-        if let Some(first) = woken.next() {
-            for t in woken {
-                cx.push_local(Job::Run(t));
+            for t in rt.spawned.drain(..) {
+                cx.scheduler().spawn(Job::Run(t)); // this worker's local queue, counted as spawned
             }
-            cx.push_next(Job::Run(first));
+        }
+        if rt.woken.is_empty() {
+            return None;
+        }
+        let mut woken = rt.woken.drain(..);
+        let first = woken.next()?;
+        for t in woken {
+            cx.push_local(Job::Run(t));
+        }
+        match cx.hand_off(Job::Run(first))? {
+            Job::Run(t) => Some(t),
+            _ => None,
         }
     }
 }
@@ -516,7 +533,6 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, o: Outcome) {
     // The task's frames are gone; drop its state so its registers are no
     // longer roots.
     cell.exec.lock().take();
-    cell.blocked_on.lock().clear();
     // A task that ends holding a mutex releases it to the next waiter.
     crate::sync::mutex::release_all(cell, &mut rt.woken);
     if let Some(waiters) = cell.completion.settle(o) {
@@ -604,7 +620,6 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
 /// Step 2 of the protocol: the task's state is saved; arm its token and
 /// register it with what it waits for, re-checking each condition.
 fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
-    *cell.blocked_on.lock() = w.describe();
     if cell.is_cancel_requested() {
         // Cancellation is sticky: every suspension of a cancelled task
         // throws at once.
@@ -646,7 +661,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
         }
         Wait::Until(deadline) => {
             let key = cx.scheduler().sleep_until(deadline, Job::Timer(cell.clone(), gen));
-            cell.timers.lock().push(key);
+            keep_timer(cx, cell, gen, key);
         }
         Wait::Forever => {}
         Wait::Object(obj) => {
@@ -660,7 +675,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
                     let own = t.cancel_on_wake;
                     let key = cx.scheduler().sleep_until(t.at, Job::Fire(t));
                     if own {
-                        cell.timers.lock().push(key);
+                        keep_timer(cx, cell, waiter.gen, key);
                     }
                 }
                 match r {
@@ -684,6 +699,32 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
                 break;
             }
         }
+    }
+}
+
+/// Records `key` as a timer of the task's wait of generation `gen`, to be
+/// cancelled when the task runs again.
+///
+/// Invariant (no timer outlives its wait): the task may already have been
+/// woken, even have run, before the key was recorded. So the flag is
+/// raised after the push, and then the wait is checked: if it is no longer
+/// armed, this worker cancels the timers itself. All of the flag store,
+/// this check, the waker's claim and the runner's flag load are SeqCst:
+/// either the runner (whose flag load comes after the claim) sees the flag,
+/// or this check sees the claim. A key taken by both sides is cancelled
+/// once: each takes the list under its lock.
+fn keep_timer(cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, gen: u64, key: crate::scheduler::TimerKey) {
+    cell.timers.lock().push(key);
+    cell.timers_armed.store(true, Ordering::SeqCst);
+    if !cell.token.is_waiting(gen) {
+        cancel_timers(cx, cell);
+    }
+}
+
+fn cancel_timers(cx: &WorkerCx<Job>, cell: &TaskCell) {
+    cell.timers_armed.store(false, Ordering::SeqCst);
+    for key in std::mem::take(&mut *cell.timers.lock()) {
+        cx.scheduler().cancel_timer(key);
     }
 }
 

@@ -541,8 +541,8 @@ impl WaitObject for BlockingCall {
         Registered::Queued
     }
 
-    fn describe(&self) -> String {
-        format!("in blocking host function `{}`", self.name)
+    fn describe(&self) -> std::borrow::Cow<'static, str> {
+        format!("in blocking host function `{}`", self.name).into()
     }
 
     fn roots(&self) -> Vec<Value> {

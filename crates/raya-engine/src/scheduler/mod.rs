@@ -11,6 +11,7 @@
 //!   When it returns, the job has left the scheduler unless the runner put
 //!   it (or others) back: [`WorkerCx::push_next`] (direct handoff),
 //!   [`WorkerCx::push_local`], [`WorkerCx::preempted`],
+//!   [`WorkerCx::hand_off`] (direct handoff the runner runs itself),
 //!   [`Scheduler::spawn`], [`Scheduler::wake`], [`Scheduler::sleep_until`].
 //!   A job that waits on something (a channel, a mutex, another task) is
 //!   simply not requeued: whoever wakes it later calls [`Scheduler::wake`]
@@ -19,7 +20,8 @@
 //!   one-job **next slot** (not stealable). A global crossbeam `Injector`
 //!   takes jobs from non-worker threads (host threads, the timer thread).
 //! * Worker loop priority: every 61st tick one job from the injector
-//!   first; the next slot (at most 3 in a row); the local queue; a batch
+//!   first; the next slot (its job inherits the rest of the time slice);
+//!   the local queue; a batch
 //!   from the injector; then *searching*: the injector again and stealing
 //!   half the queue of other workers starting at a random victim, with a
 //!   bounded spin (crossbeam `Backoff`); then park.
@@ -45,8 +47,9 @@
 //!    deques hand each job to exactly one consumer, the next slot is a
 //!    `Cell<Option<T>>` used by one thread, and a timer entry is removed
 //!    from the map under its lock by exactly one of fire or cancel.
-//! 3. **Fairness.** The next slot runs at most 3 jobs in a row
-//!    ([`MAX_NEXT_STREAK`]); then its job goes to the back of the local
+//! 3. **Fairness.** A job from the next slot inherits the rest of the
+//!    time slice ([`TIME_SLICE`]) and spends at least one unit of it; once
+//!    the slice is spent, the next-slot job goes to the back of the local
 //!    queue. A displaced next-slot job also goes to the back. Every 61st
 //!    tick ([`INJECTOR_CHECK_INTERVAL`]) the injector is served before the
 //!    local queue. Idle workers steal. (Preemption of long-running jobs is
@@ -87,7 +90,7 @@ mod tests;
 
 pub use stats::StatsSnapshot;
 pub use timer::TimerKey;
-pub use worker::{WorkerCx, INJECTOR_CHECK_INTERVAL, MAX_NEXT_STREAK};
+pub use worker::{WorkerCx, INJECTOR_CHECK_INTERVAL, TIME_SLICE};
 
 use crossbeam::deque::{Injector, Stealer, Worker};
 use idle::Idle;

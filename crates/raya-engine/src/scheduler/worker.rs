@@ -12,10 +12,14 @@ use std::rc::Rc;
 use std::sync::atomic::{fence, Ordering};
 use std::sync::Arc;
 
-/// At most this many jobs in a row come from the next slot; then the
-/// next-slot job goes to the back of the local queue (fairness: two jobs
-/// that keep waking each other cannot starve the rest of the queue).
-pub const MAX_NEXT_STREAK: u32 = 3;
+/// A time slice, in the units the runner counts (the VM counts
+/// safepoints: calls and loop back-edges). A job taken from anywhere but
+/// the next slot starts a fresh slice; a job taken from the next slot
+/// inherits what is left of it (Go's `inheritTime`), so jobs that keep
+/// handing off to each other share one slice, and once it is spent the
+/// next-slot job goes to the back of the local queue (fairness: such a
+/// pair cannot starve the rest of the queue).
+pub const TIME_SLICE: u32 = 10_000;
 
 /// Every this many ticks (jobs run) a worker takes one job from the
 /// injector before looking at its own next slot and queue (fairness: a
@@ -65,8 +69,8 @@ pub struct WorkerCx<T: Send + 'static> {
     /// The next slot: run before the local queue. Private to this worker
     /// (not stealable).
     next: Cell<Option<T>>,
-    /// Jobs run from the next slot in a row.
-    streak: Cell<u32>,
+    /// What is left of the current time slice ([`TIME_SLICE`]).
+    slice: Cell<u32>,
     rng: Cell<u64>,
 }
 
@@ -82,17 +86,51 @@ impl<T: Send + 'static> WorkerCx<T> {
     }
 
     /// Direct handoff: `job` runs next on this worker, right after the
-    /// current job returns (bounded: see [`MAX_NEXT_STREAK`]). A job already
-    /// in the next slot is moved to the back of the local queue.
+    /// current job returns, in what is left of its time slice (see
+    /// [`TIME_SLICE`]). A job already in the next slot is moved to the back
+    /// of the local queue.
     pub fn push_next(&self, job: T) {
         self.inner().job_entered();
         self.put_next(job);
+    }
+
+    /// Direct handoff that the runner carries out itself: while the time
+    /// slice lasts, spends one unit of it and gives `job` back, to be run
+    /// at once in the same `run` call (no trip through the worker loop);
+    /// the job never enters a queue. Once the slice is spent, queues the
+    /// job at the back of the local queue and returns `None`. Counted like
+    /// a job taken from the next slot.
+    pub fn hand_off(&self, job: T) -> Option<T> {
+        let left = self.slice.get();
+        let c = self.counters();
+        if left == 0 {
+            bump(&c.next_slot_overflows);
+            self.push_local(job);
+            return None;
+        }
+        self.slice.set(left - 1);
+        bump(&c.handoffs);
+        bump(&c.context_switches);
+        Some(job)
     }
 
     /// Puts `job` at the back of this worker's local queue.
     pub fn push_local(&self, job: T) {
         self.inner().job_entered();
         self.put_local(job);
+    }
+
+    /// What is left of the time slice the current job runs in: a fresh
+    /// [`TIME_SLICE`], or what the jobs before it left if it came from the
+    /// next slot. The runner spends it and reports the rest with
+    /// [`WorkerCx::set_slice_left`].
+    pub fn slice_left(&self) -> u32 {
+        self.slice.get()
+    }
+
+    /// Records what the current job left of its time slice.
+    pub fn set_slice_left(&self, left: u32) {
+        self.slice.set(left);
     }
 
     /// Requeues a job whose time slice ran out (back of the local queue),
@@ -145,7 +183,7 @@ impl<T: Send + 'static> WorkerCx<T> {
     }
 
     /// The worker loop. Priority: (every 61st tick: one job from the
-    /// injector), next slot (at most 3 in a row), local queue, a batch from
+    /// injector), next slot (while the slice lasts), local queue, a batch from
     /// the injector, then search (injector and random victims, spinning
     /// briefly), then park.
     fn main_loop(&self) {
@@ -195,23 +233,25 @@ impl<T: Send + 'static> WorkerCx<T> {
         if tick.is_multiple_of(INJECTOR_CHECK_INTERVAL) {
             if let Some(job) = steal_one(|| inner.injector.steal()) {
                 bump(&self.counters().injector_fairness_pops);
-                self.streak.set(0);
+                self.slice.set(TIME_SLICE);
                 return Some(job);
             }
         }
         if let Some(job) = self.next.take() {
-            // Invariant (fairness): the next slot serves at most
-            // MAX_NEXT_STREAK jobs in a row; then its job goes to the back
-            // of the local queue and the queue's front runs.
-            if self.streak.get() < MAX_NEXT_STREAK {
-                self.streak.set(self.streak.get() + 1);
+            // Invariant (fairness): a next-slot job inherits the rest of
+            // the slice and spends at least one unit of it, so a chain of
+            // handoffs is at most TIME_SLICE long; then its job goes to
+            // the back of the local queue and the queue's front runs.
+            let left = self.slice.get();
+            if left > 0 {
+                self.slice.set(left - 1);
                 bump(&self.counters().handoffs);
                 return Some(job);
             }
             bump(&self.counters().next_slot_overflows);
             self.put_local(job);
         }
-        self.streak.set(0);
+        self.slice.set(TIME_SLICE);
         if let Some(job) = self.local.pop() {
             return Some(job);
         }
@@ -329,8 +369,14 @@ fn steal_one<T>(mut f: impl FnMut() -> Steal<T>) -> Option<T> {
 /// The worker thread's body.
 pub(super) fn worker_main<T: Send + 'static>(sched: Scheduler<T>, index: usize, local: Worker<T>) {
     let seed = (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let cx =
-        Rc::new(WorkerCx { index, sched, local, next: Cell::new(None), streak: Cell::new(0), rng: Cell::new(seed) });
+    let cx = Rc::new(WorkerCx {
+        index,
+        sched,
+        local,
+        next: Cell::new(None),
+        slice: Cell::new(TIME_SLICE),
+        rng: Cell::new(seed),
+    });
     CURRENT.with(|c| *c.borrow_mut() = Some(cx.clone() as Rc<dyn Any>));
     cx.main_loop();
     // Drop the context outside the borrow: dropping leftover jobs may run

@@ -429,7 +429,7 @@ impl WaitObject for RecvWait {
     fn register(&self, w: Waiter, woken: &mut Vec<Arc<TaskCell>>, timers: &mut Vec<Timer>) -> Registered {
         self.0.register_recv(Entry::plain(w), woken, timers)
     }
-    fn describe(&self) -> String {
+    fn describe(&self) -> std::borrow::Cow<'static, str> {
         "receiving on a channel".into()
     }
     fn roots(&self) -> Vec<Value> {
@@ -444,7 +444,7 @@ impl WaitObject for SendWait {
     fn register(&self, w: Waiter, woken: &mut Vec<Arc<TaskCell>>, _timers: &mut Vec<Timer>) -> Registered {
         self.0.register_send(Entry::plain(w), self.1, woken)
     }
-    fn describe(&self) -> String {
+    fn describe(&self) -> std::borrow::Cow<'static, str> {
         "sending on a channel".into()
     }
     fn roots(&self) -> Vec<Value> {

@@ -22,6 +22,7 @@ pub mod task;
 
 use crate::vm::value::Value;
 use parking_lot::Mutex;
+use std::borrow::Cow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -49,7 +50,8 @@ impl WaitToken {
 
     /// Claims the wait of generation `gen`. True for exactly one caller.
     pub fn claim(&self, gen: u64) -> bool {
-        self.0.compare_exchange(gen << 1 | 1, gen << 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+        // SeqCst: `driver::keep_timer` orders its flag store against it.
+        self.0.compare_exchange(gen << 1 | 1, gen << 1, Ordering::SeqCst, Ordering::Acquire).is_ok()
     }
 
     /// The generation the next `arm` will use (only the owning worker arms,
@@ -71,7 +73,7 @@ impl WaitToken {
     /// The wait of generation `gen` is still armed (its registrations are
     /// not stale). Only a hint: a claim may win or lose right after.
     pub fn is_waiting(&self, gen: u64) -> bool {
-        self.0.load(Ordering::Acquire) == (gen << 1 | 1)
+        self.0.load(Ordering::SeqCst) == (gen << 1 | 1)
     }
 }
 
@@ -251,21 +253,22 @@ pub trait WaitObject: Send {
     /// moved into the buffer) go to `woken`; timers it needs (timeouts,
     /// timer channels) go to `timers`.
     fn register(&self, w: Waiter, woken: &mut Vec<Arc<TaskCell>>, timers: &mut Vec<Timer>) -> Registered;
-    /// For deadlock reports: what is being waited on.
-    fn describe(&self) -> String;
+    /// For deadlock reports: what is being waited on. Called at every
+    /// suspension, so it should not allocate in the common case.
+    fn describe(&self) -> Cow<'static, str>;
     /// GC: values the registration keeps alive.
     fn roots(&self) -> Vec<Value>;
 }
 
 impl Wait {
-    pub fn describe(&self) -> String {
+    pub fn describe(&self) -> Cow<'static, str> {
         match self {
             Wait::Settled(v) if v.len() == 1 => match v[0].as_obj().map(|o| &o.body) {
                 Some(crate::vm::object::Body::Promise(_)) => "awaiting a promise".into(),
-                Some(crate::vm::object::Body::Task(t)) => format!("awaiting task {}", t.id),
+                Some(crate::vm::object::Body::Task(t)) => format!("awaiting task {}", t.id).into(),
                 _ => "awaiting a task".into(),
             },
-            Wait::Settled(v) => format!("awaiting {} tasks", v.len()),
+            Wait::Settled(v) => format!("awaiting {} tasks", v.len()).into(),
             // Counted when a report is printed (see `describe_all`): this is
             // called at every suspension and must stay O(1).
             Wait::All(_) => AWAITING_ALL.into(),

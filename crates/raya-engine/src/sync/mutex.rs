@@ -140,7 +140,7 @@ impl WaitObject for LockWait {
     fn register(&self, w: Waiter, _woken: &mut Vec<Arc<TaskCell>>, _timers: &mut Vec<Timer>) -> Registered {
         self.0.register(w)
     }
-    fn describe(&self) -> String {
+    fn describe(&self) -> std::borrow::Cow<'static, str> {
         "locking a mutex".into()
     }
     fn roots(&self) -> Vec<Value> {
@@ -214,7 +214,7 @@ impl WaitObject for AcquireWait {
     fn register(&self, w: Waiter, _woken: &mut Vec<Arc<TaskCell>>, _timers: &mut Vec<Timer>) -> Registered {
         self.0.register(w)
     }
-    fn describe(&self) -> String {
+    fn describe(&self) -> std::borrow::Cow<'static, str> {
         "acquiring a semaphore".into()
     }
     fn roots(&self) -> Vec<Value> {
@@ -283,7 +283,7 @@ impl WaitObject for GroupWait {
     fn register(&self, w: Waiter, _woken: &mut Vec<Arc<TaskCell>>, _timers: &mut Vec<Timer>) -> Registered {
         self.0.register(w)
     }
-    fn describe(&self) -> String {
+    fn describe(&self) -> std::borrow::Cow<'static, str> {
         "waiting on a WaitGroup".into()
     }
     fn roots(&self) -> Vec<Value> {

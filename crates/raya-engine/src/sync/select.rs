@@ -70,7 +70,7 @@ impl WaitObject for SelectWait {
         Registered::Queued
     }
 
-    fn describe(&self) -> String {
+    fn describe(&self) -> std::borrow::Cow<'static, str> {
         let (mut r, mut s, mut t) = (0, 0, 0);
         for (_, op) in &self.cases {
             match op {
@@ -92,7 +92,7 @@ impl WaitObject for SelectWait {
         if parts.is_empty() {
             "in a select with no usable case".into()
         } else {
-            format!("in a select ({})", parts.join(", "))
+            format!("in a select ({})", parts.join(", ")).into()
         }
     }
 

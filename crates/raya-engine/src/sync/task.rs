@@ -48,8 +48,6 @@ pub struct TaskCell {
     pub cancel: AtomicBool,
     /// Set by the waker that claimed the task, read when it runs again.
     pub resume: Mutex<Option<Resume>>,
-    /// What the task is blocked on, for deadlock and never-finished reports.
-    pub blocked_on: Mutex<String>,
     /// The task has run at least once.
     pub started: AtomicBool,
     /// The generation `SHARED_GEN` registrations claim (see there).
@@ -60,6 +58,9 @@ pub struct TaskCell {
     /// Timers armed for the task's current wait (`sleep`, `select`
     /// timeouts); cancelled when it runs again.
     pub timers: Mutex<Vec<crate::scheduler::TimerKey>>,
+    /// `timers` may be non-empty: lets a run skip the lock when the wait
+    /// armed no timer (the common case). See `driver::keep_timer`.
+    pub timers_armed: AtomicBool,
     /// Mutexes the task holds (released when it ends).
     pub held: Mutex<Vec<std::sync::Arc<super::mutex::MutexCell>>>,
 }
@@ -82,12 +83,12 @@ impl TaskCell {
             token: WaitToken::default(),
             cancel: AtomicBool::new(false),
             resume: Mutex::new(None),
-            blocked_on: Mutex::new(String::new()),
             started: AtomicBool::new(false),
             all_gen: AtomicU64::new(0),
             cancel_delivered: AtomicBool::new(false),
             held: Mutex::new(Vec::new()),
             timers: Mutex::new(Vec::new()),
+            timers_armed: AtomicBool::new(false),
         }
     }
 

@@ -128,6 +128,10 @@ const PREDEFINED: &[&str] = &[
     "index",
     "rest",
     "cause",
+    "id",
+    "size",
+    "capacity",
+    "available",
 ];
 
 pub mod names {
@@ -144,6 +148,10 @@ pub mod names {
     pub const INDEX: Atom = Atom(9);
     pub const REST: Atom = Atom(10);
     pub const CAUSE: Atom = Atom(11);
+    pub const ID: Atom = Atom(12);
+    pub const SIZE: Atom = Atom(13);
+    pub const CAPACITY: Atom = Atom(14);
+    pub const AVAILABLE: Atom = Atom(15);
 }
 
 #[cfg(test)]
@@ -154,6 +162,7 @@ mod tests {
     fn predefined_names_match_constants() {
         assert_eq!(Atom::intern("length"), names::LENGTH);
         assert_eq!(Atom::intern("cause"), names::CAUSE);
+        assert_eq!(Atom::intern("available"), names::AVAILABLE);
         assert_eq!(names::STACK.as_str(), "stack");
     }
 

@@ -172,11 +172,10 @@ impl<'rt> TaskInterpreter<'rt> {
     }
 
     /// Runs `task` until it completes, fails, suspends, or has executed
-    /// `budget` safepoints.
-    pub fn run(&mut self, task: &mut Task, budget: u32) -> RunOutcome {
-        let mut budget = budget.max(1);
+    /// `budget` safepoints; leaves in `budget` what it did not spend.
+    pub fn run(&mut self, task: &mut Task, budget: &mut u32) -> RunOutcome {
         loop {
-            match self.run_inner(task, &mut budget) {
+            match self.run_inner(task, budget) {
                 Ok(outcome) => return outcome,
                 Err(fault) => {
                     let err = self.rt.fault_to_error(task, fault);

@@ -384,31 +384,31 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
             }
         }
         Body::Task(t) => {
-            if key.as_str() == "id" {
+            if key == names::ID {
                 return Ok(Got::Value(Value::number(t.id as f64)));
             }
             from_method(&realm.methods.task, key)
         }
         Body::Promise(_) => from_method(&realm.methods.promise, key),
-        Body::Channel(ch) => match key.as_str() {
-            "length" => return Ok(Got::Value(Value::number(ch.len() as f64))),
-            "capacity" => return Ok(Got::Value(Value::number(ch.capacity as f64))),
+        Body::Channel(ch) => match key {
+            names::LENGTH => return Ok(Got::Value(Value::number(ch.len() as f64))),
+            names::CAPACITY => return Ok(Got::Value(Value::number(ch.capacity as f64))),
             _ => from_method(&realm.methods.channel, key),
         },
         Body::Mutex(_) => from_method(&realm.methods.mutex, key),
         Body::WaitGroup(_) => from_method(&realm.methods.wait_group, key),
-        Body::Semaphore(s) => match key.as_str() {
-            "available" => return Ok(Got::Value(Value::number(s.available() as f64))),
+        Body::Semaphore(s) => match key {
+            names::AVAILABLE => return Ok(Got::Value(Value::number(s.available() as f64))),
             _ => from_method(&realm.methods.semaphore, key),
         },
         Body::Map(m) => {
-            if key.as_str() == "size" {
+            if key == names::SIZE {
                 return Ok(Got::Value(Value::number(m.lock().len() as f64)));
             }
             from_method(&realm.methods.map, key)
         }
         Body::Set(m) => {
-            if key.as_str() == "size" {
+            if key == names::SIZE {
                 return Ok(Got::Value(Value::number(m.lock().len() as f64)));
             }
             from_method(&realm.methods.set, key)
@@ -643,8 +643,8 @@ pub fn has_property(realm: &Realm, key: Value, obj: Value) -> OpResult<bool> {
                 || realm.methods.array.find(k).is_some()
         }
         Body::Class(_) => lookup_static(obj, k).is_some(),
-        Body::Map(_) => realm.methods.map.find(k).is_some() || k.as_str() == "size",
-        Body::Set(_) => realm.methods.set.find(k).is_some() || k.as_str() == "size",
+        Body::Map(_) => realm.methods.map.find(k).is_some() || k == names::SIZE,
+        Body::Set(_) => realm.methods.set.find(k).is_some() || k == names::SIZE,
         _ => false,
     })
 }

@@ -84,6 +84,9 @@ pub struct Task {
     /// The shared side of this task (cancellation flag, completion); None
     /// only for tasks run outside a scheduler (tests).
     pub cell: Option<std::sync::Arc<crate::sync::TaskCell>>,
+    /// What the task is blocked on while suspended, for deadlock and
+    /// never-finished reports (set before its state is saved).
+    pub blocked_on: std::borrow::Cow<'static, str>,
 }
 
 // SAFETY: a task is run by one worker at a time; the raw prototype
@@ -102,6 +105,7 @@ impl Task {
             resume_dst: 0,
             await_scan: None,
             cell: None,
+            blocked_on: std::borrow::Cow::Borrowed(""),
         }
     }
 
