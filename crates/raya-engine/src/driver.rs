@@ -446,7 +446,7 @@ impl VmRunner {
                     Some(o) => o,
                     None => Outcome::Value(v),
                 };
-                complete(rt, &cell, o);
+                complete(rt, &cell, &exec, o);
                 cx.completed();
             }
             RunOutcome::Failed(e) => {
@@ -461,7 +461,7 @@ impl VmRunner {
                 } else {
                     Outcome::Error(e)
                 };
-                complete(rt, &cell, o);
+                complete(rt, &cell, &exec, o);
                 cx.completed();
                 if let (Outcome::Error(e), true) = (o, Arc::ptr_eq(&cell, &self.shared.main)) {
                     // An uncaught error in the main task ends the program at
@@ -529,12 +529,12 @@ fn is_cancelled_error(rt: &Runtime, e: Value) -> bool {
 }
 
 /// Settles a finished task and wakes its awaiters.
-fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, o: Outcome) {
+fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
     // The task's frames are gone; drop its state so its registers are no
     // longer roots.
     cell.exec.lock().take();
     // A task that ends holding a mutex releases it to the next waiter.
-    crate::sync::mutex::release_all(cell, &mut rt.woken);
+    crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
     if let Some(waiters) = cell.completion.settle(o) {
         if matches!(o, Outcome::Error(_) | Outcome::Cancelled(_))
             && waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT)

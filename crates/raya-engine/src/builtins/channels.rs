@@ -88,9 +88,11 @@ fn every(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Val
     Ok(ctx.heap().alloc(Body::Channel(Arc::new(ChannelCell::every(ms)))))
 }
 
-fn this_channel(ctx: &mut NativeCtx, this: Value) -> Result<Arc<ChannelCell>, Value> {
+/// The receiver's channel, borrowed from the heap object (alive for the
+/// whole call: the receiver is in a register).
+fn this_channel(ctx: &mut NativeCtx, this: Value) -> Result<&'static Arc<ChannelCell>, Value> {
     match this.as_obj().map(|o| &o.body) {
-        Some(Body::Channel(c)) => Ok(c.clone()),
+        Some(Body::Channel(c)) => Ok(c),
         _ => Err(ctx.type_error("not a Channel")),
     }
 }
@@ -114,13 +116,13 @@ pub fn check_send(ch: &ChannelCell, v: Value) -> Result<(), String> {
 fn send(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let ch = this_channel(ctx, this)?;
     let v = arg(args, 0);
-    if let Err(m) = check_send(&ch, v) {
+    if let Err(m) = check_send(ch, v) {
         return Err(ctx.type_error(m));
     }
     match ch.try_send(v, &mut ctx.rt.woken) {
         Sent::Sent => {}
         Sent::Closed => return Err(closed_error(ctx)),
-        Sent::Full => ctx.rt.suspend = Some(Wait::Object(Box::new(SendWait(ch, v)))),
+        Sent::Full => ctx.rt.suspend = Some(Wait::Object(Box::new(SendWait(ch.clone(), v)))),
     }
     Ok(Value::UNDEFINED)
 }
@@ -130,7 +132,7 @@ fn receive(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, V
     match ch.try_recv(&mut ctx.rt.woken) {
         Recv::Got(v) => Ok(v),
         Recv::Empty => {
-            ctx.rt.suspend = Some(Wait::Object(Box::new(RecvWait(ch))));
+            ctx.rt.suspend = Some(Wait::Object(Box::new(RecvWait(ch.clone()))));
             Ok(Value::UNDEFINED)
         }
     }
@@ -139,7 +141,7 @@ fn receive(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, V
 fn try_send(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let ch = this_channel(ctx, this)?;
     let v = arg(args, 0);
-    if let Err(m) = check_send(&ch, v) {
+    if let Err(m) = check_send(ch, v) {
         return Err(ctx.type_error(m));
     }
     match ch.try_send(v, &mut ctx.rt.woken) {
@@ -176,28 +178,37 @@ pub fn construct_mutex(ctx: &mut NativeCtx, _args: &[Value]) -> Result<Value, Va
     Ok(ctx.heap().alloc(Body::Mutex(Arc::new(MutexCell::default()))))
 }
 
-fn this_mutex(ctx: &mut NativeCtx, this: Value) -> Result<Arc<MutexCell>, Value> {
+/// The receiver's mutex, borrowed from the heap object (alive for the
+/// whole call: the receiver is in a register).
+fn this_mutex(ctx: &mut NativeCtx, this: Value) -> Result<&'static Arc<MutexCell>, Value> {
     match this.as_obj().map(|o| &o.body) {
-        Some(Body::Mutex(m)) => Ok(m.clone()),
+        Some(Body::Mutex(m)) => Ok(m),
         _ => Err(ctx.type_error("not a Mutex")),
     }
 }
 
 fn lock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     let m = this_mutex(ctx, this)?;
-    let cell = ctx.task.cell.clone();
-    match m.try_lock(ctx.task.id, cell.as_ref()) {
-        Lock::Acquired => {}
+    let id = ctx.task.id;
+    let mut r = m.try_lock(id);
+    if r == Lock::Busy && crate::vm::object::parallel_mutators() {
+        r = m.spin_lock(id);
+    }
+    match r {
+        Lock::Acquired => ctx.task.note_lock(m),
         Lock::Reentrant => return Err(ctx.plain_error("Mutex is already locked by this task")),
-        Lock::Busy => ctx.rt.suspend = Some(Wait::Object(Box::new(LockWait(m)))),
+        Lock::Busy => {
+            // Noted now: the mutex is handed to this task while it waits.
+            ctx.task.note_lock(m);
+            ctx.rt.suspend = Some(Wait::Object(Box::new(LockWait(m.clone()))));
+        }
     }
     Ok(Value::UNDEFINED)
 }
 
 fn unlock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     let m = this_mutex(ctx, this)?;
-    let cell = ctx.task.cell.clone();
-    if m.unlock(ctx.task.id, cell.as_ref(), &mut ctx.rt.woken) {
+    if m.unlock(ctx.task.id, &mut ctx.rt.woken) {
         Ok(Value::UNDEFINED)
     } else {
         Err(ctx.plain_error("Mutex is not locked by this task"))
@@ -206,9 +217,11 @@ fn unlock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Va
 
 fn try_lock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     let m = this_mutex(ctx, this)?;
-    let cell = ctx.task.cell.clone();
-    match m.try_lock(ctx.task.id, cell.as_ref()) {
-        Lock::Acquired => Ok(Value::TRUE),
+    match m.try_lock(ctx.task.id) {
+        Lock::Acquired => {
+            ctx.task.note_lock(m);
+            Ok(Value::TRUE)
+        }
         Lock::Busy => Ok(Value::FALSE),
         Lock::Reentrant => Err(ctx.plain_error("Mutex is already locked by this task")),
     }

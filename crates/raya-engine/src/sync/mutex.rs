@@ -7,14 +7,15 @@
 //! waiters — fail their claim and are dropped).
 //!
 //! A mutex is handed off on unlock: the next live waiter becomes the holder
-//! before it even runs (no barging). The holder is a task id; the tasks's
-//! [`TaskCell::held`] list lets the driver release whatever a finishing task
+//! before it even runs (no barging). The holder is a task id; the task's
+//! `Task::locked` list lets the driver release whatever a finishing task
 //! still holds.
 
 use super::{Registered, Resume, TaskCell, Timer, WaitObject, Waiter};
 use crate::vm::value::Value;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Drops stale waiters at the front, and sweeps the whole queue when it
@@ -40,15 +41,38 @@ fn take_live(q: &mut VecDeque<Waiter>) -> Option<Waiter> {
 
 // ---- Mutex ------------------------------------------------------------------
 
+/// `MutexCell::state`: the holder's task id + 1 (0 = free) ...
+const HOLDER: u64 = (1 << 33) - 1;
+/// ... and whether the waiter queue may hold someone.
+const QUEUED: u64 = 1 << 40;
+
+fn holder_bits(id: u32) -> u64 {
+    id as u64 + 1
+}
+
+/// A mutex: one atomic word for the uncontended paths, a FIFO of waiters
+/// under a lock for the rest.
+///
+/// Invariants:
+/// - `QUEUED` is changed only under the `queue` lock, and is set whenever
+///   the queue is non-empty (it may stay set over stale waiters until the
+///   next slow path prunes them).
+/// - The lock-free paths are a compare-and-swap from exactly `0` (lock) or
+///   exactly the caller's holder bits (unlock), so neither can succeed
+///   while `QUEUED` is set: with waiters queued, a new arrival never
+///   barges ahead of them, and an unlock always takes the slow path that
+///   hands the mutex to the first live waiter.
+/// - A registering waiter sets `QUEUED` *before* it looks at the holder,
+///   under the queue lock: from then on no lock-free acquire can succeed,
+///   so if it saw the mutex free it can take it without a race.
 #[derive(Default)]
 pub struct MutexCell {
-    inner: Mutex<MutexInner>,
+    state: AtomicU64,
+    queue: Mutex<MutexQueue>,
 }
 
 #[derive(Default)]
-struct MutexInner {
-    /// Id of the holding task.
-    holder: Option<u32>,
+struct MutexQueue {
     waiters: VecDeque<Waiter>,
     sweep_at: usize,
 }
@@ -63,74 +87,102 @@ pub enum Lock {
 
 impl MutexCell {
     pub fn is_locked(&self) -> bool {
-        self.inner.lock().holder.is_some()
+        self.state.load(Ordering::Acquire) & HOLDER != 0
     }
 
-    fn acquire_for(self: &Arc<Self>, g: &mut MutexInner, id: u32, cell: Option<&Arc<TaskCell>>) {
-        g.holder = Some(id);
-        if let Some(c) = cell {
-            c.held.lock().push(self.clone());
+    /// Held by task `id`.
+    pub fn is_held_by(&self, id: u32) -> bool {
+        self.state.load(Ordering::Acquire) & HOLDER == holder_bits(id)
+    }
+
+    /// `tryLock()` and the fast path of `lock()` for the running task: takes
+    /// the mutex if it is free and nobody is queued.
+    pub fn try_lock(&self, id: u32) -> Lock {
+        match self.state.compare_exchange(0, holder_bits(id), Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => Lock::Acquired,
+            Err(cur) if cur & HOLDER == holder_bits(id) => Lock::Reentrant,
+            Err(_) => Lock::Busy,
         }
     }
 
-    /// `tryLock()` and the fast path of `lock()` for the running task.
-    pub fn try_lock(self: &Arc<Self>, id: u32, cell: Option<&Arc<TaskCell>>) -> Lock {
-        let mut g = self.inner.lock();
-        match g.holder {
-            Some(h) if h == id => Lock::Reentrant,
-            Some(_) => Lock::Busy,
-            None => {
-                let g = &mut *g;
-                prune(&mut g.waiters, &mut g.sweep_at);
-                self.acquire_for(g, id, cell);
-                Lock::Acquired
+    /// `lock()` on several workers: a holder that is running on another
+    /// worker usually unlocks within nanoseconds, far sooner than this task
+    /// could suspend and be woken. So, while nobody is queued, retry the
+    /// fast path a little before giving up (never ahead of a queued
+    /// waiter: the fast path fails once `QUEUED` is set).
+    pub fn spin_lock(&self, id: u32) -> Lock {
+        for _ in 0..SPIN_ROUNDS {
+            let cur = self.state.load(Ordering::Relaxed);
+            if cur & QUEUED != 0 {
+                return Lock::Busy;
             }
+            if cur == 0 {
+                if let Lock::Acquired = self.try_lock(id) {
+                    return Lock::Acquired;
+                }
+            }
+            std::hint::spin_loop();
         }
+        Lock::Busy
     }
 
     /// `unlock()` by task `id`: false if it does not hold the mutex.
     /// Hands the mutex to the first live waiter.
-    pub fn unlock(self: &Arc<Self>, id: u32, cell: Option<&Arc<TaskCell>>, woken: &mut Vec<Arc<TaskCell>>) -> bool {
-        let mut g = self.inner.lock();
-        if g.holder != Some(id) {
-            return false;
+    pub fn unlock(&self, id: u32, woken: &mut Vec<Arc<TaskCell>>) -> bool {
+        let mine = holder_bits(id);
+        match self.state.compare_exchange(mine, 0, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => return true,
+            Err(cur) if cur & HOLDER != mine => return false,
+            Err(_) => {}
         }
-        if let Some(c) = cell {
-            let mut held = c.held.lock();
-            if let Some(i) = held.iter().position(|m| Arc::ptr_eq(m, self)) {
-                held.remove(i);
+        // Waiters may be queued: only this task can change the holder now
+        // (lock-free acquires need 0), and `QUEUED` changes under the lock.
+        let mut q = self.queue.lock();
+        match take_live(&mut q.waiters) {
+            Some(w) => {
+                let queued = if q.waiters.is_empty() { 0 } else { QUEUED };
+                self.state.store(holder_bits(w.task.id) | queued, Ordering::Release);
+                w.deliver(Resume::Value(Value::UNDEFINED), woken);
             }
-        }
-        g.holder = None;
-        if let Some(w) = take_live(&mut g.waiters) {
-            self.acquire_for(&mut g, w.task.id, Some(&w.task));
-            w.deliver(Resume::Value(Value::UNDEFINED), woken);
+            None => self.state.store(0, Ordering::Release),
         }
         true
     }
 
-    fn register(self: &Arc<Self>, w: Waiter) -> Registered {
-        let mut g = self.inner.lock();
-        let g = &mut *g;
-        prune(&mut g.waiters, &mut g.sweep_at);
-        if g.holder.is_none() {
-            if !w.claim() {
-                return Registered::Queued;
-            }
-            self.acquire_for(g, w.task.id, Some(&w.task));
-            return Registered::Ready(Resume::Value(Value::UNDEFINED));
+    fn register(&self, w: Waiter) -> Registered {
+        let mut q = self.queue.lock();
+        let q = &mut *q;
+        prune(&mut q.waiters, &mut q.sweep_at);
+        let cur = self.state.fetch_or(QUEUED, Ordering::AcqRel);
+        if cur & HOLDER != 0 {
+            q.waiters.push_back(w);
+            return Registered::Queued;
         }
-        g.waiters.push_back(w);
-        Registered::Queued
+        // Free, and no lock-free acquire can succeed now (`QUEUED` is set).
+        // The queue is empty: an unlock hands the mutex to the first live
+        // waiter, or empties the queue when none is live, and waiters are
+        // queued only behind a holder.
+        debug_assert!(q.waiters.is_empty());
+        if !w.claim() {
+            self.state.store(0, Ordering::Release);
+            return Registered::Queued;
+        }
+        self.state.store(holder_bits(w.task.id), Ordering::Release);
+        Registered::Ready(Resume::Value(Value::UNDEFINED))
     }
 }
 
+/// Rounds of [`MutexCell::spin_lock`].
+const SPIN_ROUNDS: u32 = 64;
+
 /// Releases every mutex a finished task still holds (the next waiter of
-/// each gets it).
-pub fn release_all(task: &Arc<TaskCell>, woken: &mut Vec<Arc<TaskCell>>) {
-    let held: Vec<Arc<MutexCell>> = std::mem::take(&mut *task.held.lock());
+/// each gets it). `held` lists every mutex the task ever locked (see
+/// `Task::note_lock`); those it no longer holds are skipped.
+pub fn release_all(id: u32, held: Vec<Arc<MutexCell>>, woken: &mut Vec<Arc<TaskCell>>) {
     for m in held {
-        m.unlock(task.id, None, woken);
+        if m.is_held_by(id) {
+            m.unlock(id, woken);
+        }
     }
 }
 
@@ -308,23 +360,63 @@ mod tests {
     #[test]
     fn mutex_handoff_is_fifo_and_skips_cancelled() {
         let m = Arc::new(MutexCell::default());
-        let (a, b, c) = (cell(1), cell(2), cell(3));
-        assert_eq!(m.try_lock(1, Some(&a)), Lock::Acquired);
-        assert_eq!(m.try_lock(1, Some(&a)), Lock::Reentrant);
-        assert_eq!(m.try_lock(2, Some(&b)), Lock::Busy);
+        let (b, c) = (cell(2), cell(3));
+        assert_eq!(m.try_lock(1), Lock::Acquired);
+        assert_eq!(m.try_lock(1), Lock::Reentrant);
+        assert_eq!(m.try_lock(2), Lock::Busy);
         assert!(matches!(m.register(waiter(&b)), Registered::Queued));
         assert!(matches!(m.register(waiter(&c)), Registered::Queued));
         assert!(b.token.claim_current(), "b is cancelled");
         let mut woken = Vec::new();
-        assert!(!m.unlock(2, Some(&b), &mut woken), "b does not hold it");
-        assert!(m.unlock(1, Some(&a), &mut woken));
+        assert!(!m.unlock(2, &mut woken), "b does not hold it");
+        assert!(m.unlock(1, &mut woken));
         assert_eq!(woken.len(), 1);
         assert_eq!(woken[0].id, 3, "handed to c, skipping cancelled b");
-        assert!(m.is_locked());
-        assert_eq!(c.held.lock().len(), 1);
+        assert!(m.is_held_by(3));
+        // b ends: it never got the mutex, so nothing is released for it.
+        release_all(2, vec![m.clone()], &mut woken);
+        assert!(m.is_held_by(3));
         // c ends holding it: released.
-        release_all(&c, &mut woken);
+        release_all(3, vec![m.clone()], &mut woken);
         assert!(!m.is_locked());
+        assert_eq!(m.try_lock(4), Lock::Acquired, "free, nobody queued: the fast path works again");
+    }
+
+    /// With a waiter queued, the lock-free paths must not barge: a free
+    /// mutex is taken by the queued waiter, never by a new arrival.
+    #[test]
+    fn mutex_no_barging_while_queued() {
+        let m = Arc::new(MutexCell::default());
+        let (b, c) = (cell(2), cell(3));
+        assert_eq!(m.try_lock(1), Lock::Acquired);
+        assert!(matches!(m.register(waiter(&b)), Registered::Queued));
+        assert!(matches!(m.register(waiter(&c)), Registered::Queued));
+        let mut woken = Vec::new();
+        assert!(m.unlock(1, &mut woken));
+        assert!(m.is_held_by(2));
+        assert_eq!(m.try_lock(1), Lock::Busy, "c is still queued");
+        assert_eq!(m.spin_lock(1), Lock::Busy, "spinning never passes a queued waiter");
+        assert!(m.unlock(2, &mut woken));
+        assert!(m.is_held_by(3));
+        assert!(m.unlock(3, &mut woken));
+        assert!(!m.is_locked());
+        assert_eq!(woken.iter().map(|t| t.id).collect::<Vec<_>>(), vec![2, 3]);
+    }
+
+    /// A waiter that registers just after the holder unlocked (fast path)
+    /// takes the mutex itself instead of queueing behind nobody.
+    #[test]
+    fn mutex_register_on_free_mutex_acquires() {
+        let m = Arc::new(MutexCell::default());
+        let b = cell(2);
+        assert_eq!(m.try_lock(1), Lock::Acquired);
+        let mut woken = Vec::new();
+        assert!(m.unlock(1, &mut woken));
+        assert!(matches!(m.register(waiter(&b)), Registered::Ready(_)));
+        assert!(m.is_held_by(2));
+        assert!(m.unlock(2, &mut woken));
+        assert!(!m.is_locked());
+        assert!(woken.is_empty());
     }
 
     #[test]
@@ -369,8 +461,9 @@ mod tests {
                 let (m, inside, total) = (m.clone(), inside.clone(), total.clone());
                 s.spawn(move || {
                     let me = cell(10 + k);
-                    for _ in 0..2000 {
-                        match m.try_lock(me.id, Some(&me)) {
+                    for i in 0..2000 {
+                        let r = if i % 2 == 0 { m.try_lock(me.id) } else { m.spin_lock(me.id) };
+                        match r {
                             Lock::Acquired => {}
                             Lock::Reentrant => unreachable!(),
                             Lock::Busy => match m.register(waiter(&me)) {
@@ -388,7 +481,7 @@ mod tests {
                         total.fetch_add(1, SeqCst);
                         inside.fetch_sub(1, SeqCst);
                         let mut woken = Vec::new();
-                        assert!(m.unlock(me.id, Some(&me), &mut woken));
+                        assert!(m.unlock(me.id, &mut woken));
                     }
                 });
             }

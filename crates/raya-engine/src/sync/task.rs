@@ -61,8 +61,6 @@ pub struct TaskCell {
     /// `timers` may be non-empty: lets a run skip the lock when the wait
     /// armed no timer (the common case). See `driver::keep_timer`.
     pub timers_armed: AtomicBool,
-    /// Mutexes the task holds (released when it ends).
-    pub held: Mutex<Vec<std::sync::Arc<super::mutex::MutexCell>>>,
 }
 
 impl TaskCell {
@@ -86,7 +84,6 @@ impl TaskCell {
             started: AtomicBool::new(false),
             all_gen: AtomicU64::new(0),
             cancel_delivered: AtomicBool::new(false),
-            held: Mutex::new(Vec::new()),
             timers: Mutex::new(Vec::new()),
             timers_armed: AtomicBool::new(false),
         }

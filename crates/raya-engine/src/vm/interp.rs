@@ -438,17 +438,7 @@ impl<'rt> TaskInterpreter<'rt> {
                 self.push_frame(task, callee, c, f + 1, argc, ret, flags)?;
                 Ok(Invoked::Pushed)
             }
-            Body::Function(Function::Native(n)) => {
-                task.resume_dst = ret as u32;
-                let this = task.regs[f + 1];
-                let v = self.call_native(task, n.f, this, f + 2, argc)?;
-                // A built-in that suspends delivers its result later (or
-                // is re-run), so the callee register is left untouched.
-                if flags & flags::DISCARD == 0 && self.rt.suspend.is_none() {
-                    task.regs[ret] = v;
-                }
-                Ok(Invoked::Done)
-            }
+            Body::Function(Function::Native(n)) => self.invoke_native(task, n.f, f, argc, ret, flags),
             Body::Class(cd) => {
                 if callee == self.rt.realm.classes.string && argc >= 1 {
                     let x = task.regs[f + 2];
@@ -473,6 +463,29 @@ impl<'rt> TaskInterpreter<'rt> {
             }
             _ => Err(Fault::Type(format!("{} is not a function", ops::to_display(callee)))),
         }
+    }
+
+    /// `invoke` of a built-in function: R[ret] = R[f](this = R[f+1],
+    /// R[f+2..]).
+    #[inline(always)]
+    fn invoke_native(
+        &mut self,
+        task: &mut Task,
+        native: super::object::NativeFn,
+        f: usize,
+        argc: usize,
+        ret: usize,
+        flags: u8,
+    ) -> Result<Invoked, Fault> {
+        task.resume_dst = ret as u32;
+        let this = task.regs[f + 1];
+        let v = self.call_native(task, native, this, f + 2, argc)?;
+        // A built-in that suspends delivers its result later (or is
+        // re-run), so the callee register is left untouched.
+        if flags & flags::DISCARD == 0 && self.rt.suspend.is_none() {
+            task.regs[ret] = v;
+        }
+        Ok(Invoked::Done)
     }
 
     fn call_native(
@@ -1300,6 +1313,28 @@ impl<'rt> TaskInterpreter<'rt> {
                         let fa = base + f as usize;
                         let recv = reg!(f + 1);
                         let key = atoms[name as usize];
+                        // Inline cache for built-in receivers (a mutex, a
+                        // channel, an array...): the slot in the kind's
+                        // method table where this site last found its key.
+                        if let Some(table) = recv.as_obj().and_then(|o| self.rt.realm.methods.of_builtin(&o.body)) {
+                            let ic = &rtp.ic[pc - 1];
+                            let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
+                            let m = if table.keys.get(slot) == Some(&key) {
+                                Some(table.vals[slot])
+                            } else {
+                                table.find(key).map(|i| {
+                                    ic.store(i as u32, std::sync::atomic::Ordering::Relaxed);
+                                    table.vals[i]
+                                })
+                            };
+                            if let Some((m, Body::Function(Function::Native(n)))) =
+                                m.and_then(|m| Some((m, &m.as_obj()?.body)))
+                            {
+                                set!(f, m);
+                                invoked!(self.invoke_native(task, n.f, fa, argc as usize, fa, 0));
+                                continue;
+                            }
+                        }
                         let m = match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, recv, key)) {
                             Got::Value(v) => v,
                             Got::Getter(_) => Value::UNDEFINED,

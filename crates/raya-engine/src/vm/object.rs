@@ -86,6 +86,12 @@ pub fn enable_parallel_mutators() {
     PARALLEL_MUTATORS.store(true, Ordering::SeqCst);
 }
 
+/// Whether [`enable_parallel_mutators`] was called: another worker may be
+/// running right now.
+pub fn parallel_mutators() -> bool {
+    PARALLEL_MUTATORS.load(Ordering::Relaxed)
+}
+
 /// A nonzero tag per thread, for lock ownership.
 fn thread_tag() -> u32 {
     static NEXT: AtomicU32 = AtomicU32::new(1);

@@ -54,6 +54,30 @@ pub struct Methods {
     pub semaphore: PropMap,
 }
 
+impl Methods {
+    /// The method table of a built-in receiver that has no properties of
+    /// its own besides a few fixed names (`length`, `size`, indices...),
+    /// none of which is a method name. For such a receiver, a key found in
+    /// this table is exactly what `ops::get_prop` returns, which lets a
+    /// call site cache the slot (`Instr::CallMethod`).
+    pub fn of_builtin(&self, body: &super::object::Body) -> Option<&PropMap> {
+        use super::object::Body;
+        Some(match body {
+            Body::Array(_) => &self.array,
+            Body::Str(_) => &self.string,
+            Body::Map(_) => &self.map,
+            Body::Set(_) => &self.set,
+            Body::Task(_) => &self.task,
+            Body::Promise(_) => &self.promise,
+            Body::Channel(_) => &self.channel,
+            Body::Mutex(_) => &self.mutex,
+            Body::WaitGroup(_) => &self.wait_group,
+            Body::Semaphore(_) => &self.semaphore,
+            _ => return None,
+        })
+    }
+}
+
 #[derive(Clone)]
 pub struct Realm {
     /// Initial values of the global slots named by `builtins::GLOBAL_NAMES`.

@@ -87,6 +87,12 @@ pub struct Task {
     /// What the task is blocked on while suspended, for deadlock and
     /// never-finished reports (set before its state is saved).
     pub blocked_on: std::borrow::Cow<'static, str>,
+    /// Every mutex this task locked and may still hold, released when it
+    /// ends (`sync::mutex::release_all`). An unlock leaves its entry, so a
+    /// lock/unlock pair on the same mutex costs no list update; entries of
+    /// mutexes no longer held are pruned as the list grows. Only the
+    /// running task touches it (natives see the task by shared reference).
+    pub locked: std::cell::RefCell<Vec<std::sync::Arc<crate::sync::mutex::MutexCell>>>,
 }
 
 // SAFETY: a task is run by one worker at a time; the raw prototype
@@ -106,7 +112,20 @@ impl Task {
             await_scan: None,
             cell: None,
             blocked_on: std::borrow::Cow::Borrowed(""),
+            locked: std::cell::RefCell::new(Vec::new()),
         }
+    }
+
+    /// Records that this task holds, or is about to be handed, `m`.
+    pub fn note_lock(&self, m: &std::sync::Arc<crate::sync::mutex::MutexCell>) {
+        let mut locked = self.locked.borrow_mut();
+        if locked.iter().any(|x| std::sync::Arc::ptr_eq(x, m)) {
+            return;
+        }
+        if locked.len() >= 8 && locked.len().is_power_of_two() {
+            locked.retain(|x| x.is_held_by(self.id));
+        }
+        locked.push(m.clone());
     }
 
     /// Every value the task can still reach (GC roots): registers of live
