@@ -39,13 +39,19 @@
 //!   scheduler timer), so the program is neither finished nor deadlocked.
 //!   Settled on a worker thread inside a host call, the settlement is
 //!   applied on that worker right after the host closure returns.
-//! * A blocking host function runs on its own thread; the calling task is
-//!   suspended on a wait object that the thread completes the same way.
+//! * A blocking host function runs on the [`Vm`]'s blocking pool
+//!   ([`crate::scheduler::BlockingPool`]: at most
+//!   [`VmBuilder::blocking_threads`] threads, started on demand, shared by
+//!   every program the `Vm` runs; calls beyond that wait their turn in
+//!   FIFO order); the calling task is suspended on a wait object that the
+//!   pool thread completes the same way, so the worker goes on with other
+//!   tasks.
 
 #![warn(missing_docs)]
 
 use crate::compiler::{self, CompileError, Program};
 use crate::driver::{self, Handle, RunOptions};
+use crate::scheduler::{BlockingPool, DEFAULT_BLOCKING_KEEP_ALIVE, DEFAULT_MAX_BLOCKING_THREADS};
 use crate::sync::{Outcome, PromiseCell, Registered, Resume, TaskCell, Timer, Wait, WaitObject, Waiter};
 use crate::vm::atom::Atom;
 use crate::vm::native::NativeCtx;
@@ -332,9 +338,11 @@ enum HostFn {
     Async(AsyncFn),
 }
 
-/// The host functions of one run, by trampoline index.
+/// The host functions of one run, by trampoline index, and the pool their
+/// blocking calls run on.
 struct HostTable {
     fns: Vec<(&'static str, HostFn)>,
+    pool: Arc<BlockingPool>,
 }
 
 /// Function names live as long as the process (a native's name is
@@ -486,7 +494,7 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
             let key = handle.keep_alive();
             let st = state.clone();
             let h = handle.clone();
-            let spawned = std::thread::Builder::new().name(format!("raya-blocking-{name}")).spawn(move || {
+            let submitted = table.pool.submit(move || {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&hargs)))
                     .unwrap_or_else(|_| Err(format!("host function `{name}` panicked")));
                 h.on_runtime(Box::new(move |rt| {
@@ -506,9 +514,9 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
                 }));
                 h.release(key);
             });
-            if let Err(e) = spawned {
+            if let Err(e) = submitted {
                 handle.release(key);
-                return Err(ctx.plain_error(format!("{name}: cannot start a thread: {e}")));
+                return Err(ctx.plain_error(format!("{name}: {e}")));
             }
             ctx.rt.suspend = Some(Wait::Object(Box::new(BlockingCall { state, name })));
             Ok(Value::UNDEFINED)
@@ -639,6 +647,7 @@ impl Drop for ExternalPromise {
 #[derive(Clone, Debug, Default)]
 pub struct VmBuilder {
     workers: Option<usize>,
+    blocking_threads: Option<usize>,
     args: Vec<String>,
 }
 
@@ -650,26 +659,48 @@ impl VmBuilder {
         self
     }
 
+    /// The most threads that run blocking host functions
+    /// ([`Vm::register_blocking_fn`]) at the same time (default:
+    /// [`DEFAULT_MAX_BLOCKING_THREADS`], 64). The threads are started on
+    /// demand, shared by every program the VM runs, and exit after
+    /// [`DEFAULT_BLOCKING_KEEP_ALIVE`] (10 s) without work; calls beyond
+    /// the limit wait their turn, first come first served, with their
+    /// tasks suspended (the workers go on).
+    ///
+    /// # Panics
+    /// If `n` is 0.
+    pub fn blocking_threads(mut self, n: usize) -> Self {
+        assert!(n >= 1, "blocking_threads must be at least 1");
+        self.blocking_threads = Some(n);
+        self
+    }
+
     /// The script's `args` global.
     pub fn args(mut self, args: Vec<String>) -> Self {
         self.args = args;
         self
     }
 
-    /// Makes the VM.
+    /// Makes the VM (and its blocking pool, which starts no thread yet).
     pub fn build(self) -> Vm {
-        Vm { inner: Arc::new(VmInner { opts: self, fns: Mutex::new(Vec::new()) }) }
+        let max = self.blocking_threads.unwrap_or(DEFAULT_MAX_BLOCKING_THREADS);
+        let pool = Arc::new(BlockingPool::new(max, DEFAULT_BLOCKING_KEEP_ALIVE));
+        Vm { inner: Arc::new(VmInner { opts: self, fns: Mutex::new(Vec::new()), pool }) }
     }
 }
 
 struct VmInner {
     opts: VmBuilder,
     fns: Mutex<Vec<(&'static str, HostFn)>>,
+    /// Shared by every run (each run's [`HostTable`] holds a clone), so it
+    /// shuts down once the `Vm` and all its runs are gone.
+    pool: Arc<BlockingPool>,
 }
 
 /// An embedded Raya engine: host functions plus a configuration; runs any
 /// number of programs, one after another or at the same time (each run
-/// has its own heap and scheduler). Cloning is cheap (a shared handle).
+/// has its own heap and scheduler; all share the VM's blocking pool).
+/// Cloning is cheap (a shared handle).
 #[derive(Clone)]
 pub struct Vm {
     inner: Arc<VmInner>,
@@ -727,9 +758,10 @@ impl Vm {
     }
 
     /// Registers a synchronous host function that may block (I/O, long
-    /// computations): each call runs on its own thread while the calling
-    /// task is suspended, so other tasks keep running. To the script it
-    /// looks like [`Vm::register_fn`]: the call returns the value (or throws).
+    /// computations): each call runs on a thread of the VM's blocking pool
+    /// (see [`VmBuilder::blocking_threads`]) while the calling task is
+    /// suspended, so other tasks keep running. To the script it looks like
+    /// [`Vm::register_fn`]: the call returns the value (or throws).
     ///
     /// # Panics
     /// As [`Vm::register_fn`].
@@ -785,7 +817,7 @@ impl Vm {
     /// `exit(code)` with `code != 0` or unhandled task errors,
     /// [`HostError::Deadlock`].
     pub fn execute(&self, program: &Program) -> Result<HostValue, HostError> {
-        let table = Arc::new(HostTable { fns: self.inner.fns.lock().clone() });
+        let table = Arc::new(HostTable { fns: self.inner.fns.lock().clone(), pool: self.inner.pool.clone() });
         let first = crate::builtins::GLOBAL_NAMES.len();
         let names: Vec<String> = program.global_names.iter().skip(first).take(program.host_globals).cloned().collect();
         let t = table.clone();

@@ -4,7 +4,8 @@
 use raya_engine::{ExternalPromise, HostError, HostValue, Vm};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
@@ -178,6 +179,150 @@ fn blocking_host_fn_does_not_stall_the_worker() {
     // The ticker ran while the blocking call was in progress.
     assert_eq!(seen[1], HostValue::Number(5.0));
     assert_eq!(seen[2], HostValue::from("no such file: missing"));
+}
+
+/// How long a test waits for something that must happen; reaching it is
+/// a failure, never a way to synchronise.
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// A gate that host functions wait at until the test opens it.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl Gate {
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.cv.wait(open).unwrap();
+        }
+    }
+
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.cv.notify_all();
+    }
+}
+
+#[test]
+fn blocking_calls_beyond_the_pool_size_wait_their_turn_and_get_their_own_results() {
+    let vm = Vm::builder().workers(1).blocking_threads(2).build();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    vm.register_fn("report", move |args| {
+        s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
+        Ok(HostValue::Undefined)
+    });
+    let gate = Arc::new(Gate::default());
+    let running = Arc::new(AtomicUsize::new(0));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let (started_tx, started_rx) = mpsc::channel();
+    let (g, r, p) = (gate.clone(), running.clone(), peak.clone());
+    vm.register_blocking_fn("work", move |args| {
+        let i = args.first().and_then(HostValue::as_number).ok_or("work: expected a number")?;
+        let now = r.fetch_add(1, Ordering::SeqCst) + 1;
+        p.fetch_max(now, Ordering::SeqCst);
+        started_tx.send(i as usize).map_err(|e| e.to_string())?;
+        g.wait();
+        r.fetch_sub(1, Ordering::SeqCst);
+        Ok(HostValue::String(format!("result {i}")))
+    });
+    let program = vm
+        .compile_source(
+            "pool.raya",
+            r#"
+            async function call(i: number): Task<string> { return work(i); }
+            const calls: Task<string>[] = [];
+            for (let i = 0; i < 6; i++) calls.push(call(i));
+            report(await calls);
+            "#,
+        )
+        .unwrap();
+    let h = vm.execute_async(&program);
+    // Two calls hold the pool's two threads at the gate; the other four
+    // are queued, their tasks suspended.
+    let mut started: Vec<usize> = (0..2).map(|_| started_rx.recv_timeout(LIMIT).unwrap()).collect();
+    assert_eq!(running.load(Ordering::SeqCst), 2);
+    gate.open();
+    assert_eq!(h.wait_timeout(LIMIT), Some(Ok(HostValue::Undefined)));
+    started.extend(started_rx.try_iter());
+    started.sort_unstable();
+    assert_eq!(started, vec![0, 1, 2, 3, 4, 5], "each call ran exactly once");
+    assert_eq!(peak.load(Ordering::SeqCst), 2, "more calls ran at once than the pool has threads");
+    let results: Vec<HostValue> = (0..6).map(|i| HostValue::String(format!("result {i}"))).collect();
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::Array(results)]);
+}
+
+#[test]
+fn a_stuck_blocking_call_does_not_stall_the_only_worker() {
+    let vm = Vm::builder().workers(1).blocking_threads(1).build();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (other_done_tx, other_done_rx) = mpsc::channel();
+    let s = seen.clone();
+    vm.register_fn("report", move |args| {
+        let v = args.first().cloned().unwrap_or_default();
+        let other_done = v.as_str().is_some_and(|t| t.starts_with("other done"));
+        // Recorded before the test hears of it.
+        s.lock().unwrap().push(v);
+        if other_done {
+            other_done_tx.send(()).map_err(|e| e.to_string())?;
+        }
+        Ok(HostValue::Undefined)
+    });
+    // Whether `waitForHost` has been entered, and the promise of a
+    // `whenStuck()` call that came before that.
+    let entered: Arc<Mutex<(bool, Option<ExternalPromise>)>> = Arc::default();
+    let (release_tx, release_rx) = mpsc::channel::<String>();
+    let release_rx = Mutex::new(release_rx);
+    let e = entered.clone();
+    vm.register_blocking_fn("waitForHost", move |_| {
+        let early = {
+            let mut g = e.lock().unwrap();
+            g.0 = true;
+            g.1.take()
+        };
+        if let Some(p) = early {
+            p.resolve(HostValue::Undefined).map_err(|e| e.to_string())?;
+        }
+        // Stuck until the test sends (or gives up and drops the sender).
+        release_rx.lock().unwrap().recv().map(HostValue::String).map_err(|_| "released by no one".to_string())
+    });
+    let e = entered.clone();
+    vm.register_async_fn("whenStuck", move |_, promise| {
+        let mut g = e.lock().unwrap();
+        if g.0 {
+            drop(g);
+            promise.resolve(HostValue::Undefined).unwrap();
+        } else {
+            g.1 = Some(promise);
+        }
+    });
+    let program = vm
+        .compile_source(
+            "stuck.raya",
+            r#"
+            async function stuck(): Task<void> { report("got " + waitForHost()); }
+            async function other(): Task<void> {
+              await whenStuck();
+              let sum = 0;
+              for (let i = 0; i < 1000; i++) { sum += i; }
+              report("other done " + sum);
+            }
+            await [stuck(), other()];
+            "#,
+        )
+        .unwrap();
+    let h = vm.execute_async(&program);
+    // `other` starts its work only once the blocking call is in progress,
+    // and the call cannot return before the test releases it below.
+    other_done_rx.recv_timeout(LIMIT).expect("the worker was stalled by the blocking call");
+    assert!(!h.is_finished());
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::from("other done 499500")]);
+    release_tx.send("released".into()).unwrap();
+    assert_eq!(h.wait_timeout(LIMIT), Some(Ok(HostValue::Undefined)));
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::from("other done 499500"), HostValue::from("got released")]);
 }
 
 #[test]

@@ -80,6 +80,7 @@
 //! the process exits. A runner that panics is caught and counted
 //! ([`StatsSnapshot::panics`]); the worker goes on.
 
+mod blocking;
 mod idle;
 mod stats;
 mod timer;
@@ -88,6 +89,7 @@ mod worker;
 #[cfg(test)]
 mod tests;
 
+pub use blocking::{BlockingJob, BlockingPool, SubmitError, DEFAULT_BLOCKING_KEEP_ALIVE, DEFAULT_MAX_BLOCKING_THREADS};
 pub use stats::StatsSnapshot;
 pub use timer::TimerKey;
 pub use worker::{WorkerCx, INJECTOR_CHECK_INTERVAL, TIME_SLICE};
