@@ -6,7 +6,7 @@
 //! (`stdlib/prelude.raya`, key `mutex:withLock`).
 
 use crate::sync::channel::{ChannelCell, Recv, RecvWait, SendWait, Sent};
-use crate::sync::mutex::{AcquireWait, GroupWait, Lock, LockWait, MutexCell, SemaphoreCell, WaitGroupCell};
+use crate::sync::mutex::{AcquireWait, GroupWait, Lock, LockWait, MutexCell, SemaphoreCell, Unlocked, WaitGroupCell};
 use crate::sync::Wait;
 use crate::vm::native::{arg, NativeCtx};
 use crate::vm::object::Body;
@@ -208,10 +208,19 @@ fn lock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Valu
 
 fn unlock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     let m = this_mutex(ctx, this)?;
-    if m.unlock(ctx.task.id, &mut ctx.rt.woken) {
-        Ok(Value::UNDEFINED)
-    } else {
-        Err(ctx.plain_error("Mutex is not locked by this task"))
+    match m.release(ctx.task.id, &mut ctx.rt.woken) {
+        Unlocked::NotHolder => Err(ctx.plain_error("Mutex is not locked by this task")),
+        Unlocked::Released | Unlocked::HandedOn { again: false } => Ok(Value::UNDEFINED),
+        Unlocked::HandedOn { again: true } => {
+            // A lock convoy: this task was handed the mutex and hands it
+            // on. Were it to go straight back for the mutex, it would queue
+            // behind the waiters again, and every lock from then on would
+            // cost a task switch. Yielding instead (as Go's starvation-mode
+            // unlock does) lets the new holder run at once and the queue
+            // drain, after which locks are uncontended again.
+            ctx.rt.suspend = Some(Wait::Until(std::time::Instant::now()));
+            Ok(Value::UNDEFINED)
+        }
     }
 }
 

@@ -43,8 +43,10 @@ fn take_live(q: &mut VecDeque<Waiter>) -> Option<Waiter> {
 
 /// `MutexCell::state`: the holder's task id + 1 (0 = free) ...
 const HOLDER: u64 = (1 << 33) - 1;
-/// ... and whether the waiter queue may hold someone.
+/// ... whether the waiter queue may hold someone ...
 const QUEUED: u64 = 1 << 40;
+/// ... and whether the holder was handed the mutex by an unlock.
+const HANDED: u64 = 1 << 41;
 
 fn holder_bits(id: u32) -> u64 {
     id as u64 + 1
@@ -75,6 +77,19 @@ pub struct MutexCell {
 struct MutexQueue {
     waiters: VecDeque<Waiter>,
     sweep_at: usize,
+}
+
+/// What [`MutexCell::release`] did.
+#[derive(Debug, PartialEq)]
+pub enum Unlocked {
+    /// The task did not hold the mutex.
+    NotHolder,
+    /// The mutex is free.
+    Released,
+    /// The first live waiter holds it now; `again` when this task had
+    /// itself been handed the mutex (the waiters are a convoy: see the
+    /// `unlock` built-in).
+    HandedOn { again: bool },
 }
 
 #[derive(Debug, PartialEq)]
@@ -129,24 +144,34 @@ impl MutexCell {
     /// `unlock()` by task `id`: false if it does not hold the mutex.
     /// Hands the mutex to the first live waiter.
     pub fn unlock(&self, id: u32, woken: &mut Vec<Arc<TaskCell>>) -> bool {
+        !matches!(self.release(id, woken), Unlocked::NotHolder)
+    }
+
+    /// `unlock()`, saying what became of the mutex.
+    pub fn release(&self, id: u32, woken: &mut Vec<Arc<TaskCell>>) -> Unlocked {
         let mine = holder_bits(id);
         match self.state.compare_exchange(mine, 0, Ordering::Release, Ordering::Relaxed) {
-            Ok(_) => return true,
-            Err(cur) if cur & HOLDER != mine => return false,
+            Ok(_) => return Unlocked::Released,
+            Err(cur) if cur & HOLDER != mine => return Unlocked::NotHolder,
             Err(_) => {}
         }
-        // Waiters may be queued: only this task can change the holder now
-        // (lock-free acquires need 0), and `QUEUED` changes under the lock.
+        // Waiters may be queued, or this task was handed the mutex: only
+        // this task can change the holder now (lock-free acquires need 0),
+        // and `QUEUED` changes under the lock.
+        let handed = self.state.load(Ordering::Relaxed) & HANDED != 0;
         let mut q = self.queue.lock();
         match take_live(&mut q.waiters) {
             Some(w) => {
                 let queued = if q.waiters.is_empty() { 0 } else { QUEUED };
-                self.state.store(holder_bits(w.task.id) | queued, Ordering::Release);
+                self.state.store(holder_bits(w.task.id) | queued | HANDED, Ordering::Release);
                 w.deliver(Resume::Value(Value::UNDEFINED), woken);
+                Unlocked::HandedOn { again: handed }
             }
-            None => self.state.store(0, Ordering::Release),
+            None => {
+                self.state.store(0, Ordering::Release);
+                Unlocked::Released
+            }
         }
-        true
     }
 
     fn register(&self, w: Waiter) -> Registered {
@@ -401,6 +426,25 @@ mod tests {
         assert!(m.unlock(3, &mut woken));
         assert!(!m.is_locked());
         assert_eq!(woken.iter().map(|t| t.id).collect::<Vec<_>>(), vec![2, 3]);
+    }
+
+    /// `release` tells a first handoff from a handoff by a task that was
+    /// itself handed the mutex (a convoy, which the unlocker breaks by
+    /// yielding).
+    #[test]
+    fn mutex_release_reports_convoys() {
+        let m = Arc::new(MutexCell::default());
+        let (b, c) = (cell(2), cell(3));
+        let mut woken = Vec::new();
+        assert_eq!(m.try_lock(1), Lock::Acquired);
+        assert!(matches!(m.register(waiter(&b)), Registered::Queued));
+        assert!(matches!(m.register(waiter(&c)), Registered::Queued));
+        assert_eq!(m.release(3, &mut woken), Unlocked::NotHolder);
+        assert_eq!(m.release(1, &mut woken), Unlocked::HandedOn { again: false });
+        assert_eq!(m.release(2, &mut woken), Unlocked::HandedOn { again: true });
+        assert_eq!(m.release(3, &mut woken), Unlocked::Released);
+        assert_eq!(m.try_lock(1), Lock::Acquired, "free again after the queue drained");
+        assert_eq!(m.release(1, &mut woken), Unlocked::Released);
     }
 
     /// A waiter that registers just after the holder unlocked (fast path)

@@ -57,6 +57,10 @@ pub enum RunOutcome {
     Exited(i32),
 }
 
+/// Safepoints of grace a task holding a mutex gets when its time slice
+/// runs out (see `safepoint!`).
+const LOCK_GRACE: u32 = 1_000;
+
 pub struct TaskInterpreter<'rt> {
     pub rt: &'rt mut Runtime,
 }
@@ -821,7 +825,18 @@ impl<'rt> TaskInterpreter<'rt> {
             macro_rules! safepoint {
                 ($back:expr) => {{
                     left = left.saturating_sub(1);
+                    if left == 0 && !task.lock_grace && task.holds_mutex() {
+                        // A holder sent to the back of the queue would make
+                        // every task that wants its mutex queue up behind
+                        // it, and a queue that never empties turns every
+                        // later lock into a task switch (a lock convoy). So
+                        // a task holding a mutex gets a short grace, once
+                        // per time slice, to unlock it.
+                        task.lock_grace = true;
+                        left = LOCK_GRACE;
+                    }
                     if left == 0 {
+                        task.lock_grace = false;
                         pc -= $back;
                         save_pc!();
                         *budget = 0;

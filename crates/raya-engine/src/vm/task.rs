@@ -93,6 +93,9 @@ pub struct Task {
     /// mutexes no longer held are pruned as the list grows. Only the
     /// running task touches it (natives see the task by shared reference).
     pub locked: std::cell::RefCell<Vec<std::sync::Arc<crate::sync::mutex::MutexCell>>>,
+    /// The task had its grace to unlock a mutex in this time slice
+    /// (`interp::LOCK_GRACE`).
+    pub lock_grace: bool,
 }
 
 // SAFETY: a task is run by one worker at a time; the raw prototype
@@ -113,6 +116,7 @@ impl Task {
             cell: None,
             blocked_on: std::borrow::Cow::Borrowed(""),
             locked: std::cell::RefCell::new(Vec::new()),
+            lock_grace: false,
         }
     }
 
@@ -126,6 +130,11 @@ impl Task {
             locked.retain(|x| x.is_held_by(self.id));
         }
         locked.push(m.clone());
+    }
+
+    /// Holds some mutex now.
+    pub fn holds_mutex(&self) -> bool {
+        self.locked.borrow().iter().any(|m| m.is_held_by(self.id))
     }
 
     /// Every value the task can still reach (GC roots): registers of live
