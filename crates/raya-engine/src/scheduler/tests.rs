@@ -168,6 +168,53 @@ enum Pp {
     Start(usize),
 }
 
+/// `hand_off` lets the runner run a woken job itself, in the same call,
+/// while the time slice lasts; once the slice is spent the job goes
+/// behind the local queue, and the queue runs before it.
+#[test]
+fn scheduler_hand_off_runs_inline_while_the_slice_lasts() {
+    with_timeout(30, || {
+        let order = Arc::new(Mutex::new(String::new()));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (o2, r2) = (order.clone(), runs.clone());
+        let s = Scheduler::new(1, move |cx: &WorkerCx<Pp>, job: Pp| {
+            r2.fetch_add(1, SeqCst);
+            let mut job = Some(job);
+            while let Some(j) = job.take() {
+                match j {
+                    Pp::Start(n) => {
+                        for _ in 0..n {
+                            cx.push_local(Pp::Other);
+                        }
+                        job = cx.hand_off(Pp::Ping(0));
+                    }
+                    Pp::Ping(k) => {
+                        o2.lock().push('p');
+                        // Each ping spends a quarter of the slice.
+                        cx.set_slice_left(cx.slice_left().saturating_sub(TIME_SLICE / 4));
+                        if k < 6 {
+                            job = cx.hand_off(Pp::Ping(k + 1));
+                        }
+                    }
+                    Pp::Other => o2.lock().push('o'),
+                }
+            }
+        });
+        s.spawn(Pp::Start(3));
+        quiesce(&s, 20);
+        // Four pings spend the slice inline; the fifth waits behind the
+        // three queued jobs, then starts a fresh slice for the rest.
+        assert_eq!(*order.lock(), "ppppoooppp");
+        // Start + 3 others + the fifth ping: the inline pings never went
+        // through the worker loop.
+        assert_eq!(runs.load(SeqCst), 5);
+        let st = s.stats();
+        assert_eq!(st.handoffs, 6);
+        assert_eq!(st.next_slot_overflows, 1);
+        s.shutdown();
+    });
+}
+
 /// Two jobs that keep waking each other through the next slot must not
 /// starve the local queue: they share one time slice, and once it is
 /// spent the pair is sent behind the queue, so all queued jobs run before
