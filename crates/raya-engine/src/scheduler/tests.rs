@@ -752,8 +752,9 @@ fn scheduler_wake_uses_next_slot_only_on_own_worker() {
         let st = s.stats();
         assert_eq!(st.woken, 11);
         assert_eq!(st.context_switches, 11);
-        // 10 wakes from the worker; at most 3 in a row from the next slot.
-        assert!(st.handoffs >= 7 && st.handoffs <= 10, "{st}");
+        // 10 wakes from the worker, each run from the next slot: the slice
+        // (one unit spent per handoff) is never used up.
+        assert_eq!(st.handoffs, 10, "{st}");
         s.shutdown();
     });
 }
