@@ -661,7 +661,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
         }
         Wait::Until(deadline) => {
             let key = cx.scheduler().sleep_until(deadline, Job::Timer(cell.clone(), gen));
-            keep_timer(cx, cell, gen, key);
+            keep_timer(cx.scheduler(), cell, gen, key);
         }
         Wait::Forever => {}
         Wait::Object(obj) => {
@@ -675,7 +675,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
                     let own = t.cancel_on_wake;
                     let key = cx.scheduler().sleep_until(t.at, Job::Fire(t));
                     if own {
-                        keep_timer(cx, cell, waiter.gen, key);
+                        keep_timer(cx.scheduler(), cell, waiter.gen, key);
                     }
                 }
                 match r {
@@ -708,16 +708,24 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
 /// Invariant (no timer outlives its wait): the task may already have been
 /// woken, even have run, before the key was recorded. So the flag is
 /// raised after the push, and then the wait is checked: if it is no longer
-/// armed, this worker cancels the timers itself. All of the flag store,
-/// this check, the waker's claim and the runner's flag load are SeqCst:
-/// either the runner (whose flag load comes after the claim) sees the flag,
-/// or this check sees the claim. A key taken by both sides is cancelled
-/// once: each takes the list under its lock.
-fn keep_timer(cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, gen: u64, key: crate::scheduler::TimerKey) {
+/// armed, this worker takes its key back out (if the runner has not taken
+/// it already) and cancels it itself. All of the flag store, this check,
+/// the waker's claim and the runner's flag load are SeqCst: either the
+/// runner (whose flag load comes after the claim) sees the flag, or this
+/// check sees the claim. Only this key is cancelled here, never the whole
+/// list: by now the task may be in a newer wait whose timers are in the
+/// list too, and cancelling those would lose its wake-up.
+fn keep_timer(sched: &Scheduler<Job>, cell: &TaskCell, gen: u64, key: crate::scheduler::TimerKey) {
     cell.timers.lock().push(key);
     cell.timers_armed.store(true, Ordering::SeqCst);
     if !cell.token.is_waiting(gen) {
-        cancel_timers(cx, cell);
+        let mine = {
+            let mut timers = cell.timers.lock();
+            timers.iter().position(|&k| k == key).map(|i| timers.swap_remove(i))
+        };
+        if let Some(key) = mine {
+            sched.cancel_timer(key);
+        }
     }
 }
 
@@ -749,4 +757,37 @@ pub fn uncaught_text(e: Value) -> String {
         }
     }
     inspect::inspect(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vm::task::Task;
+    use std::time::{Duration, Instant};
+
+    /// A worker records a timer key late, after the task was woken, ran,
+    /// and went to sleep again: it cancels its own stale key, and never
+    /// the timer of the task's newer sleep (which would lose its wake-up).
+    #[test]
+    fn late_timer_key_cancels_only_itself() {
+        let sched: Scheduler<Job> = Scheduler::new(1, |_cx: &WorkerCx<Job>, _job: Job| {});
+        let cell = Arc::new(TaskCell::new(1, Box::new(Task::new(1))));
+        let later = Instant::now() + Duration::from_secs(3600);
+        // First sleep: armed, timer set, then woken (claimed) before its
+        // key was recorded.
+        let old_gen = cell.token.arm();
+        let old_key = sched.sleep_until(later, Job::Run(cell.clone()));
+        assert!(cell.token.claim(old_gen));
+        // The task ran and sleeps again; that sleep's key is recorded.
+        let new_gen = cell.token.arm();
+        let new_key = sched.sleep_until(later, Job::Run(cell.clone()));
+        keep_timer(&sched, &cell, new_gen, new_key);
+        assert_eq!(sched.pending_timers(), 2);
+        // Now the first park gets round to recording its key.
+        keep_timer(&sched, &cell, old_gen, old_key);
+        assert_eq!(sched.pending_timers(), 1, "the stale timer is cancelled");
+        assert_eq!(*cell.timers.lock(), vec![new_key], "the new sleep's timer is kept");
+        assert!(cell.token.is_waiting(new_gen));
+        sched.shutdown();
+    }
 }
