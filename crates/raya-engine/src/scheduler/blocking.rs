@@ -371,6 +371,25 @@ mod tests {
     }
 
     /// Polls `cond` until it holds; fails the test after [`LIMIT`].
+    /// Submits `n` jobs that each wait at one gate, and waits until all
+    /// of them have started (so `n` threads are busy).
+    fn start_gated(pool: &BlockingPool, n: usize) -> Arc<Gate> {
+        let gate = Arc::new(Gate::default());
+        let (started_tx, started_rx) = mpsc::channel();
+        for _ in 0..n {
+            let (gate, started_tx) = (gate.clone(), started_tx.clone());
+            pool.submit(move || {
+                started_tx.send(()).unwrap();
+                gate.wait();
+            })
+            .unwrap();
+        }
+        for _ in 0..n {
+            started_rx.recv_timeout(LIMIT).unwrap();
+        }
+        gate
+    }
+
     fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
         let deadline = Instant::now() + LIMIT;
         while !cond() {
@@ -528,19 +547,7 @@ mod tests {
     #[test]
     fn blocking_pool_idle_threads_exit_after_keep_alive() {
         let pool = BlockingPool::new(4, Duration::from_millis(50));
-        let gate = Arc::new(Gate::default());
-        let (started_tx, started_rx) = mpsc::channel();
-        for _ in 0..4 {
-            let (gate, started_tx) = (gate.clone(), started_tx.clone());
-            pool.submit(move || {
-                started_tx.send(()).unwrap();
-                gate.wait();
-            })
-            .unwrap();
-        }
-        for _ in 0..4 {
-            started_rx.recv_timeout(LIMIT).unwrap();
-        }
+        let gate = start_gated(&pool, 4);
         assert_eq!(pool.threads(), 4);
         gate.open();
         eventually("every idle thread exited", || pool.threads() == 0);
@@ -590,19 +597,7 @@ mod tests {
         // A keep-alive far beyond the test's limit: only shutdown can end
         // these threads in time.
         let pool = BlockingPool::new(3, Duration::from_secs(3600));
-        let gate = Arc::new(Gate::default());
-        let (started_tx, started_rx) = mpsc::channel();
-        for _ in 0..3 {
-            let (gate, started_tx) = (gate.clone(), started_tx.clone());
-            pool.submit(move || {
-                started_tx.send(()).unwrap();
-                gate.wait();
-            })
-            .unwrap();
-        }
-        for _ in 0..3 {
-            started_rx.recv_timeout(LIMIT).unwrap();
-        }
+        let gate = start_gated(&pool, 3);
         gate.open();
         eventually("all threads are idle", || pool.idle_threads() == 3);
         let shared = pool.shared.clone();
