@@ -178,6 +178,7 @@ impl<'rt> TaskInterpreter<'rt> {
     /// Runs `task` until it completes, fails, suspends, or has executed
     /// `budget` safepoints; leaves in `budget` what it did not spend.
     pub fn run(&mut self, task: &mut Task, budget: &mut u32) -> RunOutcome {
+        task.lock_grace = false;
         loop {
             match self.run_inner(task, budget) {
                 Ok(outcome) => return outcome,
@@ -831,12 +832,12 @@ impl<'rt> TaskInterpreter<'rt> {
                         // it, and a queue that never empties turns every
                         // later lock into a task switch (a lock convoy). So
                         // a task holding a mutex gets a short grace, once
-                        // per time slice, to unlock it.
+                        // each time it runs (`run` resets the flag), to
+                        // unlock it.
                         task.lock_grace = true;
                         left = LOCK_GRACE;
                     }
                     if left == 0 {
-                        task.lock_grace = false;
                         pc -= $back;
                         save_pc!();
                         *budget = 0;

@@ -93,8 +93,8 @@ pub struct Task {
     /// mutexes no longer held are pruned as the list grows. Only the
     /// running task touches it (natives see the task by shared reference).
     pub locked: std::cell::RefCell<Vec<std::sync::Arc<crate::sync::mutex::MutexCell>>>,
-    /// The task had its grace to unlock a mutex in this time slice
-    /// (`interp::LOCK_GRACE`).
+    /// The task had its grace to unlock a mutex in this run (reset by
+    /// `TaskInterpreter::run`; see `interp::LOCK_GRACE`).
     pub lock_grace: bool,
 }
 
