@@ -517,10 +517,10 @@ impl VmRunner {
         for t in woken {
             cx.push_local(Job::Run(t));
         }
-        match cx.hand_off(Job::Run(first))? {
-            Job::Run(t) => Some(t),
-            _ => None,
-        }
+        let Job::Run(t) = cx.hand_off(Job::Run(first))? else {
+            unreachable!("hand_off gives back the job it was given")
+        };
+        Some(t)
     }
 }
 

@@ -465,16 +465,9 @@ mod tests {
     #[test]
     fn blocking_pool_queued_jobs_start_in_submission_order() {
         let pool = BlockingPool::new(1, DEFAULT_BLOCKING_KEEP_ALIVE);
-        let gate = Arc::new(Gate::default());
+        let gate = start_gated(&pool, 1);
         let order = Arc::new(Mutex::new(Vec::new()));
         let (done_tx, done_rx) = mpsc::channel();
-        let (g, (started_tx, started_rx)) = (gate.clone(), mpsc::channel());
-        pool.submit(move || {
-            started_tx.send(()).unwrap();
-            g.wait();
-        })
-        .unwrap();
-        started_rx.recv_timeout(LIMIT).unwrap();
         for i in 0..100 {
             let (order, done_tx) = (order.clone(), done_tx.clone());
             pool.submit(move || {
@@ -562,15 +555,8 @@ mod tests {
     #[test]
     fn blocking_pool_shutdown_does_not_hang_and_queued_jobs_still_run() {
         let pool = Arc::new(BlockingPool::new(1, DEFAULT_BLOCKING_KEEP_ALIVE));
-        let gate = Arc::new(Gate::default());
+        let gate = start_gated(&pool, 1);
         let (tx, rx) = mpsc::channel();
-        let (g, (started_tx, started_rx)) = (gate.clone(), mpsc::channel());
-        pool.submit(move || {
-            started_tx.send(()).unwrap();
-            g.wait();
-        })
-        .unwrap();
-        started_rx.recv_timeout(LIMIT).unwrap();
         for i in 0..10 {
             let tx = tx.clone();
             pool.submit(move || tx.send(i).unwrap()).unwrap();

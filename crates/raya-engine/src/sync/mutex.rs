@@ -202,12 +202,10 @@ const SPIN_ROUNDS: u32 = 64;
 
 /// Releases every mutex a finished task still holds (the next waiter of
 /// each gets it). `held` lists every mutex the task ever locked (see
-/// `Task::note_lock`); those it no longer holds are skipped.
+/// `Task::note_lock`); unlocking one it no longer holds does nothing.
 pub fn release_all(id: u32, held: Vec<Arc<MutexCell>>, woken: &mut Vec<Arc<TaskCell>>) {
     for m in held {
-        if m.is_held_by(id) {
-            m.unlock(id, woken);
-        }
+        m.unlock(id, woken);
     }
 }
 

@@ -1196,16 +1196,12 @@ impl<'rt> TaskInterpreter<'rt> {
                         // its key on a plain object/instance.
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let d = d.lock();
-                            let ic = &rtp.ic[pc - 1];
-                            let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
-                            if d.props.keys.get(slot) == Some(&key) {
-                                let v = d.props.vals[slot];
+                            if let Some(i) = d.props.find_cached(key, &rtp.ic[pc - 1]) {
+                                let v = d.props.vals[i];
                                 if !matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
                                     set!(dst, v);
                                     continue;
                                 }
-                            } else if let Some(i) = d.props.find(key) {
-                                ic.store(i as u32, std::sync::atomic::Ordering::Relaxed);
                             }
                         }
                         match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, o, key)) {
@@ -1333,16 +1329,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         // channel, an array...): the slot in the kind's
                         // method table where this site last found its key.
                         if let Some(table) = recv.as_obj().and_then(|o| self.rt.realm.methods.of_builtin(&o.body)) {
-                            let ic = &rtp.ic[pc - 1];
-                            let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
-                            let m = if table.keys.get(slot) == Some(&key) {
-                                Some(table.vals[slot])
-                            } else {
-                                table.find(key).map(|i| {
-                                    ic.store(i as u32, std::sync::atomic::Ordering::Relaxed);
-                                    table.vals[i]
-                                })
-                            };
+                            let m = table.find_cached(key, &rtp.ic[pc - 1]).map(|i| table.vals[i]);
                             if let Some((m, Body::Function(Function::Native(n)))) =
                                 m.and_then(|m| Some((m, &m.as_obj()?.body)))
                             {

@@ -343,6 +343,22 @@ impl PropMap {
         }
     }
 
+    /// `find` through an instruction's inline cache: `ic` holds the slot
+    /// where that instruction last found its key, a hint that is checked
+    /// (a stale or racing value costs a lookup, never a wrong slot) and
+    /// updated on a miss.
+    #[inline]
+    pub fn find_cached(&self, key: Atom, ic: &std::sync::atomic::AtomicU32) -> Option<usize> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let slot = ic.load(Relaxed) as usize;
+        if self.keys.get(slot) == Some(&key) {
+            return Some(slot);
+        }
+        let i = self.find(key)?;
+        ic.store(i as u32, Relaxed);
+        Some(i)
+    }
+
     #[inline]
     pub fn get(&self, key: Atom) -> Option<Value> {
         self.find(key).map(|i| self.vals[i])
