@@ -154,11 +154,13 @@ pub(super) fn timer_main<T: Send + 'static>(inner: Arc<Inner<T>>) {
             // are not held up. The jobs are out of the map (cancel can no
             // longer get them) and still counted as outstanding.
             MutexGuard::unlocked(&mut st, || {
+                // Counted before the jobs can run: once they have, the
+                // scheduler may be quiescent and its stats read.
+                add_shared(&inner.stats.shared.timer_fires, n);
                 for job in due.drain(..) {
                     inner.injector.push(job);
                     inner.idle.notify_one();
                 }
-                add_shared(&inner.stats.shared.timer_fires, n);
             });
             continue;
         }

@@ -769,7 +769,9 @@ impl<'rt> TaskInterpreter<'rt> {
             let atoms: &[Atom] = &rtp.atoms;
             let base = frame.base as usize;
             let closure = frame.closure;
-            let mut pc = frame.pc as usize;
+            // `ip` points at the next instruction; `pc!()` is its index.
+            let code_at: *const Instr = code.as_ptr();
+            let mut ip: *const Instr = unsafe { code_at.add(frame.pc as usize) };
             // Pointer to this frame's register 0. Frames are sized when
             // pushed (`push_frame`), so every register operand the compiler
             // emits for this function is in bounds. The register vector may
@@ -793,10 +795,15 @@ impl<'rt> TaskInterpreter<'rt> {
                     *unsafe { &mut *rp.add($r as usize) } = v;
                 }};
             }
+            macro_rules! pc {
+                () => {
+                    unsafe { ip.offset_from(code_at) as usize }
+                };
+            }
             macro_rules! save_pc {
                 () => {
                     if let Some(f) = task.frames.last_mut() {
-                        f.pc = pc as u32;
+                        f.pc = pc!() as u32;
                     }
                 };
             }
@@ -817,7 +824,7 @@ impl<'rt> TaskInterpreter<'rt> {
             }
             macro_rules! jump {
                 ($off:expr) => {
-                    pc = (pc as i64 + $off as i64) as usize
+                    ip = unsafe { ip.offset($off as isize) }
                 };
             }
             // A safepoint. `$back` is how many instructions to step back
@@ -838,7 +845,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         left = LOCK_GRACE;
                     }
                     if left == 0 {
-                        pc -= $back;
+                        ip = unsafe { ip.sub($back) };
                         save_pc!();
                         *budget = 0;
                         if task.cell.as_ref().is_some_and(|c| {
@@ -866,7 +873,7 @@ impl<'rt> TaskInterpreter<'rt> {
                                 if matches!(w, Wait::Settled(_)) {
                                     // Waits on tasks re-run the call when
                                     // woken (it then finds them settled).
-                                    pc -= 1;
+                                    ip = unsafe { ip.sub(1) };
                                     save_pc!();
                                 }
                                 *budget = left;
@@ -922,9 +929,9 @@ impl<'rt> TaskInterpreter<'rt> {
             }
 
             loop {
-                let ins = *unsafe { code.get_unchecked(pc) };
-                pc += 1;
-                match ins {
+                let ins: &Instr = unsafe { &*ip };
+                ip = unsafe { ip.add(1) };
+                match *ins {
                     Instr::Move { dst, src } => set!(dst, reg!(src)),
                     Instr::LoadK { dst, k } => set!(dst, consts[k as usize]),
                     Instr::LoadInt { dst, v } => set!(dst, Value::number(v as f64)),
@@ -1085,7 +1092,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         if let Some((i, m)) =
                             (0..count).find_map(|i| self.user_to_string(reg!(start + i)).map(|m| (i, m)))
                         {
-                            pc -= 1;
+                            ip = unsafe { ip.sub(1) };
                             save_pc!();
                             let part = reg!(start + i);
                             invoked!(self.call_above(task, m, part, &[], base + (start + i) as usize, 0));
@@ -1196,7 +1203,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         // its key on a plain object/instance.
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let d = d.lock();
-                            if let Some(i) = d.props.find_cached(key, &rtp.ic[pc - 1]) {
+                            if let Some(i) = d.props.find_cached(key, &rtp.ic[pc!() - 1]) {
                                 let v = d.props.vals[i];
                                 if !matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
                                     set!(dst, v);
@@ -1218,7 +1225,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let v = reg!(src);
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let mut d = d.lock();
-                            let ic = &rtp.ic[pc - 1];
+                            let ic = &rtp.ic[pc!() - 1];
                             let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
                             if !d.frozen && d.props.keys.get(slot) == Some(&key) {
                                 let cur = d.props.vals[slot];
@@ -1232,7 +1239,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             Put::Done => {
                                 if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                                     if let Some(i) = d.lock().props.find(key) {
-                                        rtp.ic[pc - 1].store(i as u32, std::sync::atomic::Ordering::Relaxed);
+                                        rtp.ic[pc!() - 1].store(i as u32, std::sync::atomic::Ordering::Relaxed);
                                     }
                                 }
                             }
@@ -1320,24 +1327,47 @@ impl<'rt> TaskInterpreter<'rt> {
                         invoked!(self.invoke(task, callee, fa, argc as usize, fa, 0));
                     }
                     Instr::CallMethod { f, name, argc } => {
-                        safepoint!(1);
-                        save_pc!();
                         let fa = base + f as usize;
                         let recv = reg!(f + 1);
                         let key = atoms[name as usize];
-                        // Inline cache for built-in receivers (a mutex, a
-                        // channel, an array...): the slot in the kind's
-                        // method table where this site last found its key.
+                        // Fast path: a built-in method of a built-in receiver
+                        // (a mutex, a channel, an array...), found through
+                        // this site's inline cache (the slot in the kind's
+                        // method table where it last found its key) and
+                        // called in place. It is no safepoint: a native
+                        // runs no script code of its own, so loops and
+                        // calls of closures still bound the time between
+                        // safepoints.
                         if let Some(table) = recv.as_obj().and_then(|o| self.rt.realm.methods.of_builtin(&o.body)) {
-                            let m = table.find_cached(key, &rtp.ic[pc - 1]).map(|i| table.vals[i]);
-                            if let Some((m, Body::Function(Function::Native(n)))) =
-                                m.and_then(|m| Some((m, &m.as_obj()?.body)))
-                            {
-                                set!(f, m);
-                                invoked!(self.invoke_native(task, n.f, fa, argc as usize, fa, 0));
-                                continue;
+                            let m = table.find_cached(key, &rtp.ic[pc!() - 1]).map(|i| table.vals[i]);
+                            if let Some(Body::Function(Function::Native(n))) = m.and_then(|m| Some(&m.as_obj()?.body)) {
+                                if fa + 2 + argc as usize <= task.regs.len() {
+                                    save_pc!();
+                                    // SAFETY: in bounds (checked above); a
+                                    // native cannot touch the registers.
+                                    let args =
+                                        unsafe { std::slice::from_raw_parts(rp.add(f as usize + 2), argc as usize) };
+                                    let mut ctx = NativeCtx { rt: self.rt, task };
+                                    let r = (n.f)(&mut ctx, recv, args);
+                                    if let Ok(v) = r {
+                                        if self.rt.suspend.is_none() && self.rt.exit_code.is_none() {
+                                            set!(f, v);
+                                            continue;
+                                        }
+                                    }
+                                    task.resume_dst = fa as u32;
+                                    match r {
+                                        Ok(v) if self.rt.suspend.is_none() => set!(f, v),
+                                        Ok(_) => {}
+                                        Err(e) => fault!(Fault::Thrown(e)),
+                                    }
+                                    invoked!(Ok::<_, Fault>(Invoked::Done));
+                                    continue;
+                                }
                             }
                         }
+                        safepoint!(1);
+                        save_pc!();
                         let m = match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, recv, key)) {
                             Got::Value(v) => v,
                             Got::Getter(_) => Value::UNDEFINED,
@@ -1580,7 +1610,7 @@ impl<'rt> TaskInterpreter<'rt> {
                                     None => {
                                         *waiting = true;
                                         task.resume_dst = (base + dst as usize) as u32;
-                                        pc -= 1;
+                                        ip = unsafe { ip.sub(1) };
                                         save_pc!();
                                         *budget = left;
                                         let w = crate::sync::channel::RecvWait(c.clone());
@@ -1604,7 +1634,7 @@ impl<'rt> TaskInterpreter<'rt> {
 
                     Instr::TryBegin { exc, off } => task.handlers.push(Handler {
                         depth: task.frames.len() as u32,
-                        pc: (pc as i64 + off as i64) as u32,
+                        pc: (pc!() as i64 + off as i64) as u32,
                         exc: (base + exc as usize) as u32,
                     }),
                     Instr::TryEnd => {
@@ -1623,7 +1653,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             None => {
                                 // Re-run this `await` when woken: it then
                                 // finds its operand settled.
-                                pc -= 1;
+                                ip = unsafe { ip.sub(1) };
                                 save_pc!();
                                 *budget = left;
                                 return Ok(RunOutcome::Suspended(wait.expect("wait")));
