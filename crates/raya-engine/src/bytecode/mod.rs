@@ -44,7 +44,10 @@
 //!
 //! Offsets are relative to the instruction *after* the jump. Backward jumps
 //! that close loops use `Loop`, which is also a safepoint (budget check,
-//! GC, cancellation); every `Call`-family instruction is one as well.
+//! GC, cancellation); every `Call`-family instruction is one as well,
+//! except a `CallMethod` that goes straight to a built-in's native method
+//! (a native runs no script code, so loops and closure calls still bound
+//! the time between safepoints).
 
 pub mod disasm;
 

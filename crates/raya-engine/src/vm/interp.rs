@@ -57,8 +57,8 @@ pub enum RunOutcome {
     Exited(i32),
 }
 
-/// Safepoints of grace a task holding a mutex gets when its time slice
-/// runs out (see `safepoint!`).
+/// Safepoints of grace a task holding a mutex gets, each time it runs, when
+/// its time slice runs out (see `safepoint!`).
 const LOCK_GRACE: u32 = 1_000;
 
 pub struct TaskInterpreter<'rt> {
@@ -178,7 +178,7 @@ impl<'rt> TaskInterpreter<'rt> {
     /// Runs `task` until it completes, fails, suspends, or has executed
     /// `budget` safepoints; leaves in `budget` what it did not spend.
     pub fn run(&mut self, task: &mut Task, budget: &mut u32) -> RunOutcome {
-        task.lock_grace = false;
+        task.lock_grace = LOCK_GRACE;
         loop {
             match self.run_inner(task, budget) {
                 Ok(outcome) => return outcome,
@@ -800,6 +800,12 @@ impl<'rt> TaskInterpreter<'rt> {
                     unsafe { ip.offset_from(code_at) as usize }
                 };
             }
+            // The inline-cache entry of the instruction being executed.
+            macro_rules! ic {
+                () => {
+                    unsafe { rtp.ic_at(ip as usize - code_at as usize - std::mem::size_of::<Instr>()) }
+                };
+            }
             macro_rules! save_pc {
                 () => {
                     if let Some(f) = task.frames.last_mut() {
@@ -833,16 +839,17 @@ impl<'rt> TaskInterpreter<'rt> {
             macro_rules! safepoint {
                 ($back:expr) => {{
                     left = left.saturating_sub(1);
-                    if left == 0 && !task.lock_grace && task.holds_mutex() {
+                    if left == 0 && task.lock_grace > 0 && task.holds_mutex() {
                         // A holder sent to the back of the queue would make
                         // every task that wants its mutex queue up behind
                         // it, and a queue that never empties turns every
                         // later lock into a task switch (a lock convoy). So
-                        // a task holding a mutex gets a short grace, once
-                        // each time it runs (`run` resets the flag), to
-                        // unlock it.
-                        task.lock_grace = true;
-                        left = LOCK_GRACE;
+                        // a task holding a mutex runs on, one safepoint at
+                        // a time, and is preempted at the first safepoint
+                        // where it holds none, unless it uses up its grace
+                        // (`run` renews it) first.
+                        task.lock_grace -= 1;
+                        left = 1;
                     }
                     if left == 0 {
                         ip = unsafe { ip.sub($back) };
@@ -1203,7 +1210,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         // its key on a plain object/instance.
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let d = d.lock();
-                            if let Some(i) = d.props.find_cached(key, &rtp.ic[pc!() - 1]) {
+                            if let Some(i) = d.props.find_cached(key, ic!()) {
                                 let v = d.props.vals[i];
                                 if !matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
                                     set!(dst, v);
@@ -1225,7 +1232,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let v = reg!(src);
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let mut d = d.lock();
-                            let ic = &rtp.ic[pc!() - 1];
+                            let ic = ic!();
                             let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
                             if !d.frozen && d.props.keys.get(slot) == Some(&key) {
                                 let cur = d.props.vals[slot];
@@ -1239,7 +1246,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             Put::Done => {
                                 if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                                     if let Some(i) = d.lock().props.find(key) {
-                                        rtp.ic[pc!() - 1].store(i as u32, std::sync::atomic::Ordering::Relaxed);
+                                        ic!().store(i as u32, std::sync::atomic::Ordering::Relaxed);
                                     }
                                 }
                             }
@@ -1339,7 +1346,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         // calls of closures still bound the time between
                         // safepoints.
                         if let Some(table) = recv.as_obj().and_then(|o| self.rt.realm.methods.of_builtin(&o.body)) {
-                            let m = table.find_cached(key, &rtp.ic[pc!() - 1]).map(|i| table.vals[i]);
+                            let m = table.find_cached(key, ic!()).map(|i| table.vals[i]);
                             if let Some(Body::Function(Function::Native(n))) = m.and_then(|m| Some(&m.as_obj()?.body)) {
                                 if fa + 2 + argc as usize <= task.regs.len() {
                                     save_pc!();
@@ -1986,5 +1993,78 @@ fn describe_iterable(v: Value) -> String {
         ops::to_display(v)
     } else {
         "object".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vm::runtime::Runtime;
+
+    /// Compiles `src`, starts its main function as a task, and returns the
+    /// runtime, the task and a reader of the script's globals.
+    fn start(src: &str) -> (Runtime, Task, impl Fn(&Runtime, &str) -> Value) {
+        let program = crate::compiler::compile_source("grace.raya", src).expect("compiles");
+        let (mut rt, entry) = Runtime::new(&program.entry, &program.sources, program.global_names.len(), Vec::new());
+        let mut task = Task::new(1);
+        TaskInterpreter::new(&mut rt).start(&mut task, entry, Value::UNDEFINED, &[]).expect("starts");
+        let names = program.global_names.clone();
+        let global =
+            move |rt: &Runtime, name: &str| rt.world.globals.get(names.iter().position(|n| n == name).expect("global"));
+        (rt, task, global)
+    }
+
+    /// Runs `task` a safepoint at a time until `done` holds (a budget of 1
+    /// would stop at the first safepoint every time, before a call).
+    fn run_until(rt: &mut Runtime, task: &mut Task, done: impl Fn(&Runtime, &Task) -> bool) {
+        for _ in 0..1_000 {
+            let mut budget = 2;
+            assert!(matches!(TaskInterpreter::new(rt).run(task, &mut budget), RunOutcome::Preempted));
+            if done(rt, task) {
+                return;
+            }
+        }
+        panic!("never got there");
+    }
+
+    /// A task whose slice ends while it holds a mutex runs on until it
+    /// unlocks, and is preempted at the very next safepoint.
+    #[test]
+    fn a_holder_is_preempted_right_after_it_unlocks() {
+        let (mut rt, mut task, global) = start(
+            "const m = new Mutex(); let inside = 0; let later = 0;
+             m.lock();
+             for (let i = 0; i < 50; i++) inside++;
+             m.unlock();
+             while (true) later++;",
+        );
+        // The slice (2 safepoints) runs out inside the critical section,
+        // yet no run stops there.
+        run_until(&mut rt, &mut task, |rt, t| {
+            assert!(!t.holds_mutex(), "preempted holding the mutex");
+            global(rt, "inside").as_number() == 50.0
+        });
+        assert!(
+            global(&rt, "later").as_number() <= 1.0,
+            "ran on after unlocking: {}",
+            global(&rt, "later").as_number()
+        );
+    }
+
+    /// The grace is bounded: a task that never unlocks is still preempted.
+    #[test]
+    fn a_holder_that_never_unlocks_is_preempted_after_its_grace() {
+        let (mut rt, mut task, global) = start(
+            "const m = new Mutex(); let inside = 0;
+             m.lock();
+             while (true) inside++;",
+        );
+        run_until(&mut rt, &mut task, |_, t| t.holds_mutex());
+        let before = global(&rt, "inside").as_number();
+        let mut budget = 1;
+        assert!(matches!(TaskInterpreter::new(&mut rt).run(&mut task, &mut budget), RunOutcome::Preempted));
+        assert!(task.holds_mutex());
+        let ran = global(&rt, "inside").as_number() - before;
+        assert!((1.0..=(LOCK_GRACE + 1) as f64).contains(&ran), "ran {ran} iterations");
     }
 }

@@ -8,6 +8,7 @@
 use super::atom::Atom;
 use super::heap::Heap;
 use super::value::Value;
+use crate::bytecode::Instr;
 use crate::bytecode::{Constant, FuncProto};
 use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
@@ -22,7 +23,27 @@ pub struct RtProto {
     pub children: Box<[Arc<RtProto>]>,
     /// Inline cache per instruction: the property slot where the last
     /// lookup at that instruction found its key (a hint, always verified).
-    pub ic: Box<[AtomicU32]>,
+    /// Laid out like the code, one word per [`IC_STRIDE`] bytes, so the
+    /// interpreter finds an instruction's entry at the instruction's own
+    /// byte offset (no division by the instruction size); see [`Self::ic_at`].
+    ic: Box<[AtomicU32]>,
+}
+
+/// Bytes of code per inline-cache word.
+const IC_STRIDE: usize = std::mem::size_of::<AtomicU32>();
+const _: () = assert!(std::mem::size_of::<Instr>() % IC_STRIDE == 0);
+
+impl RtProto {
+    /// The inline-cache entry of the instruction at `byte_offset` bytes
+    /// into the code.
+    ///
+    /// # Safety
+    /// `byte_offset` is the offset of an instruction of this prototype.
+    #[inline(always)]
+    pub unsafe fn ic_at(&self, byte_offset: usize) -> &AtomicU32 {
+        debug_assert!(byte_offset % std::mem::size_of::<Instr>() == 0 && byte_offset / IC_STRIDE < self.ic.len());
+        unsafe { &*self.ic.as_ptr().byte_add(byte_offset) }
+    }
 }
 
 /// Links `proto` and its nested prototypes; every constant allocated is
@@ -51,6 +72,6 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, roots: &mut Vec<Value>) -> 
         consts: consts.into_boxed_slice(),
         atoms: atoms.into_boxed_slice(),
         children,
-        ic: (0..proto.code.len()).map(|_| AtomicU32::new(0)).collect(),
+        ic: (0..proto.code.len() * (std::mem::size_of::<Instr>() / IC_STRIDE)).map(|_| AtomicU32::new(0)).collect(),
     })
 }

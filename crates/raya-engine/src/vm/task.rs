@@ -93,9 +93,10 @@ pub struct Task {
     /// mutexes no longer held are pruned as the list grows. Only the
     /// running task touches it (natives see the task by shared reference).
     pub locked: std::cell::RefCell<Vec<std::sync::Arc<crate::sync::mutex::MutexCell>>>,
-    /// The task had its grace to unlock a mutex in this run (reset by
-    /// `TaskInterpreter::run`; see `interp::LOCK_GRACE`).
-    pub lock_grace: bool,
+    /// Safepoints left of the grace to unlock a mutex past the end of the
+    /// time slice, in this run (renewed by `TaskInterpreter::run`; see
+    /// `interp::LOCK_GRACE`).
+    pub lock_grace: u32,
 }
 
 // SAFETY: a task is run by one worker at a time; the raw prototype
@@ -116,7 +117,7 @@ impl Task {
             cell: None,
             blocked_on: std::borrow::Cow::Borrowed(""),
             locked: std::cell::RefCell::new(Vec::new()),
-            lock_grace: false,
+            lock_grace: 0,
         }
     }
 
