@@ -31,7 +31,7 @@ pub struct RtProto {
 
 /// Bytes of code per inline-cache word.
 const IC_STRIDE: usize = std::mem::size_of::<AtomicU32>();
-const _: () = assert!(std::mem::size_of::<Instr>() % IC_STRIDE == 0);
+const _: () = assert!(std::mem::size_of::<Instr>().is_multiple_of(IC_STRIDE));
 
 impl RtProto {
     /// The inline-cache entry of the instruction at `byte_offset` bytes
@@ -41,7 +41,9 @@ impl RtProto {
     /// `byte_offset` is the offset of an instruction of this prototype.
     #[inline(always)]
     pub unsafe fn ic_at(&self, byte_offset: usize) -> &AtomicU32 {
-        debug_assert!(byte_offset % std::mem::size_of::<Instr>() == 0 && byte_offset / IC_STRIDE < self.ic.len());
+        debug_assert!(
+            byte_offset.is_multiple_of(std::mem::size_of::<Instr>()) && byte_offset / IC_STRIDE < self.ic.len()
+        );
         unsafe { &*self.ic.as_ptr().byte_add(byte_offset) }
     }
 }
