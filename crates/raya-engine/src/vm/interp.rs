@@ -1355,17 +1355,16 @@ impl<'rt> TaskInterpreter<'rt> {
                                     let args =
                                         unsafe { std::slice::from_raw_parts(rp.add(f as usize + 2), argc as usize) };
                                     let mut ctx = NativeCtx { rt: self.rt, task };
-                                    let r = (n.f)(&mut ctx, recv, args);
-                                    if let Ok(v) = r {
-                                        if self.rt.suspend.is_none() && self.rt.exit_code.is_none() {
+                                    match (n.f)(&mut ctx, recv, args) {
+                                        Ok(v) if self.rt.suspend.is_none() => {
                                             set!(f, v);
-                                            continue;
+                                            if self.rt.exit_code.is_none() {
+                                                continue;
+                                            }
                                         }
-                                    }
-                                    task.resume_dst = fa as u32;
-                                    match r {
-                                        Ok(v) if self.rt.suspend.is_none() => set!(f, v),
-                                        Ok(_) => {}
+                                        // Suspended: the result is delivered
+                                        // to R[f] on resumption.
+                                        Ok(_) => task.resume_dst = fa as u32,
                                         Err(e) => fault!(Fault::Thrown(e)),
                                     }
                                     invoked!(Ok::<_, Fault>(Invoked::Done));
