@@ -261,7 +261,9 @@ impl<'p> Disasm<'p> {
             Jmp { off } | Loop { off } => j(off),
             JmpIfTrue { cond, off } | JmpIfFalse { cond, off } => format!("{}, {}", r(cond), j(off)),
             JmpIfNullish { src, off } | JmpIfNotNullish { src, off } => format!("{}, {}", r(src), j(off)),
-            JmpIfNotLt { a, b, off } | JmpIfNotLe { a, b, off } => format!("{}, {}, {}", r(a), r(b), j(off)),
+            JmpIfNotLt { a, b, off } | JmpIfNotLe { a, b, off } | JmpIfLt { a, b, off } | JmpIfLe { a, b, off } => {
+                format!("{}, {}, {}", r(a), r(b), j(off))
+            }
             GetProp { dst, obj, name } => format!("{}, {}, {}", r(dst), r(obj), self.k(f, name)),
             SetProp { obj, name, src } | DefineProp { obj, name, src } => {
                 format!("{}, {}, {}", r(obj), self.k(f, name), r(src))
@@ -272,7 +274,12 @@ impl<'p> Disasm<'p> {
             Call { f: fr, argc } | New { f: fr, argc } | SuperCall { f: fr, argc } | Spawn { f: fr, argc } => {
                 format!("{}, {argc}", r(fr))
             }
-            CallMethod { f: fr, name, argc } => format!("{}, {}, {argc}", r(fr), self.k(f, name)),
+            CallMethod { f: fr, name, argc, recv } if recv == fr + 1 => {
+                format!("{}, {}, {argc}", r(fr), self.k(f, name))
+            }
+            CallMethod { f: fr, name, argc, recv } => {
+                format!("{}, {}, {argc}, this {}", r(fr), self.k(f, name), r(recv))
+            }
             CallSpread { f: fr } | NewSpread { f: fr } | SuperCallSpread { f: fr } | SpawnSpread { f: fr } => r(fr),
             Return { src } | Throw { src } => r(src),
             ReturnUndef | InitFields | TryEnd => String::new(),
@@ -378,6 +385,8 @@ fn mnemonic(i: &Instr) -> &'static str {
         JmpIfNotNullish { .. } => "JmpIfNotNullish",
         JmpIfNotLt { .. } => "JmpIfNotLt",
         JmpIfNotLe { .. } => "JmpIfNotLe",
+        JmpIfLt { .. } => "JmpIfLt",
+        JmpIfLe { .. } => "JmpIfLe",
         GetProp { .. } => "GetProp",
         SetProp { .. } => "SetProp",
         GetIndex { .. } => "GetIndex",

@@ -42,12 +42,16 @@
 //!
 //! # Jumps
 //!
-//! Offsets are relative to the instruction *after* the jump. Backward jumps
-//! that close loops use `Loop`, which is also a safepoint (budget check,
-//! GC, cancellation); every `Call`-family instruction is one as well,
-//! except a `CallMethod` that goes straight to a built-in's native method
-//! (a native runs no script code, so loops and closure calls still bound
-//! the time between safepoints).
+//! Offsets are relative to the instruction *after* the jump. Every backward
+//! jump is a safepoint (budget check, GC, cancellation), so every loop has
+//! one, whatever statement closes it: `Loop` (the unconditional backward
+//! jump; the compiler turns a backward `Jmp`, from `continue`, into it)
+//! and the conditional jumps, when they jump backward — a `for` or `while`
+//! loop tests its condition once before the first iteration and then at
+//! the bottom, one jump back per iteration. Every `Call`-family
+//! instruction is a safepoint as well, except a `CallMethod` that goes
+//! straight to a built-in's native method (a native runs no script code,
+//! so loops and closure calls still bound the time between safepoints).
 
 pub mod disasm;
 
@@ -327,7 +331,7 @@ pub enum Instr {
     Jmp {
         off: i32,
     },
-    /// Backward jump closing a loop; a safepoint.
+    /// Unconditional backward jump; a safepoint.
     Loop {
         off: i32,
     },
@@ -355,6 +359,17 @@ pub enum Instr {
         off: i32,
     },
     JmpIfNotLe {
+        a: Reg,
+        b: Reg,
+        off: i32,
+    },
+    /// Fused loop test `while (R[a] < R[b])`: jump when a < b.
+    JmpIfLt {
+        a: Reg,
+        b: Reg,
+        off: i32,
+    },
+    JmpIfLe {
         a: Reg,
         b: Reg,
         off: i32,
@@ -398,12 +413,15 @@ pub enum Instr {
         f: Reg,
         argc: u16,
     },
-    /// Method call: looks up K[name] on the receiver R[f+1], stores the
-    /// method in R[f], then calls as `Call`. Errors name the method.
+    /// Method call: copies the receiver R[recv] to R[f+1] (the compiler
+    /// reads a local receiver in place instead of moving it there), looks
+    /// up K[name] on it, stores the method in R[f], then calls as `Call`.
+    /// Errors name the method.
     CallMethod {
         f: Reg,
         name: ConstIdx,
         argc: u16,
+        recv: Reg,
     },
     /// R[f] = R[f](this = R[f+1], ...R[f+2]) — R[f+2] is an array.
     CallSpread {

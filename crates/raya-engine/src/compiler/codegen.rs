@@ -21,7 +21,7 @@
 //! that declares it; a use from a nested function goes through that
 //! function's upvalues (`captures`), built on demand as in clox.
 
-use super::decls::{block_decls, pattern_idents, DeclItem};
+use super::decls::{block_decls, dup_safe, pattern_idents, DeclItem};
 use super::resolve::{BindKind, BindingId, ConstVal, Ref, Resolution};
 use crate::bytecode::*;
 use crate::syntax::ast::*;
@@ -229,22 +229,35 @@ impl<'a> Codegen<'a> {
         self.emit(Instr::Jmp { off: 0 }, pos)
     }
 
-    /// Points the jump at `at` to `target`.
+    /// Points the jump at `at` to `target`. A backward jump must be a
+    /// safepoint (see `bytecode`): a backward `Jmp` becomes a `Loop`.
     pub(crate) fn patch_to(&mut self, at: usize, target: usize) {
         let off = (target as i64 - (at as i64 + 1)) as i32;
         let f = self.f();
-        match &mut f.proto.code[at] {
-            Instr::Jmp { off: o }
-            | Instr::Loop { off: o }
+        let code = &mut f.proto.code[at];
+        if off < 0 {
+            if let Instr::Jmp { .. } = code {
+                *code = Instr::Loop { off };
+            }
+        }
+        match code {
+            Instr::Loop { off: o }
             | Instr::JmpIfTrue { off: o, .. }
             | Instr::JmpIfFalse { off: o, .. }
-            | Instr::JmpIfNullish { off: o, .. }
-            | Instr::JmpIfNotNullish { off: o, .. }
             | Instr::JmpIfNotLt { off: o, .. }
             | Instr::JmpIfNotLe { off: o, .. }
+            | Instr::JmpIfLt { off: o, .. }
+            | Instr::JmpIfLe { off: o, .. } => *o = off,
+            Instr::Jmp { off: o }
+            | Instr::JmpIfNullish { off: o, .. }
+            | Instr::JmpIfNotNullish { off: o, .. }
             | Instr::IterNext { off: o, .. }
-            | Instr::TryBegin { off: o, .. } => *o = off,
-            other => panic!("patching a non-jump instruction {other:?}"),
+            | Instr::TryBegin { off: o, .. }
+                if off >= 0 =>
+            {
+                *o = off
+            }
+            other => panic!("patching {other:?} to jump by {off}"),
         }
     }
 
@@ -862,23 +875,31 @@ impl<'a> Codegen<'a> {
                 }
             }
             StmtKind::While { cond, body } => {
-                let top = self.here();
-                let exits = self.cond_jump(cond, false);
-                let (breaks, continues) = self.loop_body(body, labels);
-                for c in continues {
-                    self.patch_to(c, top);
+                if dup_safe(cond) {
+                    let exits = self.cond_jump(cond, false);
+                    let top = self.here();
+                    let (breaks, continues) = self.loop_body(body, labels);
+                    self.patch_all_here(continues);
+                    self.loop_test(cond, top);
+                    self.patch_all_here(exits);
+                    self.patch_all_here(breaks);
+                } else {
+                    let top = self.here();
+                    let exits = self.cond_jump(cond, false);
+                    let (breaks, continues) = self.loop_body(body, labels);
+                    for c in continues {
+                        self.patch_to(c, top);
+                    }
+                    self.emit_loop(top, pos);
+                    self.patch_all_here(exits);
+                    self.patch_all_here(breaks);
                 }
-                self.emit_loop(top, pos);
-                self.patch_all_here(exits);
-                self.patch_all_here(breaks);
             }
             StmtKind::DoWhile { body, cond } => {
                 let top = self.here();
                 let (breaks, continues) = self.loop_body(body, labels);
                 self.patch_all_here(continues);
-                let exits = self.cond_jump(cond, false);
-                self.emit_loop(top, pos);
-                self.patch_all_here(exits);
+                self.loop_test(cond, top);
                 self.patch_all_here(breaks);
             }
             StmtKind::For { init, cond, update, body } => self.for_stmt(init, cond, update, body, labels, pos),
@@ -1075,21 +1096,38 @@ impl<'a> Codegen<'a> {
             None => {}
         }
         self.copy_cells(&per_iter, pos);
+        // With a condition that can be compiled twice, the loop is tested
+        // once before it starts and then at the bottom of each iteration.
+        let bottom_test = cond.as_ref().filter(|c| dup_safe(c));
+        let mut exits = Vec::new();
+        if let Some(c) = bottom_test {
+            exits = self.cond_jump(c, false);
+        }
         let top = self.here();
-        let exits = match cond {
-            Some(c) => self.cond_jump(c, false),
-            None => Vec::new(),
-        };
+        if let (Some(c), None) = (cond, bottom_test) {
+            exits = self.cond_jump(c, false);
+        }
         let (breaks, continues) = self.loop_body(body, labels);
         self.patch_all_here(continues);
         self.copy_cells(&per_iter, pos);
         if let Some(u) = update {
             self.expr_effect(u);
         }
-        self.emit_loop(top, pos);
+        match bottom_test {
+            Some(c) => self.loop_test(c, top),
+            None => self.emit_loop(top, pos),
+        }
         self.patch_all_here(exits);
         self.patch_all_here(breaks);
         self.leave_scope(sc);
+    }
+
+    /// The test at the bottom of a loop: jumps back to `top` (a safepoint)
+    /// while `cond` holds.
+    fn loop_test(&mut self, cond: &'a Expr, top: usize) {
+        for j in self.cond_jump(cond, true) {
+            self.patch_to(j, top);
+        }
     }
 
     /// CreatePerIterationEnvironment: each cell in `cells` is replaced by

@@ -150,6 +150,34 @@ pub(crate) fn has_assign(e: &Expr) -> bool {
     }
 }
 
+/// Whether `e` may be compiled twice, as a loop condition tested both
+/// before the first iteration and at the bottom of each: it holds no
+/// function, class or other literal whose code or allocation site would
+/// be duplicated.
+pub(crate) fn dup_safe(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Number(_)
+        | ExprKind::String(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Null
+        | ExprKind::Undefined
+        | ExprKind::Ident(_)
+        | ExprKind::This => true,
+        ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => dup_safe(a),
+        ExprKind::Update { target, .. } => dup_safe(target),
+        ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) => dup_safe(a) && dup_safe(b),
+        ExprKind::Member { object, .. } => dup_safe(object),
+        ExprKind::Index { object, index, .. } => dup_safe(object) && dup_safe(index),
+        ExprKind::Call { callee, args, .. } => {
+            dup_safe(callee)
+                && args.iter().all(|a| match a {
+                    Argument::Expr(e) | Argument::Spread(e) => dup_safe(e),
+                })
+        }
+        _ => false,
+    }
+}
+
 fn key_has_assign(k: &PropKey) -> bool {
     match k {
         PropKey::Computed(e) => has_assign(e),

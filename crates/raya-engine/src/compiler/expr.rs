@@ -31,6 +31,12 @@ pub(crate) fn needs_temp(e: &Expr) -> bool {
     }
 }
 
+fn arg_has_assign(a: &Argument) -> bool {
+    match a {
+        Argument::Expr(e) | Argument::Spread(e) => has_assign(e),
+    }
+}
+
 fn is_chain(e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Member { .. } | ExprKind::Index { .. } | ExprKind::Call { .. })
 }
@@ -312,18 +318,18 @@ impl<'a> Codegen<'a> {
                     fb
                 }
             }
-            ExprKind::Binary(op @ (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq), a, b)
-                if !jump_if =>
-            {
+            ExprKind::Binary(op @ (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq), a, b) => {
                 let m = self.mark();
                 let (ra, rb) = self.operands(a, b);
-                // Jump when the comparison is false (NaN included): `a > b`
-                // is `b < a`, `a >= b` is `b <= a`.
-                let i = match op {
-                    BinaryOp::Lt => Instr::JmpIfNotLt { a: ra, b: rb, off: 0 },
-                    BinaryOp::LtEq => Instr::JmpIfNotLe { a: ra, b: rb, off: 0 },
-                    BinaryOp::Gt => Instr::JmpIfNotLt { a: rb, b: ra, off: 0 },
-                    _ => Instr::JmpIfNotLe { a: rb, b: ra, off: 0 },
+                // `a > b` is `b < a`, `a >= b` is `b <= a`; the `Not` forms
+                // jump when the comparison is false (NaN included).
+                let (x, y) = if matches!(op, BinaryOp::Lt | BinaryOp::LtEq) { (ra, rb) } else { (rb, ra) };
+                let strict = matches!(op, BinaryOp::Lt | BinaryOp::Gt);
+                let i = match (strict, jump_if) {
+                    (true, false) => Instr::JmpIfNotLt { a: x, b: y, off: 0 },
+                    (false, false) => Instr::JmpIfNotLe { a: x, b: y, off: 0 },
+                    (true, true) => Instr::JmpIfLt { a: x, b: y, off: 0 },
+                    (false, true) => Instr::JmpIfLe { a: x, b: y, off: 0 },
                 };
                 let j = self.emit(i, self.binop_pos(a));
                 self.free_to(m);
@@ -402,9 +408,12 @@ impl<'a> Codegen<'a> {
     /// Whether `e` already sits in a register (a local variable, `this`, a
     /// hoisted loop constant): no code to compute it.
     fn is_register_operand(&mut self, e: &'a Expr) -> bool {
-        if self.hoisted_const(e).is_some() {
-            return true;
-        }
+        self.hoisted_const(e).is_some() || self.local_reg(e).is_some()
+    }
+
+    /// The register of `e` when it is a local held in a register (or
+    /// `this`), to be read in place with no code emitted.
+    fn local_reg(&mut self, e: &'a Expr) -> Option<Reg> {
         let u = unwrap_erased(e);
         let a = match &u.kind {
             ExprKind::Ident(i) => self.ident_access(i),
@@ -412,9 +421,12 @@ impl<'a> Codegen<'a> {
                 let r = self.res.refs.get(&u.span.start).copied();
                 self.ref_access(r)
             }
-            _ => return false,
+            _ => return None,
         };
-        matches!(a, Access::Reg(_))
+        match a {
+            Access::Reg(r) => Some(r),
+            _ => None,
+        }
     }
 
     fn unary(&mut self, op: UnaryOp, a: &'a Expr, dst: Reg, pos: u32) {
@@ -764,6 +776,14 @@ impl<'a> Codegen<'a> {
                 } else if let Some(g) = self.namespace_member(object, &property.name) {
                     self.emit(Instr::GetGlobal { dst: f, idx: g }, pos);
                     self.emit(Instr::LoadUndef { dst: this_r }, pos);
+                } else if let Some(r) = self
+                    .local_reg(object)
+                    .filter(|_| !(optional || spread || spawn || *member_opt || args.iter().any(arg_has_assign)))
+                {
+                    // `x.m(...)` with `x` a local: `CallMethod` reads the
+                    // receiver straight from its register (no argument can
+                    // change it first).
+                    method = Some((k, r));
                 } else {
                     self.chain_into(object, this_r, sc);
                     if *member_opt {
@@ -772,7 +792,7 @@ impl<'a> Codegen<'a> {
                     if optional || spread || spawn {
                         self.emit(Instr::GetProp { dst: f, obj: this_r, name: k }, pos);
                     } else {
-                        method = Some(k);
+                        method = Some((k, this_r));
                     }
                 }
             }
@@ -803,7 +823,7 @@ impl<'a> Codegen<'a> {
         let i = match (spawn, method, argc) {
             (true, _, Some(argc)) => Instr::Spawn { f, argc },
             (true, _, None) => Instr::SpawnSpread { f },
-            (false, Some(name), Some(argc)) => Instr::CallMethod { f, name, argc },
+            (false, Some((name, recv)), Some(argc)) => Instr::CallMethod { f, name, argc, recv },
             (false, _, Some(argc)) => Instr::Call { f, argc },
             (false, _, None) => Instr::CallSpread { f },
         };

@@ -34,6 +34,30 @@ fn count(f: &FuncProto, pred: impl Fn(&Instr) -> bool) -> usize {
     f.code.iter().filter(|i| pred(i)).count()
 }
 
+/// The jump offset of a jump instruction.
+fn jump_off(i: &Instr) -> Option<i32> {
+    match *i {
+        Instr::Jmp { off }
+        | Instr::Loop { off }
+        | Instr::JmpIfTrue { off, .. }
+        | Instr::JmpIfFalse { off, .. }
+        | Instr::JmpIfNullish { off, .. }
+        | Instr::JmpIfNotNullish { off, .. }
+        | Instr::JmpIfNotLt { off, .. }
+        | Instr::JmpIfNotLe { off, .. }
+        | Instr::JmpIfLt { off, .. }
+        | Instr::JmpIfLe { off, .. }
+        | Instr::IterNext { off, .. }
+        | Instr::TryBegin { off, .. } => Some(off),
+        _ => None,
+    }
+}
+
+/// The position of the first backward jump: the bottom of the first loop.
+fn back_edge(f: &FuncProto) -> usize {
+    f.code.iter().position(|i| jump_off(i).is_some_and(|o| o < 0)).expect("a backward jump")
+}
+
 // ---- resolver errors ---------------------------------------------------------
 
 #[test]
@@ -177,9 +201,10 @@ fn for_let_copies_captured_binding_per_iteration() {
     // The initial cell, plus a fresh copy before the first test and one
     // before every update.
     assert_eq!(count(f, |i| matches!(i, Instr::NewCell { .. })), 3);
-    // The update acts on the new copy: the last CellSet before the Loop is
-    // the increment, after the copy's NewCell.
-    let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
+    // The update acts on the new copy: the last CellSet before the test at
+    // the bottom is the increment, after the copy's NewCell.
+    let lp = back_edge(f) - 1;
+    assert!(matches!(f.code[lp], Instr::CellGet { .. }), "{:?}", f.code);
     let last_new = f.code[..lp].iter().rposition(|i| matches!(i, Instr::NewCell { .. })).unwrap();
     let addi = f.code[..lp].iter().rposition(|i| matches!(i, Instr::AddI { .. })).unwrap();
     assert!(addi > last_new, "update must act on the fresh cell");
@@ -191,9 +216,53 @@ fn for_let_without_capture_has_no_cells() {
     let p = compile("function f() { let s = 0; for (let i = 0; i < 3; i++) { s += i; } return s; }");
     let f = func(&p, "f");
     assert_eq!(count(f, |i| matches!(i, Instr::NewCell { .. })), 0);
-    // i++ is AddI, the condition a fused compare-and-jump, the back edge a Loop.
+    // i++ is AddI; the condition is a fused compare-and-jump, once past the
+    // loop before it starts and once back to its top at the bottom.
     assert_eq!(count(f, |i| matches!(i, Instr::AddI { imm: 1, .. })), 1);
     assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNotLt { .. })), 1);
+    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfLt { .. })), 1);
+    assert_eq!(count(f, |i| matches!(i, Instr::Loop { .. })), 0);
+    let bottom = back_edge(f);
+    assert!(matches!(f.code[bottom], Instr::JmpIfLt { .. }));
+    assert!(matches!(f.code[bottom - 1], Instr::AddI { imm: 1, .. }));
+}
+
+#[test]
+fn every_backward_jump_is_a_safepoint() {
+    // `continue` in a loop whose test stays at the top (here a `for…of`)
+    // jumps backward: it must be a `Loop`, never a plain `Jmp`.
+    let p = compile(
+        "function f(xs) { let n = 0; for (const x of xs) { if (x) continue; n++; } \
+         while (n > 0) { n--; if (n % 2) continue; } do { n++; continue; } while (n < 3); return n; }",
+    );
+    let f = func(&p, "f");
+    for i in &f.code {
+        if jump_off(i).is_some_and(|o| o < 0) {
+            assert!(
+                matches!(
+                    i,
+                    Instr::Loop { .. }
+                        | Instr::JmpIfTrue { .. }
+                        | Instr::JmpIfFalse { .. }
+                        | Instr::JmpIfNotLt { .. }
+                        | Instr::JmpIfNotLe { .. }
+                        | Instr::JmpIfLt { .. }
+                        | Instr::JmpIfLe { .. }
+                ),
+                "backward {i:?} in {:?}",
+                f.code
+            );
+        }
+    }
+    assert!(count(f, |i| matches!(i, Instr::Loop { .. })) >= 1, "{:?}", f.code);
+}
+
+#[test]
+fn a_loop_condition_with_a_function_is_compiled_once() {
+    let p = compile("function f(xs) { let n = 0; while (xs.some((x) => x > n)) { n++; } return n; }");
+    let f = func(&p, "f");
+    assert_eq!(f.protos.len(), 1);
+    assert_eq!(count(f, |i| matches!(i, Instr::Closure { .. })), 1);
     assert_eq!(count(f, |i| matches!(i, Instr::Loop { .. })), 1);
 }
 
@@ -219,8 +288,7 @@ fn block_scoped_let_in_loop_body_gets_new_cell_each_iteration() {
     );
     let f = func(&p, "f");
     let top = f.code.iter().position(|i| matches!(i, Instr::JmpIfNotLt { .. })).unwrap();
-    let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
-    assert!(f.code[top..lp].iter().any(|i| matches!(i, Instr::NewCell { .. })));
+    assert!(f.code[top..back_edge(f)].iter().any(|i| matches!(i, Instr::NewCell { .. })));
 }
 
 #[test]
@@ -497,8 +565,8 @@ fn disassembly_shows_jump_targets_as_indices() {
     let p = compile("function f(n) { let i = 0; while (i < n) { i++; } return i; }");
     let text = crate::bytecode::disasm::disassemble(&p);
     let f = text.split("\n\n").find(|s| s.contains(" f (test.raya")).unwrap();
-    assert!(f.contains("JmpIfNotLt        r2, r1, -> 4"), "{f}");
-    assert!(f.contains("Loop              -> 1"), "{f}");
+    assert!(f.contains("1  [1:37]  JmpIfNotLt        r2, r1, -> 4"), "{f}");
+    assert!(f.contains("3  [1:37]  JmpIfLt           r2, r1, -> 2"), "{f}");
 }
 
 // ---- positions and optimisations ----------------------------------------------------
@@ -532,8 +600,7 @@ fn loop_constants_are_loaded_once_before_the_loop() {
     let p = compile("function f(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s + i * 3) % 1000; } return s; }");
     let f = func(&p, "f");
     let top = f.code.iter().position(|i| matches!(i, Instr::JmpIfNotLt { .. })).unwrap();
-    let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
-    let body = &f.code[top..lp];
+    let body = &f.code[top..back_edge(f)];
     assert!(!body.iter().any(|i| matches!(i, Instr::LoadInt { .. } | Instr::LoadK { .. })), "{body:?}");
     assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 3, .. } | Instr::LoadInt { v: 1000, .. })), 2);
 }

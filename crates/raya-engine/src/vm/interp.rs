@@ -132,6 +132,18 @@ fn compare(op: &str, x: Value, y: Value) -> Result<Option<std::cmp::Ordering>, F
     }
 }
 
+/// `x < y`, or `x <= y` with `or_equal`, for the fused compare-and-jump
+/// instructions (false when either side is NaN).
+#[inline(always)]
+fn less(x: Value, y: Value, or_equal: bool) -> Result<bool, Fault> {
+    if x.is_number() && y.is_number() {
+        let (a, b) = (x.as_number(), y.as_number());
+        return Ok(if or_equal { a <= b } else { a < b });
+    }
+    let ord = compare(if or_equal { "<=" } else { "<" }, x, y)?;
+    Ok(matches!(ord, Some(std::cmp::Ordering::Less)) || (or_equal && ord == Some(std::cmp::Ordering::Equal)))
+}
+
 fn closure_of(v: Value) -> Option<&'static Closure> {
     match v.as_obj().map(|o| &o.body) {
         Some(Body::Function(Function::Closure(c))) => Some(c),
@@ -1149,14 +1161,22 @@ impl<'rt> TaskInterpreter<'rt> {
                         jump!(off);
                         safepoint!(0);
                     }
+                    // A conditional jump that goes backward closes a loop
+                    // (the test at its bottom): a safepoint, like `Loop`.
                     Instr::JmpIfTrue { cond, off } => {
                         if reg!(cond).truthy() {
-                            jump!(off)
+                            jump!(off);
+                            if off < 0 {
+                                safepoint!(0);
+                            }
                         }
                     }
                     Instr::JmpIfFalse { cond, off } => {
                         if !reg!(cond).truthy() {
-                            jump!(off)
+                            jump!(off);
+                            if off < 0 {
+                                safepoint!(0);
+                            }
                         }
                     }
                     Instr::JmpIfNullish { src, off } => {
@@ -1170,30 +1190,35 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                     }
                     Instr::JmpIfNotLt { a, b, off } => {
-                        let x = reg!(a);
-                        let y = reg!(b);
-                        let lt = if x.is_number() && y.is_number() {
-                            x.as_number() < y.as_number()
-                        } else {
-                            tri!(compare("<", x, y)) == Some(std::cmp::Ordering::Less)
-                        };
-                        if !lt {
-                            jump!(off)
+                        if !tri!(less(reg!(a), reg!(b), false)) {
+                            jump!(off);
+                            if off < 0 {
+                                safepoint!(0);
+                            }
                         }
                     }
                     Instr::JmpIfNotLe { a, b, off } => {
-                        let x = reg!(a);
-                        let y = reg!(b);
-                        let le = if x.is_number() && y.is_number() {
-                            x.as_number() <= y.as_number()
-                        } else {
-                            matches!(
-                                tri!(compare("<=", x, y)),
-                                Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
-                            )
-                        };
-                        if !le {
-                            jump!(off)
+                        if !tri!(less(reg!(a), reg!(b), true)) {
+                            jump!(off);
+                            if off < 0 {
+                                safepoint!(0);
+                            }
+                        }
+                    }
+                    Instr::JmpIfLt { a, b, off } => {
+                        if tri!(less(reg!(a), reg!(b), false)) {
+                            jump!(off);
+                            if off < 0 {
+                                safepoint!(0);
+                            }
+                        }
+                    }
+                    Instr::JmpIfLe { a, b, off } => {
+                        if tri!(less(reg!(a), reg!(b), true)) {
+                            jump!(off);
+                            if off < 0 {
+                                safepoint!(0);
+                            }
                         }
                     }
 
@@ -1333,9 +1358,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                         invoked!(self.invoke(task, callee, fa, argc as usize, fa, 0));
                     }
-                    Instr::CallMethod { f, name, argc } => {
+                    Instr::CallMethod { f, name, argc, recv } => {
                         let fa = base + f as usize;
-                        let recv = reg!(f + 1);
+                        let recv = reg!(recv);
+                        set!(f + 1, recv);
                         let key = atoms[name as usize];
                         // Fast path: a built-in method of a built-in receiver
                         // (a mutex, a channel, an array...), found through
