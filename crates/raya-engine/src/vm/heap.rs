@@ -175,7 +175,7 @@ impl Marker {
             Body::Object(d) => {
                 let d = d.get_stopped();
                 self.mark(d.class);
-                for &v in &d.props.vals {
+                for &v in d.props.vals() {
                     self.mark(v);
                 }
             }
@@ -195,7 +195,7 @@ impl Marker {
                 self.mark(c.ctor);
                 self.mark(c.field_init);
                 self.mark(c.call);
-                for &v in c.proto_props.vals.iter().chain(c.statics.vals.iter()) {
+                for &v in c.proto_props.vals().iter().chain(c.statics.vals().iter()) {
                     self.mark(v);
                 }
             }
@@ -253,7 +253,7 @@ fn body_size(b: &Body) -> usize {
         + match b {
             Body::Str(s) => s.s.len(),
             Body::Array(a) => unsafe { a.get_stopped() }.capacity() * 8,
-            Body::Object(o) => unsafe { o.get_stopped() }.props.keys.capacity() * 12,
+            Body::Object(o) => unsafe { o.get_stopped() }.props.capacity_bytes(),
             Body::Function(Function::Closure(c)) => c.upvals.len() * 8,
             _ => 32,
         }

@@ -807,6 +807,21 @@ impl<'rt> TaskInterpreter<'rt> {
                     *unsafe { &mut *rp.add($r as usize) } = v;
                 }};
             }
+            // Constant operands index this function's own constant table,
+            // as the compiler emits them (like register operands): `konst!`
+            // reads a constant as a value, `atom!` as a property name.
+            macro_rules! konst {
+                ($k:expr) => {{
+                    debug_assert!(($k as usize) < consts.len());
+                    *unsafe { consts.get_unchecked($k as usize) }
+                }};
+            }
+            macro_rules! atom {
+                ($k:expr) => {{
+                    debug_assert!(($k as usize) < atoms.len());
+                    *unsafe { atoms.get_unchecked($k as usize) }
+                }};
+            }
             macro_rules! pc {
                 () => {
                     unsafe { ip.offset_from(code_at) as usize }
@@ -952,7 +967,7 @@ impl<'rt> TaskInterpreter<'rt> {
                 ip = unsafe { ip.add(1) };
                 match *ins {
                     Instr::Move { dst, src } => set!(dst, reg!(src)),
-                    Instr::LoadK { dst, k } => set!(dst, consts[k as usize]),
+                    Instr::LoadK { dst, k } => set!(dst, konst!(k)),
                     Instr::LoadInt { dst, v } => set!(dst, Value::number(v as f64)),
                     Instr::LoadUndef { dst } => set!(dst, Value::UNDEFINED),
                     Instr::LoadNull { dst } => set!(dst, Value::NULL),
@@ -1224,7 +1239,7 @@ impl<'rt> TaskInterpreter<'rt> {
 
                     Instr::GetProp { dst, obj, name } => {
                         let o = reg!(obj);
-                        let key = atoms[name as usize];
+                        let key = atom!(name);
                         if key == names::LENGTH {
                             if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
                                 set!(dst, Value::number(a.lock().len() as f64));
@@ -1236,7 +1251,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let d = d.lock();
                             if let Some(i) = d.props.find_cached(key, ic!()) {
-                                let v = d.props.vals[i];
+                                let v = d.props.vals()[i];
                                 if !matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
                                     set!(dst, v);
                                     continue;
@@ -1253,16 +1268,14 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::SetProp { obj, name, src } => {
                         let o = reg!(obj);
-                        let key = atoms[name as usize];
+                        let key = atom!(name);
                         let v = reg!(src);
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let mut d = d.lock();
-                            let ic = ic!();
-                            let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
-                            if !d.frozen && d.props.keys.get(slot) == Some(&key) {
-                                let cur = d.props.vals[slot];
+                            if let Some(slot) = d.props.cached(key, ic!()).filter(|_| !d.frozen) {
+                                let cur = &mut d.props.vals_mut()[slot];
                                 if !matches!(cur.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
-                                    d.props.vals[slot] = v;
+                                    *cur = v;
                                     continue;
                                 }
                             }
@@ -1329,7 +1342,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::GetSuper { dst, name } => {
                         let home = Self::current_home(task);
                         let parent = ops::class_data(home).map(|c| c.parent).unwrap_or(Value::UNDEFINED);
-                        let key = atoms[name as usize];
+                        let key = atom!(name);
                         let found = ops::lookup_proto(parent, key).or_else(|| ops::lookup_static(parent, key));
                         let this = reg!(0);
                         match found.map(|v| (v, v.as_obj().map(|o| &o.body))) {
@@ -1362,7 +1375,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let fa = base + f as usize;
                         let recv = reg!(recv);
                         set!(f + 1, recv);
-                        let key = atoms[name as usize];
+                        let key = atom!(name);
                         // Fast path: a built-in method of a built-in receiver
                         // (a mutex, a channel, an array...), found through
                         // this site's inline cache (the slot in the kind's
@@ -1372,30 +1385,29 @@ impl<'rt> TaskInterpreter<'rt> {
                         // calls of closures still bound the time between
                         // safepoints.
                         if let Some(table) = recv.as_obj().and_then(|o| self.rt.realm.methods.of_builtin(&o.body)) {
-                            let m = table.find_cached(key, ic!()).map(|i| table.vals[i]);
+                            let m = table.find_cached(key, ic!()).map(|i| table.vals()[i]);
                             if let Some(Body::Function(Function::Native(n))) = m.and_then(|m| Some(&m.as_obj()?.body)) {
-                                if fa + 2 + argc as usize <= task.regs.len() {
-                                    save_pc!();
-                                    // SAFETY: in bounds (checked above); a
-                                    // native cannot touch the registers.
-                                    let args =
-                                        unsafe { std::slice::from_raw_parts(rp.add(f as usize + 2), argc as usize) };
-                                    let mut ctx = NativeCtx { rt: self.rt, task };
-                                    match (n.f)(&mut ctx, recv, args) {
-                                        Ok(v) if self.rt.suspend.is_none() => {
-                                            set!(f, v);
-                                            if self.rt.exit_code.is_none() {
-                                                continue;
-                                            }
+                                save_pc!();
+                                // SAFETY: the arguments are registers of this
+                                // frame (see `rp`); a native cannot touch the
+                                // registers.
+                                debug_assert!(fa + 2 + argc as usize <= task.regs.len());
+                                let args = unsafe { std::slice::from_raw_parts(rp.add(f as usize + 2), argc as usize) };
+                                let mut ctx = NativeCtx { rt: self.rt, task };
+                                match (n.f)(&mut ctx, recv, args) {
+                                    Ok(v) if self.rt.suspend.is_none() => {
+                                        set!(f, v);
+                                        if self.rt.exit_code.is_none() {
+                                            continue;
                                         }
-                                        // Suspended: the result is delivered
-                                        // to R[f] on resumption.
-                                        Ok(_) => task.resume_dst = fa as u32,
-                                        Err(e) => fault!(Fault::Thrown(e)),
                                     }
-                                    invoked!(Ok::<_, Fault>(Invoked::Done));
-                                    continue;
+                                    // Suspended: the result is delivered to
+                                    // R[f] on resumption.
+                                    Ok(_) => task.resume_dst = fa as u32,
+                                    Err(e) => fault!(Fault::Thrown(e)),
                                 }
+                                invoked!(Ok::<_, Fault>(Invoked::Done));
+                                continue;
                             }
                         }
                         safepoint!(1);
@@ -1502,7 +1514,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::DefineProp { obj, name, src } => {
                         if let Some(mut d) = ops::object_data(reg!(obj)) {
-                            d.props.set(atoms[name as usize], reg!(src));
+                            d.props.set(atom!(name), reg!(src));
                         }
                     }
                     Instr::DefineIndex { obj, key, src } => {
@@ -1522,7 +1534,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                     }
                     Instr::DefineAccessor { obj, name, func, kind } => {
-                        let key = atoms[name as usize];
+                        let key = atom!(name);
                         let f = reg!(func);
                         if let Some(mut d) = ops::object_data(reg!(obj)) {
                             self.define_in(&mut d.props, key, f, kind);
@@ -1568,7 +1580,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                         let ctor_v = reg!(ctor);
                         let class = self.rt.heap.alloc(Body::Class(Mut::new(ClassData {
-                            name: atoms[name as usize],
+                            name: atom!(name),
                             parent: parent_v,
                             ctor: ctor_v,
                             field_init: Value::UNDEFINED,
@@ -1586,7 +1598,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         set_home(fv, c);
                         let mut cd = tri!(Self::the_class(c));
                         let table = if is_static { &mut cd.statics } else { &mut cd.proto_props };
-                        self.define_in(table, atoms[name as usize], fv, kind);
+                        self.define_in(table, atom!(name), fv, kind);
                     }
                     Instr::DefineMethodComputed { class, key, func, kind, is_static } => {
                         let c = reg!(class);

@@ -321,10 +321,14 @@ impl Hasher for AtomHasher {
 type AtomIndex = HashMap<Atom, u32, std::hash::BuildHasherDefault<AtomHasher>>;
 
 /// Ordered property storage: insertion order, with an index once large.
+///
+/// Invariant: `keys` and `vals` always have the same length (only the
+/// methods here change either), so a slot found among the keys indexes the
+/// values without a second bounds check.
 #[derive(Default, Clone)]
 pub struct PropMap {
-    pub keys: Vec<Atom>,
-    pub vals: Vec<Value>,
+    keys: Vec<Atom>,
+    vals: Vec<Value>,
     index: Option<AtomIndex>,
 }
 
@@ -349,25 +353,58 @@ impl PropMap {
     /// updated on a miss.
     #[inline]
     pub fn find_cached(&self, key: Atom, ic: &std::sync::atomic::AtomicU32) -> Option<usize> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let slot = ic.load(Relaxed) as usize;
-        if self.keys.get(slot) == Some(&key) {
+        if let Some(slot) = self.cached(key, ic) {
             return Some(slot);
         }
         let i = self.find(key)?;
-        ic.store(i as u32, Relaxed);
+        ic.store(i as u32, std::sync::atomic::Ordering::Relaxed);
         Some(i)
+    }
+
+    /// The slot the inline cache `ic` names, if `key` is there (no lookup
+    /// on a miss).
+    #[inline(always)]
+    pub fn cached(&self, key: Atom, ic: &std::sync::atomic::AtomicU32) -> Option<usize> {
+        let slot = ic.load(std::sync::atomic::Ordering::Relaxed) as usize;
+        (self.keys.get(slot) == Some(&key)).then_some(slot)
     }
 
     #[inline]
     pub fn get(&self, key: Atom) -> Option<Value> {
-        self.find(key).map(|i| self.vals[i])
+        self.find(key).map(|i| self.vals()[i])
+    }
+
+    /// The keys in insertion order.
+    #[inline(always)]
+    pub fn keys(&self) -> &[Atom] {
+        &self.keys
+    }
+
+    /// The values, slot by slot like [`keys`](Self::keys).
+    #[inline(always)]
+    pub fn vals(&self) -> &[Value] {
+        // SAFETY: the invariant of the type. Stated here so that a slot
+        // checked against the keys needs no check against the values.
+        unsafe { std::hint::assert_unchecked(self.vals.len() == self.keys.len()) };
+        &self.vals
+    }
+
+    #[inline(always)]
+    pub fn vals_mut(&mut self) -> &mut [Value] {
+        // SAFETY: as in `vals`.
+        unsafe { std::hint::assert_unchecked(self.vals.len() == self.keys.len()) };
+        &mut self.vals
+    }
+
+    /// Bytes reserved for the properties (for the collector's accounting).
+    pub fn capacity_bytes(&self) -> usize {
+        self.keys.capacity() * 12
     }
 
     /// Sets or inserts; returns the slot index.
     pub fn set(&mut self, key: Atom, v: Value) -> usize {
         if let Some(i) = self.find(key) {
-            self.vals[i] = v;
+            self.vals_mut()[i] = v;
             return i;
         }
         let i = self.keys.len();

@@ -465,13 +465,13 @@ pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put>
         Body::Object(d) => {
             let mut d = d.lock();
             if let Some(i) = d.props.find(key) {
-                if let Some(Body::Accessor(a)) = d.props.vals[i].as_obj().map(|o| &o.body) {
+                if let Some(Body::Accessor(a)) = d.props.vals()[i].as_obj().map(|o| &o.body) {
                     return setter_of(*a.lock(), key);
                 }
                 if d.frozen {
                     return frozen_error(key);
                 }
-                d.props.vals[i] = v;
+                d.props.vals_mut()[i] = v;
                 return Ok(Put::Done);
             }
             if let Some(p) = lookup_proto(d.class, key) {

@@ -131,7 +131,7 @@ impl Realm {
             &ms.wait_group,
             &ms.semaphore,
         ] {
-            m.mark_all(&t.vals);
+            m.mark_all(t.vals());
         }
     }
 }

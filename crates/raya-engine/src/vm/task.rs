@@ -124,11 +124,16 @@ impl Task {
     /// Records that this task holds, or is about to be handed, `m`.
     #[inline]
     pub fn note_lock(&self, m: &std::sync::Arc<crate::sync::mutex::MutexCell>) {
-        let mut locked = self.locked.borrow_mut();
         // Most programs lock one mutex again and again: it is the last one.
-        if locked.last().is_some_and(|x| std::sync::Arc::ptr_eq(x, m)) {
-            return;
+        if !self.locked.borrow().last().is_some_and(|x| std::sync::Arc::ptr_eq(x, m)) {
+            self.note_new_lock(m);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn note_new_lock(&self, m: &std::sync::Arc<crate::sync::mutex::MutexCell>) {
+        let mut locked = self.locked.borrow_mut();
         if locked.iter().any(|x| std::sync::Arc::ptr_eq(x, m)) {
             return;
         }

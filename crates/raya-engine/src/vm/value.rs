@@ -61,6 +61,7 @@ impl Value {
 
     #[inline(always)]
     pub fn object(p: *const Obj) -> Value {
+        debug_assert!(!p.is_null(), "an object value needs a heap pointer (see `as_obj`)");
         Value(TAG_OBJ | (p as u64 & PTR_MASK))
     }
 
@@ -116,7 +117,13 @@ impl Value {
             // SAFETY: object values are only made from live heap pointers,
             // and the GC frees an object only when no root reaches it (so no
             // `Value` that a mutator can still see points to freed memory).
-            Some(unsafe { &*((self.0 & PTR_MASK) as *const Obj) })
+            // Telling the optimiser the pointer is non-null lets it test
+            // `is_some()` on the tag alone.
+            let p = (self.0 & PTR_MASK) as *const Obj;
+            unsafe {
+                std::hint::assert_unchecked(!p.is_null());
+                Some(&*p)
+            }
         } else {
             None
         }
