@@ -653,7 +653,7 @@ pub struct VmBuilder {
 
 impl VmBuilder {
     /// Scheduler worker count, as `raya run --workers N` (default: one per
-    /// core).
+    /// core; 0 counts as 1).
     pub fn workers(mut self, n: usize) -> Self {
         self.workers = Some(n);
         self
@@ -665,13 +665,10 @@ impl VmBuilder {
     /// demand, shared by every program the VM runs, and exit after
     /// [`DEFAULT_BLOCKING_KEEP_ALIVE`] (10 s) without work; calls beyond
     /// the limit wait their turn, first come first served, with their
-    /// tasks suspended (the workers go on).
-    ///
-    /// # Panics
-    /// If `n` is 0.
+    /// tasks suspended (the workers go on). 0 counts as 1, as for
+    /// [`workers`](Self::workers).
     pub fn blocking_threads(mut self, n: usize) -> Self {
-        assert!(n >= 1, "blocking_threads must be at least 1");
-        self.blocking_threads = Some(n);
+        self.blocking_threads = Some(n.max(1));
         self
     }
 

@@ -207,6 +207,25 @@ impl Gate {
 }
 
 #[test]
+fn zero_workers_and_zero_blocking_threads_count_as_one() {
+    let vm = Vm::builder().workers(0).blocking_threads(0).build();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    vm.register_fn("report", move |args| {
+        s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
+        Ok(HostValue::Undefined)
+    });
+    vm.register_blocking_fn("twice", |args| {
+        let n = args.first().and_then(HostValue::as_number).ok_or("twice: expected a number")?;
+        Ok(HostValue::Number(n * 2.0))
+    });
+    let src = "async function f(n: number): Task<number> { return twice(n); }\nreport(await [f(1), f(2)]);";
+    assert_eq!(run(&vm, src), Ok(HostValue::Undefined));
+    let results = vec![HostValue::Number(2.0), HostValue::Number(4.0)];
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::Array(results)]);
+}
+
+#[test]
 fn blocking_calls_beyond_the_pool_size_wait_their_turn_and_get_their_own_results() {
     let vm = Vm::builder().workers(1).blocking_threads(2).build();
     let seen = Arc::new(Mutex::new(Vec::new()));
