@@ -12,13 +12,19 @@ use std::time::{Duration, Instant};
 /// A VM with `report(v)`, which collects what the script reports.
 fn vm_with_report() -> (Vm, Arc<Mutex<Vec<HostValue>>>) {
     let vm = Vm::builder().workers(2).build();
+    let seen = register_report(&vm);
+    (vm, seen)
+}
+
+/// Registers `report(v)`, which collects `v` into the returned list.
+fn register_report(vm: &Vm) -> Arc<Mutex<Vec<HostValue>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     vm.register_fn("report", move |args| {
         s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
         Ok(HostValue::Undefined)
     });
-    (vm, seen)
+    seen
 }
 
 fn run(vm: &Vm, src: &str) -> Result<HostValue, HostError> {
@@ -209,12 +215,7 @@ impl Gate {
 #[test]
 fn zero_workers_and_zero_blocking_threads_count_as_one() {
     let vm = Vm::builder().workers(0).blocking_threads(0).build();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s = seen.clone();
-    vm.register_fn("report", move |args| {
-        s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
-        Ok(HostValue::Undefined)
-    });
+    let seen = register_report(&vm);
     vm.register_blocking_fn("twice", |args| {
         let n = args.first().and_then(HostValue::as_number).ok_or("twice: expected a number")?;
         Ok(HostValue::Number(n * 2.0))
@@ -228,12 +229,7 @@ fn zero_workers_and_zero_blocking_threads_count_as_one() {
 #[test]
 fn blocking_calls_beyond_the_pool_size_wait_their_turn_and_get_their_own_results() {
     let vm = Vm::builder().workers(1).blocking_threads(2).build();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s = seen.clone();
-    vm.register_fn("report", move |args| {
-        s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
-        Ok(HostValue::Undefined)
-    });
+    let seen = register_report(&vm);
     let gate = Arc::new(Gate::default());
     let running = Arc::new(AtomicUsize::new(0));
     let peak = Arc::new(AtomicUsize::new(0));

@@ -860,6 +860,16 @@ impl<'rt> TaskInterpreter<'rt> {
                     ip = unsafe { ip.offset($off as isize) }
                 };
             }
+            // A conditional jump, taken. One that goes backward closes a
+            // loop (the test at its bottom): a safepoint, like `Loop`.
+            macro_rules! branch {
+                ($off:expr) => {{
+                    jump!($off);
+                    if $off < 0 {
+                        safepoint!(0);
+                    }
+                }};
+            }
             // A safepoint. `$back` is how many instructions to step back
             // on preemption: 1 at a call (the call has not happened yet and
             // must run when the task resumes), 0 after a loop's jump.
@@ -1176,22 +1186,14 @@ impl<'rt> TaskInterpreter<'rt> {
                         jump!(off);
                         safepoint!(0);
                     }
-                    // A conditional jump that goes backward closes a loop
-                    // (the test at its bottom): a safepoint, like `Loop`.
                     Instr::JmpIfTrue { cond, off } => {
                         if reg!(cond).truthy() {
-                            jump!(off);
-                            if off < 0 {
-                                safepoint!(0);
-                            }
+                            branch!(off);
                         }
                     }
                     Instr::JmpIfFalse { cond, off } => {
                         if !reg!(cond).truthy() {
-                            jump!(off);
-                            if off < 0 {
-                                safepoint!(0);
-                            }
+                            branch!(off);
                         }
                     }
                     Instr::JmpIfNullish { src, off } => {
@@ -1206,34 +1208,22 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::JmpIfNotLt { a, b, off } => {
                         if !tri!(less(reg!(a), reg!(b), false)) {
-                            jump!(off);
-                            if off < 0 {
-                                safepoint!(0);
-                            }
+                            branch!(off);
                         }
                     }
                     Instr::JmpIfNotLe { a, b, off } => {
                         if !tri!(less(reg!(a), reg!(b), true)) {
-                            jump!(off);
-                            if off < 0 {
-                                safepoint!(0);
-                            }
+                            branch!(off);
                         }
                     }
                     Instr::JmpIfLt { a, b, off } => {
                         if tri!(less(reg!(a), reg!(b), false)) {
-                            jump!(off);
-                            if off < 0 {
-                                safepoint!(0);
-                            }
+                            branch!(off);
                         }
                     }
                     Instr::JmpIfLe { a, b, off } => {
                         if tri!(less(reg!(a), reg!(b), true)) {
-                            jump!(off);
-                            if off < 0 {
-                                safepoint!(0);
-                            }
+                            branch!(off);
                         }
                     }
 
