@@ -37,6 +37,7 @@ pub fn install(heap: &mut Heap) -> Realm {
     collections::install(&mut b, &mut realm);
     tasks::install(&mut b, &mut realm);
     channels::install(&mut b, &mut realm);
+    realm.methods.index_natives();
     realm
 }
 

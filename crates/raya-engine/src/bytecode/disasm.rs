@@ -265,6 +265,7 @@ impl<'p> Disasm<'p> {
                 format!("{}, {}, {}", r(a), r(b), j(off))
             }
             GetProp { dst, obj, name } => format!("{}, {}, {}", r(dst), r(obj), self.k(f, name)),
+            AddPropI { obj, imm, name } => format!("{}, {}, {imm}", r(obj), self.k(f, name)),
             SetProp { obj, name, src } | DefineProp { obj, name, src } => {
                 format!("{}, {}, {}", r(obj), self.k(f, name), r(src))
             }
@@ -389,6 +390,7 @@ fn mnemonic(i: &Instr) -> &'static str {
         JmpIfLe { .. } => "JmpIfLe",
         GetProp { .. } => "GetProp",
         SetProp { .. } => "SetProp",
+        AddPropI { .. } => "AddPropI",
         GetIndex { .. } => "GetIndex",
         SetIndex { .. } => "SetIndex",
         GetSuper { .. } => "GetSuper",

@@ -1035,6 +1035,10 @@ impl<'a> Codegen<'a> {
                 self.set_prop(obj, target, v, set);
             }
             AssignOp::Compound(bop) => {
+                if let (PropTarget::Named(k), Some(imm), None) = (target, addi_imm(bop, value), dst) {
+                    self.add_prop_i(obj, k, imm, v, (get, set));
+                    return;
+                }
                 self.get_prop(obj, target, v, get);
                 if let Some(imm) = addi_imm(bop, value) {
                     self.emit(Instr::AddI { dst: v, src: v, imm }, set);
@@ -1061,6 +1065,17 @@ impl<'a> Codegen<'a> {
             PropTarget::Named(name) => self.emit(Instr::GetProp { dst, obj, name }, pos),
             PropTarget::Key(key) => self.emit(Instr::GetIndex { dst, obj, key }, pos),
         };
+    }
+
+    /// `R[obj].K[name] += imm` as a statement: `AddPropI` and, right after
+    /// it, the general form it skips when it could do the addition itself
+    /// (see `Instr::AddPropI`). `tmp` is a scratch register; `get` is the
+    /// position of the read, `set` of the addition and the store.
+    fn add_prop_i(&mut self, obj: Reg, name: ConstIdx, imm: i16, tmp: Reg, (get, set): (u32, u32)) {
+        self.emit(Instr::AddPropI { obj, imm, name }, get);
+        self.emit(Instr::GetProp { dst: tmp, obj, name }, get);
+        self.emit(Instr::AddI { dst: tmp, src: tmp, imm }, set);
+        self.emit(Instr::SetProp { obj, name, src: tmp }, set);
     }
 
     fn set_prop(&mut self, obj: Reg, t: PropTarget, src: Reg, pos: u32) {
@@ -1157,6 +1172,10 @@ impl<'a> Codegen<'a> {
 
     fn update_prop(&mut self, obj: Reg, t: PropTarget, imm: i16, prefix: bool, dst: Option<Reg>, pos: u32) {
         let v = self.alloc();
+        if let (PropTarget::Named(k), None) = (t, dst) {
+            self.add_prop_i(obj, k, imm, v, (pos, pos));
+            return;
+        }
         self.get_prop(obj, t, v, pos);
         match dst {
             Some(d) if !prefix => {

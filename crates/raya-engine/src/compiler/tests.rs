@@ -258,6 +258,33 @@ fn every_backward_jump_is_a_safepoint() {
 }
 
 #[test]
+fn property_update_statements_are_done_in_place() {
+    // As statements, `o.n++`, `o.n -= 2` and `--o.n` are `AddPropI`, each
+    // followed by the general form it skips: GetProp, AddI, SetProp on the
+    // same object and name with the same step.
+    let p = compile("function f(o, k) { o.n++; o.n -= 2; --o.n; o[k]++; o.n += 1; return o.n++; }");
+    let f = func(&p, "f");
+    let steps: Vec<i16> = f
+        .code
+        .iter()
+        .enumerate()
+        .filter_map(|(at, i)| {
+            let Instr::AddPropI { obj, imm, name } = *i else { return None };
+            match f.code[at + 1..at + 4] {
+                [Instr::GetProp { dst, obj: o1, name: n1 }, Instr::AddI { dst: d2, src, imm: i2 }, Instr::SetProp { obj: o3, name: n3, src: s3 }]
+                    if o1 == obj && n1 == name && o3 == obj && n3 == name && d2 == dst && src == dst && s3 == dst && i2 == imm => {}
+                ref other => panic!("AddPropI followed by {other:?}"),
+            }
+            Some(imm)
+        })
+        .collect();
+    // `o[k]++` (a computed key), `o.n += 1` (`+` may concatenate) and an
+    // update whose value is used take the general form only.
+    assert_eq!(steps, [1, -2, -1], "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::GetProp { .. })), 5, "{:?}", f.code);
+}
+
+#[test]
 fn a_loop_condition_with_a_function_is_compiled_once() {
     let p = compile("function f(xs) { let n = 0; while (xs.some((x) => x > n)) { n++; } return n; }");
     let f = func(&p, "f");

@@ -1256,6 +1256,24 @@ impl<'rt> TaskInterpreter<'rt> {
                             }
                         }
                     }
+                    Instr::AddPropI { obj, imm, name } => {
+                        // The fast case only; anything else runs the
+                        // general form that follows (see `Instr::AddPropI`).
+                        if let Some(Body::Object(d)) = reg!(obj).as_obj().map(|o| &o.body) {
+                            let mut d = d.lock();
+                            if let Some(slot) = d.props.cached(atom!(name), ic!()).filter(|_| !d.frozen) {
+                                let cur = &mut d.props.vals_mut()[slot];
+                                if cur.is_number() {
+                                    *cur = Value::number_arith(cur.as_number() + imm as f64);
+                                    ip = unsafe { ip.add(3) };
+                                    continue;
+                                }
+                            }
+                            if let Some(slot) = d.props.find(atom!(name)) {
+                                ic!().store(slot as u32, std::sync::atomic::Ordering::Relaxed);
+                            }
+                        }
+                    }
                     Instr::SetProp { obj, name, src } => {
                         let o = reg!(obj);
                         let key = atom!(name);
@@ -1364,42 +1382,47 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::CallMethod { f, name, argc, recv } => {
                         let fa = base + f as usize;
                         let recv = reg!(recv);
-                        set!(f + 1, recv);
                         let key = atom!(name);
-                        // Fast path: a built-in method of a built-in receiver
+                        // Fast path: a native method of a built-in receiver
                         // (a mutex, a channel, an array...), found through
-                        // this site's inline cache (the slot in the kind's
-                        // method table where it last found its key) and
-                        // called in place. It is no safepoint: a native
-                        // runs no script code of its own, so loops and
-                        // calls of closures still bound the time between
-                        // safepoints.
-                        if let Some(table) = recv.as_obj().and_then(|o| self.rt.realm.methods.of_builtin(&o.body)) {
-                            let m = table.find_cached(key, ic!()).map(|i| table.vals()[i]);
-                            if let Some(Body::Function(Function::Native(n))) = m.and_then(|m| Some(&m.as_obj()?.body)) {
-                                save_pc!();
-                                // SAFETY: the arguments are registers of this
-                                // frame (see `rp`); a native cannot touch the
-                                // registers.
-                                debug_assert!(fa + 2 + argc as usize <= task.regs.len());
-                                let args = unsafe { std::slice::from_raw_parts(rp.add(f as usize + 2), argc as usize) };
-                                let mut ctx = NativeCtx { rt: self.rt, task };
-                                match (n.f)(&mut ctx, recv, args) {
-                                    Ok(v) if self.rt.suspend.is_none() => {
-                                        set!(f, v);
-                                        if self.rt.exit_code.is_none() {
-                                            continue;
-                                        }
+                        // this site's inline cache and called in place. It
+                        // is no safepoint: a native runs no script code of
+                        // its own, so loops and calls of closures still
+                        // bound the time between safepoints.
+                        if let Some(n) =
+                            recv.as_obj().and_then(|o| self.rt.realm.methods.native_method(&o.body, key, ic!()))
+                        {
+                            // SAFETY: the arguments are registers of this
+                            // frame (see `rp`); a native cannot touch the
+                            // registers.
+                            debug_assert!(fa + 2 + argc as usize <= task.regs.len());
+                            let args = unsafe { std::slice::from_raw_parts(rp.add(f as usize + 2), argc as usize) };
+                            // Instead of the frame's pc, which is stored
+                            // below only if the native suspends or exits.
+                            task.native_ip.set(ip as usize);
+                            let mut ctx = NativeCtx { rt: self.rt, task };
+                            let result = n(&mut ctx, recv, args);
+                            task.native_ip.set(0);
+                            match result {
+                                Ok(v) if self.rt.suspend.is_none() => {
+                                    set!(f, v);
+                                    if self.rt.exit_code.is_none() {
+                                        continue;
                                     }
-                                    // Suspended: the result is delivered to
-                                    // R[f] on resumption.
-                                    Ok(_) => task.resume_dst = fa as u32,
-                                    Err(e) => fault!(Fault::Thrown(e)),
+                                    save_pc!();
                                 }
-                                invoked!(Ok::<_, Fault>(Invoked::Done));
-                                continue;
+                                // Suspended: the result is delivered to
+                                // R[f] on resumption.
+                                Ok(_) => {
+                                    save_pc!();
+                                    task.resume_dst = fa as u32;
+                                }
+                                Err(e) => fault!(Fault::Thrown(e)),
                             }
+                            invoked!(Ok::<_, Fault>(Invoked::Done));
+                            continue;
                         }
+                        set!(f + 1, recv);
                         safepoint!(1);
                         save_pc!();
                         let m = match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, recv, key)) {

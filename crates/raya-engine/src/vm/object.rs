@@ -259,6 +259,52 @@ pub enum Body {
     Semaphore(Arc<crate::sync::mutex::SemaphoreCell>),
 }
 
+impl Body {
+    /// How many variants there are: [`Body::tag`] is below this.
+    pub const TAGS: usize = 16;
+    pub const STR_TAG: u8 = 0;
+    pub const ARRAY_TAG: u8 = 1;
+    pub const OBJECT_TAG: u8 = 2;
+    pub const FUNCTION_TAG: u8 = 3;
+    pub const CLASS_TAG: u8 = 4;
+    pub const CELL_TAG: u8 = 5;
+    pub const MAP_TAG: u8 = 6;
+    pub const SET_TAG: u8 = 7;
+    pub const ACCESSOR_TAG: u8 = 8;
+    pub const ITER_TAG: u8 = 9;
+    pub const TASK_TAG: u8 = 10;
+    pub const PROMISE_TAG: u8 = 11;
+    pub const CHANNEL_TAG: u8 = 12;
+    pub const MUTEX_TAG: u8 = 13;
+    pub const WAIT_GROUP_TAG: u8 = 14;
+    pub const SEMAPHORE_TAG: u8 = 15;
+
+    /// A small number naming the variant, for caches keyed on the kind of
+    /// a value (see `Methods::native_method`). The match compiles to a
+    /// load of the discriminant.
+    #[inline(always)]
+    pub fn tag(&self) -> u8 {
+        match self {
+            Body::Str(_) => Self::STR_TAG,
+            Body::Array(_) => Self::ARRAY_TAG,
+            Body::Object(_) => Self::OBJECT_TAG,
+            Body::Function(_) => Self::FUNCTION_TAG,
+            Body::Class(_) => Self::CLASS_TAG,
+            Body::Cell(_) => Self::CELL_TAG,
+            Body::Map(_) => Self::MAP_TAG,
+            Body::Set(_) => Self::SET_TAG,
+            Body::Accessor(_) => Self::ACCESSOR_TAG,
+            Body::Iter(_) => Self::ITER_TAG,
+            Body::Task(_) => Self::TASK_TAG,
+            Body::Promise(_) => Self::PROMISE_TAG,
+            Body::Channel(_) => Self::CHANNEL_TAG,
+            Body::Mutex(_) => Self::MUTEX_TAG,
+            Body::WaitGroup(_) => Self::WAIT_GROUP_TAG,
+            Body::Semaphore(_) => Self::SEMAPHORE_TAG,
+        }
+    }
+}
+
 impl Obj {
     pub fn is_empty_string(&self) -> bool {
         matches!(&self.body, Body::Str(s) if s.s.is_empty())

@@ -1,6 +1,8 @@
 //! The realm: built-in classes, global values and the method tables of
 //! built-in types, created once per VM by `builtins::install`.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use super::atom::Atom;
 use super::heap::{Heap, Marker};
 use super::object::{Body, BuiltinKind, ClassData, Function, Mut, MutRef, Native, NativeFn, ObjectData, PropMap};
@@ -52,29 +54,86 @@ pub struct Methods {
     pub mutex: PropMap,
     pub wait_group: PropMap,
     pub semaphore: PropMap,
+    /// For each [`Body::tag`], the native each slot of that kind's table
+    /// holds (None: a Raya-written method, or not a table kind). Derived
+    /// from the tables by [`Methods::index_natives`].
+    natives: [Box<[Option<NativeFn>]>; Body::TAGS],
 }
 
 impl Methods {
-    /// The method table of a built-in receiver that has no properties of
-    /// its own besides a few fixed names (`length`, `size`, indices...),
-    /// none of which is a method name. For such a receiver, a key found in
-    /// this table is exactly what `ops::get_prop` returns, which lets a
-    /// call site cache the slot (`Instr::CallMethod`).
-    pub fn of_builtin(&self, body: &super::object::Body) -> Option<&PropMap> {
-        use super::object::Body;
-        Some(match body {
-            Body::Array(_) => &self.array,
-            Body::Str(_) => &self.string,
-            Body::Map(_) => &self.map,
-            Body::Set(_) => &self.set,
-            Body::Task(_) => &self.task,
-            Body::Promise(_) => &self.promise,
-            Body::Channel(_) => &self.channel,
-            Body::Mutex(_) => &self.mutex,
-            Body::WaitGroup(_) => &self.wait_group,
-            Body::Semaphore(_) => &self.semaphore,
+    /// The method table of a built-in receiver, by [`Body::tag`], for the
+    /// kinds that have no properties of their own besides a few fixed
+    /// names (`length`, `size`, indices...), none of which is a method
+    /// name. For such a receiver, a key found in this table is exactly what
+    /// `ops::get_prop` returns, which lets a call site cache what it found
+    /// ([`Methods::native_method`]).
+    fn of_builtin(&self, tag: u8) -> Option<&PropMap> {
+        Some(match tag {
+            Body::ARRAY_TAG => &self.array,
+            Body::STR_TAG => &self.string,
+            Body::MAP_TAG => &self.map,
+            Body::SET_TAG => &self.set,
+            Body::TASK_TAG => &self.task,
+            Body::PROMISE_TAG => &self.promise,
+            Body::CHANNEL_TAG => &self.channel,
+            Body::MUTEX_TAG => &self.mutex,
+            Body::WAIT_GROUP_TAG => &self.wait_group,
+            Body::SEMAPHORE_TAG => &self.semaphore,
             _ => return None,
         })
+    }
+
+    /// Rebuilds [`Methods::natives`] from the tables. Called whenever the
+    /// tables change (only while the runtime starts: `builtins::install`,
+    /// then the prelude).
+    pub fn index_natives(&mut self) {
+        for tag in 0..Body::TAGS as u8 {
+            let natives = self.of_builtin(tag).map(|t| {
+                t.vals()
+                    .iter()
+                    .map(|v| match v.as_obj().map(|o| &o.body) {
+                        Some(Body::Function(Function::Native(n))) => Some(n.f),
+                        _ => None,
+                    })
+                    .collect()
+            });
+            self.natives[tag as usize] = natives.unwrap_or_default();
+        }
+    }
+
+    /// The native that method `key` of a built-in receiver `body` is, if it
+    /// is one, found through the call site's inline cache `site`.
+    ///
+    /// `site` holds `slot << 8 | tag + 1` (0: empty): the receiver kind the
+    /// site last saw and the slot of `key` in that kind's table. A hit is
+    /// one compare and one load. The key is not compared: a site (one
+    /// instruction) always asks for the same key. It is sound because method tables only
+    /// ever grow and a key, once in a table, is never bound to another
+    /// value, so `key` is at `slot` of `tag`'s table in every realm this
+    /// site may run with; a realm older than the one that filled the cache
+    /// (another thread's, before the prelude) has no entry there, and
+    /// looks the key up.
+    #[inline(always)]
+    pub fn native_method(&self, body: &Body, key: Atom, site: &AtomicU32) -> Option<NativeFn> {
+        let tag = body.tag();
+        let cached = site.load(Ordering::Relaxed);
+        if cached & 0xff == tag as u32 + 1 {
+            // SAFETY: `tag` < `Body::TAGS`, the length of `natives`.
+            let found = unsafe { self.natives.get_unchecked(tag as usize) }.get((cached >> 8) as usize);
+            if let Some(&Some(f)) = found {
+                debug_assert!(self.of_builtin(tag).is_some_and(|t| t.keys()[(cached >> 8) as usize] == key));
+                return Some(f);
+            }
+        }
+        self.find_native_method(tag, key, site)
+    }
+
+    #[cold]
+    fn find_native_method(&self, tag: u8, key: Atom, site: &AtomicU32) -> Option<NativeFn> {
+        let slot = self.of_builtin(tag)?.find(key)?;
+        let f = (*self.natives[tag as usize].get(slot)?)?;
+        site.store((slot as u32) << 8 | (tag as u32 + 1), Ordering::Relaxed);
+        Some(f)
     }
 }
 
@@ -214,5 +273,53 @@ impl Builder<'_> {
     pub fn proto_native(&mut self, class: Value, name: &'static str, f: NativeFn) {
         let v = self.native(name, f);
         Self::class_data(class).proto_props.set(Atom::intern(name), v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vm::heap::Heap;
+
+    fn body(v: Value) -> &'static Body {
+        &v.as_obj().expect("an object").body
+    }
+
+    #[test]
+    fn native_method_site_cache_follows_the_receiver_kind() {
+        let mut heap = Heap::new();
+        let mut realm = crate::builtins::install(&mut heap);
+        let (arr, s) = (heap.alloc_array(vec![]), heap.alloc_str("ab"));
+        let index_of = Atom::intern("indexOf");
+        let site = AtomicU32::new(0);
+        let ms = &realm.methods;
+        // A miss fills the cache with the receiver's kind and the slot.
+        let on_array = ms.native_method(body(arr), index_of, &site).expect("a native");
+        let filled = site.load(Ordering::Relaxed);
+        assert_eq!(filled & 0xff, Body::ARRAY_TAG as u32 + 1);
+        assert_eq!(ms.array.find(index_of), Some((filled >> 8) as usize));
+        // Another kind with the same method name: its own native, and the
+        // cache now names that kind.
+        let on_string = ms.native_method(body(s), index_of, &site).expect("a native");
+        assert_eq!(site.load(Ordering::Relaxed) & 0xff, Body::STR_TAG as u32 + 1);
+        assert_ne!(on_array as usize, on_string as usize);
+        assert_eq!(ms.native_method(body(arr), index_of, &site).map(|f| f as usize), Some(on_array as usize));
+        // No such method, or one written in Raya: no native, and the site
+        // (each asks for one key only) stays empty.
+        let other = AtomicU32::new(0);
+        assert!(ms.native_method(body(arr), Atom::intern("noSuchMethod"), &other).is_none());
+        let not_native = heap.alloc_array(vec![]);
+        realm.methods.array.set(Atom::intern("writtenInRaya"), not_native);
+        realm.methods.index_natives();
+        assert!(realm.methods.native_method(body(arr), Atom::intern("writtenInRaya"), &other).is_none());
+        assert_eq!(other.load(Ordering::Relaxed), 0);
+        // A site filled from a newer realm, seen with an older one whose
+        // table is shorter, looks the key up instead.
+        let newer = (realm.methods.array.keys().len() as u32 + 5) << 8 | (Body::ARRAY_TAG as u32 + 1);
+        let stale = AtomicU32::new(newer);
+        assert_eq!(
+            realm.methods.native_method(body(arr), index_of, &stale).map(|f| f as usize),
+            Some(on_array as usize)
+        );
     }
 }

@@ -241,7 +241,9 @@ impl Runtime {
     /// Changes the realm (the prelude installing its methods) and makes
     /// the change the realm of threads that start later.
     pub fn update_realm(&mut self, f: impl FnOnce(&mut Realm)) {
-        f(Arc::make_mut(&mut self.realm));
+        let realm = Arc::make_mut(&mut self.realm);
+        f(realm);
+        realm.methods.index_natives();
         *self.world.realm.lock() = self.realm.clone();
         self.world.realm_version.fetch_add(1, Ordering::Release);
         self.realm_version = self.world.realm_version.load(Ordering::Acquire);
@@ -322,9 +324,10 @@ impl Runtime {
     pub fn stack_trace(&self, task: &Task) -> String {
         let mut out = String::new();
         // At most ten frames, innermost first, as V8 does by default.
-        for f in task.frames.iter().rev().take(10) {
+        for (depth, f) in task.frames.iter().rev().take(10).enumerate() {
             let p = &f.proto().proto;
-            let pc = (f.pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
+            let pc = if depth == 0 { task.top_pc().unwrap_or(f.pc) } else { f.pc };
+            let pc = (pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
             let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
             let file = p.file;
             let name = frame_name(f.closure, p);

@@ -97,6 +97,12 @@ pub struct Task {
     /// time slice, in this run (renewed by `TaskInterpreter::run`; see
     /// `interp::LOCK_GRACE`).
     pub lock_grace: u32,
+    /// While a native called in place by `Instr::CallMethod` runs: the
+    /// address of the next instruction, standing in for the top frame's
+    /// `pc`, which that path does not store (a native needs it only to
+    /// build a stack trace, so [`Task::top_pc`] derives it then). Zero
+    /// otherwise.
+    pub native_ip: std::cell::Cell<usize>,
 }
 
 // SAFETY: a task is run by one worker at a time; the raw prototype
@@ -118,6 +124,7 @@ impl Task {
             blocked_on: std::borrow::Cow::Borrowed(""),
             locked: std::cell::RefCell::new(Vec::new()),
             lock_grace: 0,
+            native_ip: std::cell::Cell::new(0),
         }
     }
 
@@ -141,6 +148,17 @@ impl Task {
             locked.retain(|x| x.is_held_by(self.id));
         }
         locked.push(m.clone());
+    }
+
+    /// The top frame's `pc`, also while a native runs (see `native_ip`).
+    pub fn top_pc(&self) -> Option<u32> {
+        let f = self.frames.last()?;
+        Some(match self.native_ip.get() {
+            0 => f.pc,
+            ip => {
+                ((ip - f.proto().proto.code.as_ptr() as usize) / std::mem::size_of::<crate::bytecode::Instr>()) as u32
+            }
+        })
     }
 
     /// Holds some mutex now.
