@@ -187,10 +187,26 @@ fn this_mutex(ctx: &mut NativeCtx, this: Value) -> Result<&'static Arc<MutexCell
     }
 }
 
+// `lock` and `unlock` run once per critical section, so their common
+// cases are written to need no stack frame of their own: everything that
+// calls out (errors, waits, hand-offs) is in a separate function.
+
 fn lock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let m = this_mutex(ctx, this)?;
+    let Some(Body::Mutex(m)) = this.as_obj().map(|o| &o.body) else {
+        return Err(not_a_mutex(ctx));
+    };
+    let r = m.try_lock(ctx.task.id);
+    // The common case: a free mutex, which this task locked last time too.
+    if r == Lock::Acquired && ctx.task.last_locked_is(m) {
+        return Ok(Value::UNDEFINED);
+    }
+    lock_on(ctx, m, r)
+}
+
+/// The rest of `lock()`, after the first attempt `r`.
+#[inline(never)]
+fn lock_on(ctx: &mut NativeCtx, m: &'static Arc<MutexCell>, mut r: Lock) -> Result<Value, Value> {
     let id = ctx.task.id;
-    let mut r = m.try_lock(id);
     if r == Lock::Busy && crate::vm::object::parallel_mutators() {
         r = m.spin_lock(id);
     }
@@ -207,10 +223,12 @@ fn lock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Valu
 }
 
 fn unlock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let m = this_mutex(ctx, this)?;
+    let Some(Body::Mutex(m)) = this.as_obj().map(|o| &o.body) else {
+        return Err(not_a_mutex(ctx));
+    };
     match m.release(ctx.task.id, &mut ctx.rt.woken) {
-        Unlocked::NotHolder => Err(ctx.plain_error("Mutex is not locked by this task")),
         Unlocked::Released | Unlocked::HandedOn { again: false } => Ok(Value::UNDEFINED),
+        Unlocked::NotHolder => Err(not_holder(ctx)),
         Unlocked::HandedOn { again: true } => {
             // A lock convoy: this task was handed the mutex and hands it
             // on. Were it to go straight back for the mutex, it would queue
@@ -218,10 +236,27 @@ fn unlock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Va
             // cost a task switch. Yielding instead (as Go's starvation-mode
             // unlock does) lets the new holder run at once and the queue
             // drain, after which locks are uncontended again.
-            ctx.rt.suspend = Some(Wait::Until(std::time::Instant::now()));
+            yield_now(ctx);
             Ok(Value::UNDEFINED)
         }
     }
+}
+
+#[cold]
+#[inline(never)]
+fn not_a_mutex(ctx: &mut NativeCtx) -> Value {
+    ctx.type_error("not a Mutex")
+}
+
+#[cold]
+#[inline(never)]
+fn not_holder(ctx: &mut NativeCtx) -> Value {
+    ctx.plain_error("Mutex is not locked by this task")
+}
+
+#[inline(never)]
+fn yield_now(ctx: &mut NativeCtx) {
+    ctx.rt.suspend = Some(Wait::Until(std::time::Instant::now()));
 }
 
 fn try_lock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {

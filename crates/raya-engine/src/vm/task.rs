@@ -131,10 +131,17 @@ impl Task {
     /// Records that this task holds, or is about to be handed, `m`.
     #[inline]
     pub fn note_lock(&self, m: &std::sync::Arc<crate::sync::mutex::MutexCell>) {
-        // Most programs lock one mutex again and again: it is the last one.
-        if !self.locked.borrow().last().is_some_and(|x| std::sync::Arc::ptr_eq(x, m)) {
+        if !self.last_locked_is(m) {
             self.note_new_lock(m);
         }
+    }
+
+    /// `m` is the mutex this task noted last, so noting it again changes
+    /// nothing: the common case, as most programs lock one mutex again and
+    /// again.
+    #[inline]
+    pub fn last_locked_is(&self, m: &std::sync::Arc<crate::sync::mutex::MutexCell>) -> bool {
+        self.locked.borrow().last().is_some_and(|x| std::sync::Arc::ptr_eq(x, m))
     }
 
     #[cold]
