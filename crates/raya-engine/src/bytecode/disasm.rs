@@ -264,6 +264,10 @@ impl<'p> Disasm<'p> {
             JmpIfNotLt { a, b, off } | JmpIfNotLe { a, b, off } | JmpIfLt { a, b, off } | JmpIfLe { a, b, off } => {
                 format!("{}, {}, {}", r(a), r(b), j(off))
             }
+            StepJmpIfLt { r: x, b, imm, off }
+            | StepJmpIfLe { r: x, b, imm, off }
+            | StepJmpIfGt { r: x, b, imm, off }
+            | StepJmpIfGe { r: x, b, imm, off } => format!("{}, {imm}, {}, {}", r(x), r(b), j(off)),
             GetProp { dst, obj, name } => format!("{}, {}, {}", r(dst), r(obj), self.k(f, name)),
             AddPropI { obj, imm, name } => format!("{}, {}, {imm}", r(obj), self.k(f, name)),
             SetProp { obj, name, src } | DefineProp { obj, name, src } => {
@@ -387,6 +391,10 @@ fn mnemonic(i: &Instr) -> &'static str {
         JmpIfNotLt { .. } => "JmpIfNotLt",
         JmpIfNotLe { .. } => "JmpIfNotLe",
         JmpIfLt { .. } => "JmpIfLt",
+        StepJmpIfLt { .. } => "StepJmpIfLt",
+        StepJmpIfLe { .. } => "StepJmpIfLe",
+        StepJmpIfGt { .. } => "StepJmpIfGt",
+        StepJmpIfGe { .. } => "StepJmpIfGe",
         JmpIfLe { .. } => "JmpIfLe",
         GetProp { .. } => "GetProp",
         SetProp { .. } => "SetProp",

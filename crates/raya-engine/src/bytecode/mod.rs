@@ -48,7 +48,8 @@
 //! jump; the compiler turns a backward `Jmp`, from `continue`, into it)
 //! and the conditional jumps, when they jump backward — a `for` or `while`
 //! loop tests its condition once before the first iteration and then at
-//! the bottom, one jump back per iteration. Every `Call`-family
+//! the bottom, one jump back per iteration (a `for` loop that counts, with
+//! one `StepJmpIf…` that also steps the counter). Every `Call`-family
 //! instruction is a safepoint as well, except a `CallMethod` that goes
 //! straight to a built-in's native method (a native runs no script code,
 //! so loops and closure calls still bound the time between safepoints).
@@ -372,6 +373,38 @@ pub enum Instr {
     JmpIfLe {
         a: Reg,
         b: Reg,
+        off: i32,
+    },
+    /// The step and the test at the bottom of `for (…; i < n; i++)`:
+    /// `R[r] += imm`, then jump if `R[r] < R[b]`, when both are numbers.
+    /// Otherwise it does nothing, and the next two instructions, the same
+    /// step and test written out (`AddI`, then `JmpIfLt`/`JmpIfLe`), run
+    /// instead; when it does the work and does not jump, it skips them.
+    StepJmpIfLt {
+        r: Reg,
+        b: Reg,
+        imm: i16,
+        off: i32,
+    },
+    /// Likewise, jump if `R[r] <= R[b]`.
+    StepJmpIfLe {
+        r: Reg,
+        b: Reg,
+        imm: i16,
+        off: i32,
+    },
+    /// Likewise, jump if `R[r] > R[b]` (`for (…; i > 0; i--)`).
+    StepJmpIfGt {
+        r: Reg,
+        b: Reg,
+        imm: i16,
+        off: i32,
+    },
+    /// Likewise, jump if `R[r] >= R[b]`.
+    StepJmpIfGe {
+        r: Reg,
+        b: Reg,
+        imm: i16,
         off: i32,
     },
 

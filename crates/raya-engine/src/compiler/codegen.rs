@@ -247,7 +247,11 @@ impl<'a> Codegen<'a> {
             | Instr::JmpIfNotLt { off: o, .. }
             | Instr::JmpIfNotLe { off: o, .. }
             | Instr::JmpIfLt { off: o, .. }
-            | Instr::JmpIfLe { off: o, .. } => *o = off,
+            | Instr::JmpIfLe { off: o, .. }
+            | Instr::StepJmpIfLt { off: o, .. }
+            | Instr::StepJmpIfLe { off: o, .. }
+            | Instr::StepJmpIfGt { off: o, .. }
+            | Instr::StepJmpIfGe { off: o, .. } => *o = off,
             Instr::Jmp { off: o }
             | Instr::JmpIfNullish { off: o, .. }
             | Instr::JmpIfNotNullish { off: o, .. }
@@ -1110,11 +1114,16 @@ impl<'a> Codegen<'a> {
         let (breaks, continues) = self.loop_body(body, labels);
         self.patch_all_here(continues);
         self.copy_cells(&per_iter, pos);
+        let step_at = self.here();
         if let Some(u) = update {
             self.expr_effect(u);
         }
+        let test_at = self.here();
         match bottom_test {
-            Some(c) => self.loop_test(c, top),
+            Some(c) => {
+                self.loop_test(c, top);
+                self.fuse_step(step_at, test_at, top);
+            }
             None => self.emit_loop(top, pos),
         }
         self.patch_all_here(exits);
@@ -1128,6 +1137,36 @@ impl<'a> Codegen<'a> {
         for j in self.cond_jump(cond, true) {
             self.patch_to(j, top);
         }
+    }
+
+    /// When the bottom of a `for` loop is exactly a counter step (`AddI`
+    /// at `step_at`) and a compare-and-jump back to `top` on that counter
+    /// (at `test_at`, the last instruction), puts a `StepJmpIf…` that does
+    /// both in front of them (see `Instr::StepJmpIfLt`). Nothing jumps into
+    /// the two but `continue`, which now reaches the fused instruction.
+    fn fuse_step(&mut self, step_at: usize, test_at: usize, top: usize) {
+        let code = &self.f().proto.code;
+        if step_at + 1 != test_at || test_at + 1 != code.len() {
+            return;
+        }
+        let Instr::AddI { dst, src, imm } = code[step_at] else { return };
+        if dst != src {
+            return;
+        }
+        let off = (top as i64 - (step_at as i64 + 1)) as i32;
+        let fused = match code[test_at] {
+            Instr::JmpIfLt { a, b, .. } if a == dst && b != dst => Instr::StepJmpIfLt { r: dst, b, imm, off },
+            Instr::JmpIfLe { a, b, .. } if a == dst && b != dst => Instr::StepJmpIfLe { r: dst, b, imm, off },
+            Instr::JmpIfLt { a, b, .. } if b == dst && a != dst => Instr::StepJmpIfGt { r: dst, b: a, imm, off },
+            Instr::JmpIfLe { a, b, .. } if b == dst && a != dst => Instr::StepJmpIfGe { r: dst, b: a, imm, off },
+            _ => return,
+        };
+        let f = self.f();
+        let span = f.proto.spans[step_at];
+        f.proto.code.insert(step_at, fused);
+        f.proto.spans.insert(step_at, span);
+        // The written-out test moved one further from its target.
+        self.patch_to(test_at + 1, top);
     }
 
     /// CreatePerIterationEnvironment: each cell in `cells` is replaced by

@@ -47,6 +47,10 @@ fn jump_off(i: &Instr) -> Option<i32> {
         | Instr::JmpIfNotLe { off, .. }
         | Instr::JmpIfLt { off, .. }
         | Instr::JmpIfLe { off, .. }
+        | Instr::StepJmpIfLt { off, .. }
+        | Instr::StepJmpIfLe { off, .. }
+        | Instr::StepJmpIfGt { off, .. }
+        | Instr::StepJmpIfGe { off, .. }
         | Instr::IterNext { off, .. }
         | Instr::TryBegin { off, .. } => Some(off),
         _ => None,
@@ -222,9 +226,12 @@ fn for_let_without_capture_has_no_cells() {
     assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNotLt { .. })), 1);
     assert_eq!(count(f, |i| matches!(i, Instr::JmpIfLt { .. })), 1);
     assert_eq!(count(f, |i| matches!(i, Instr::Loop { .. })), 0);
+    // The first backward jump is the fused step and test, followed by the
+    // same two written out (see `counting_loops_step_and_test_in_one_instruction`).
     let bottom = back_edge(f);
-    assert!(matches!(f.code[bottom], Instr::JmpIfLt { .. }));
-    assert!(matches!(f.code[bottom - 1], Instr::AddI { imm: 1, .. }));
+    assert!(matches!(f.code[bottom], Instr::StepJmpIfLt { imm: 1, .. }), "{:?}", f.code);
+    assert!(matches!(f.code[bottom + 1], Instr::AddI { imm: 1, .. }));
+    assert!(matches!(f.code[bottom + 2], Instr::JmpIfLt { .. }));
 }
 
 #[test]
@@ -248,6 +255,10 @@ fn every_backward_jump_is_a_safepoint() {
                         | Instr::JmpIfNotLe { .. }
                         | Instr::JmpIfLt { .. }
                         | Instr::JmpIfLe { .. }
+                        | Instr::StepJmpIfLt { .. }
+                        | Instr::StepJmpIfLe { .. }
+                        | Instr::StepJmpIfGt { .. }
+                        | Instr::StepJmpIfGe { .. }
                 ),
                 "backward {i:?} in {:?}",
                 f.code
@@ -282,6 +293,50 @@ fn property_update_statements_are_done_in_place() {
     // update whose value is used take the general form only.
     assert_eq!(steps, [1, -2, -1], "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::GetProp { .. })), 5, "{:?}", f.code);
+}
+
+#[test]
+fn counting_loops_step_and_test_in_one_instruction() {
+    // Each loop ends with a StepJmpIf… that jumps to the loop's first body
+    // instruction, followed by the written-out AddI and compare-and-jump
+    // to the same place.
+    let p = compile(
+        "function f(n, o) { let s = 0; \
+         for (let i = 0; i < n; i++) { s += i; } \
+         for (let i = 0; i <= n; i++) { s += i; } \
+         for (let i = 0; i <= n; i += 2) { s += i; } \
+         for (let i = n; i > 0; i--) { s += i; } \
+         for (let i = n; 0 <= i; i -= 3) { if (i == 4) continue; s += i; } \
+         for (let i = 1; i < n; i = i * 2) { s += i; } \
+         for (let i = 0; i < n; i++, s++) { s += i; } \
+         for (let i = 0; i < n; i++) { o.push(() => i); } \
+         return s; }",
+    );
+    let f = func(&p, "f");
+    let mut fused = Vec::new();
+    for (at, i) in f.code.iter().enumerate() {
+        let (kind, r, b, imm, off) = match *i {
+            Instr::StepJmpIfLt { r, b, imm, off } => ("lt", r, b, imm, off),
+            Instr::StepJmpIfLe { r, b, imm, off } => ("le", r, b, imm, off),
+            Instr::StepJmpIfGt { r, b, imm, off } => ("gt", r, b, imm, off),
+            Instr::StepJmpIfGe { r, b, imm, off } => ("ge", r, b, imm, off),
+            _ => continue,
+        };
+        let target = at as i64 + 1 + off as i64;
+        assert!(matches!(f.code[at + 1], Instr::AddI { dst, src, imm: i2 } if dst == r && src == r && i2 == imm));
+        let (x, y, off2) = match f.code[at + 2] {
+            Instr::JmpIfLt { a, b, off } | Instr::JmpIfLe { a, b, off } => (a, b, off),
+            ref other => panic!("fused step followed by {other:?}"),
+        };
+        assert!((x, y) == (r, b) || (x, y) == (b, r), "{:?}", f.code);
+        assert_eq!(target, at as i64 + 3 + off2 as i64, "both jump to the same place");
+        assert!(target < at as i64);
+        fused.push((kind, imm));
+    }
+    // `i += 2` may concatenate strings (an `Add`), `i = i * 2` is no
+    // counter step, `i++, s++` is two steps, and a captured `i` lives in a
+    // cell: those loops keep their written-out bottom only.
+    assert_eq!(fused, [("lt", 1), ("le", 1), ("gt", -1), ("ge", -3)], "{:?}", f.code);
 }
 
 #[test]

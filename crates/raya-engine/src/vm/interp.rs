@@ -870,6 +870,23 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                 }};
             }
+            // `Instr::StepJmpIf…`: with two numbers, the step, the test,
+            // and the jump or the skip past the written-out pair; with
+            // anything else, on to that pair.
+            macro_rules! step_jump {
+                ($r:expr, $b:expr, $imm:expr, $off:expr, $test:expr) => {{
+                    let (x, y) = (reg!($r), reg!($b));
+                    if x.is_number() && y.is_number() {
+                        let n = x.as_number() + $imm as f64;
+                        set!($r, Value::number_arith(n));
+                        if $test(n, y.as_number()) {
+                            branch!($off);
+                        } else {
+                            ip = unsafe { ip.add(2) };
+                        }
+                    }
+                }};
+            }
             // A safepoint. `$back` is how many instructions to step back
             // on preemption: 1 at a call (the call has not happened yet and
             // must run when the task resumes), 0 after a loop's jump.
@@ -1226,6 +1243,10 @@ impl<'rt> TaskInterpreter<'rt> {
                             branch!(off);
                         }
                     }
+                    Instr::StepJmpIfLt { r, b, imm, off } => step_jump!(r, b, imm, off, |x, y| x < y),
+                    Instr::StepJmpIfLe { r, b, imm, off } => step_jump!(r, b, imm, off, |x, y| x <= y),
+                    Instr::StepJmpIfGt { r, b, imm, off } => step_jump!(r, b, imm, off, |x, y| x > y),
+                    Instr::StepJmpIfGe { r, b, imm, off } => step_jump!(r, b, imm, off, |x, y| x >= y),
 
                     Instr::GetProp { dst, obj, name } => {
                         let o = reg!(obj);
