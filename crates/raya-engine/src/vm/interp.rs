@@ -1419,7 +1419,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             debug_assert!(fa + 2 + argc as usize <= task.regs.len());
                             let args = unsafe { std::slice::from_raw_parts(rp.add(f as usize + 2), argc as usize) };
                             // Instead of the frame's pc, which is stored
-                            // below only if the native suspends or exits.
+                            // only if the native does not simply return.
                             task.native_ip.set(ip as usize);
                             let mut ctx = NativeCtx { rt: self.rt, task };
                             let result = n(&mut ctx, recv, args);
@@ -1430,16 +1430,13 @@ impl<'rt> TaskInterpreter<'rt> {
                                     if self.rt.exit_code.is_none() {
                                         continue;
                                     }
-                                    save_pc!();
                                 }
                                 // Suspended: the result is delivered to
                                 // R[f] on resumption.
-                                Ok(_) => {
-                                    save_pc!();
-                                    task.resume_dst = fa as u32;
-                                }
+                                Ok(_) => task.resume_dst = fa as u32,
                                 Err(e) => fault!(Fault::Thrown(e)),
                             }
+                            save_pc!();
                             invoked!(Ok::<_, Fault>(Invoked::Done));
                             continue;
                         }
