@@ -106,13 +106,13 @@ impl Methods {
     ///
     /// `site` holds `slot << 8 | tag + 1` (0: empty): the receiver kind the
     /// site last saw and the slot of `key` in that kind's table. A hit is
-    /// one compare and one load. The key is not compared: a site (one
-    /// instruction) always asks for the same key. It is sound because method tables only
-    /// ever grow and a key, once in a table, is never bound to another
-    /// value, so `key` is at `slot` of `tag`'s table in every realm this
-    /// site may run with; a realm older than the one that filled the cache
-    /// (another thread's, before the prelude) has no entry there, and
-    /// looks the key up.
+    /// one compare and one load, with no key compare: a site (one
+    /// instruction) always asks for the same key, and a table's slots never
+    /// move (tables only grow), so `key` is at `slot` of `tag`'s table in
+    /// every realm the site may run with. What the slot holds is read from
+    /// this realm's own `natives`; a realm older than the one that filled
+    /// the cache (another thread's, before the prelude) may have no entry
+    /// there, and then looks the key up.
     #[inline(always)]
     pub fn native_method(&self, body: &Body, key: Atom, site: &AtomicU32) -> Option<NativeFn> {
         let tag = body.tag();
