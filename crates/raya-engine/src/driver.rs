@@ -578,14 +578,14 @@ pub fn wake_all(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
 ///   re-checked *after* the token is armed (with `all_gen` naming the new
 ///   generation), so if it settles on another worker meanwhile, either
 ///   the re-check sees it or its waker finds the token armed.
-fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
+fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
     let next = cell.token.next_gen();
     cell.all_gen.store(next, Ordering::Release);
     let gen = cell.token.arm();
     debug_assert_eq!(gen, next);
     let mut exec_guard = cell.exec.lock();
-    let Some(exec) = exec_guard.as_mut() else { return };
-    let Some(scan) = exec.await_scan.as_mut().filter(|s| s.array == array) else { return };
+    let Some(exec) = exec_guard.as_mut() else { return gen };
+    let Some(scan) = exec.await_scan.as_mut().filter(|s| s.array == array) else { return gen };
     let from = scan.next;
     let registered = std::mem::replace(&mut scan.registered, true);
     drop(exec_guard);
@@ -600,7 +600,7 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
             *cell.resume.lock() = Some(Resume::Retry);
             rt.woken.push(cell.clone());
         }
-        return;
+        return gen;
     }
     let waiter = Waiter { task: cell.clone(), gen: crate::sync::SHARED_GEN, tag: crate::sync::TAG_AWAIT };
     let mut any_settled = false;
@@ -615,10 +615,19 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
         *cell.resume.lock() = Some(Resume::Retry);
         rt.woken.push(cell.clone());
     }
+    gen
 }
 
 /// Step 2 of the protocol: the task's state is saved; arm its token and
 /// register it with what it waits for, re-checking each condition.
+///
+/// Invariant (no lost cancellation): a `t.cancel()` racing this suspension
+/// either claims the armed wait itself or is seen by the re-check after
+/// registering. The canceller raises the flag and then reads the token
+/// (`TaskCell::request_cancel`); this side arms the token and then reads
+/// the flag. All four accesses are SeqCst, so at least one side sees the
+/// other's write; and since both then claim the same generation, exactly
+/// one of them delivers the cancellation.
 fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
     if cell.is_cancel_requested() {
         // Cancellation is sticky: every suspension of a cancelled task
@@ -627,13 +636,24 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
         cx.push_local(Job::Run(cell.clone()));
         return;
     }
+    let gen = register_wait(rt, cx, cell, w);
+    if cell.claim_if_cancelled(gen) {
+        // Registrations made for this generation are now stale; every
+        // wait object drops those lazily, so none confuses the next wait.
+        *cell.resume.lock() = Some(Resume::Cancel);
+        rt.woken.push(cell.clone());
+    }
+}
+
+/// Arms the token and registers the task with what it waits for; returns
+/// the generation of the wait it is left in.
+fn register_wait(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) -> u64 {
     if let Wait::All(array) = w {
-        park_all(rt, cell, array);
-        return;
+        return park_all(rt, cell, array);
     }
     // Registrations of an earlier `await [..]` must not claim this wait.
     cell.all_gen.store(0, Ordering::Release);
-    let gen = cell.token.arm();
+    let mut gen = cell.token.arm();
     let waiter = Waiter { task: cell.clone(), gen, tag: 0 };
     match w {
         Wait::All(_) => unreachable!("handled above"),
@@ -647,7 +667,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
                 if !registered && waiter.claim() {
                     *cell.resume.lock() = Some(Resume::Retry);
                     rt.woken.push(cell.clone());
-                    return;
+                    return gen;
                 }
             }
         }
@@ -692,6 +712,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
                             rt.woken.push(cell.clone());
                         } else {
                             waiter.gen = cell.token.arm();
+                            gen = waiter.gen;
                             continue;
                         }
                     }
@@ -700,6 +721,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
             }
         }
     }
+    gen
 }
 
 /// Records `key` as a timer of the task's wait of generation `gen`, to be
