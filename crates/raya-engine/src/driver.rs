@@ -483,6 +483,13 @@ impl VmRunner {
                 rt.flush_stdout();
             }
         }
+        // Output leaves the buffer when the task that wrote it stops
+        // running, so nothing waits for the program's end (a server's log,
+        // progress lines of a long computation).
+        if !rt.flush_pending() && !self.shared.exited.swap(true, Ordering::AcqRel) {
+            // stdout is a closed pipe: end quietly with code 0.
+            self.shared.exit_code.store(0, Ordering::Release);
+        }
     }
 
     /// This worker's runtime (created on first use), as a GC mutator until
