@@ -104,6 +104,12 @@ fn cancel(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Va
     // A suspended task is woken with TaskCancelledError at its suspension
     // point: claim it like any waker (exactly one claim wins).
     if t.token.claim_current() {
+        // Taken out first: the hook locks its wait's state, which holds
+        // `cancel_hook`'s lock while registering.
+        let hook = t.cancel_hook.lock().take();
+        if let Some(hook) = hook {
+            hook();
+        }
         *t.resume.lock() = Some(Resume::Cancel);
         ctx.rt.woken.push(t);
     }

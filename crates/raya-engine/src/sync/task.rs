@@ -61,6 +61,11 @@ pub struct TaskCell {
     /// `timers` may be non-empty: lets a run skip the lock when the wait
     /// armed no timer (the common case). See `driver::keep_timer`.
     pub timers_armed: AtomicBool,
+    /// Run by `t.cancel()` after it claims the task: a wait on the outside
+    /// world lets go of what it holds for the program (`std::io`). Set by
+    /// the wait object at registration; may be stale (then it finds
+    /// nothing left to release).
+    pub cancel_hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 impl TaskCell {
@@ -86,6 +91,7 @@ impl TaskCell {
             cancel_delivered: AtomicBool::new(false),
             timers: Mutex::new(Vec::new()),
             timers_armed: AtomicBool::new(false),
+            cancel_hook: Mutex::new(None),
         }
     }
 
