@@ -46,7 +46,7 @@
 
 use crate::builtins::inspect;
 use crate::compiler::Program;
-use crate::scheduler::{Scheduler, WorkerCx};
+use crate::scheduler::{BlockingPool, Scheduler, WorkerCx};
 use crate::sync::{Outcome, Registered, Resume, TaskCell, Wait, Waiter};
 use crate::vm::atom::names;
 use crate::vm::interp::{is_waitable, RunOutcome, TaskInterpreter};
@@ -83,6 +83,10 @@ pub struct RunOptions {
     pub workers: Option<usize>,
     /// Print scheduler and GC statistics on stderr at exit.
     pub stats: bool,
+    /// Where blocking work (files, child processes, blocking host
+    /// functions) runs; None: a pool of the run's own, with the default
+    /// limits.
+    pub blocking_pool: Option<Arc<BlockingPool>>,
 }
 
 struct Shared {
@@ -98,6 +102,8 @@ struct Shared {
     /// Embedder state of a hosted run (see [`run_program_hosted`]), read by
     /// host-function natives through [`current_handle`].
     host: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// See [`RunOptions::blocking_pool`].
+    pool: Arc<BlockingPool>,
 }
 
 impl Shared {
@@ -136,6 +142,11 @@ impl Handle {
     /// The embedder state passed to [`run_program_hosted`].
     pub fn host_data(&self) -> Option<&Arc<dyn std::any::Any + Send + Sync>> {
         self.shared.host.as_ref()
+    }
+
+    /// The pool the program's blocking work runs on (see `std::io`).
+    pub fn blocking_pool(&self) -> &BlockingPool {
+        &self.shared.pool
     }
 
     /// Whether both handles name the same running program.
@@ -216,6 +227,7 @@ fn run_inner<R>(
 ) -> R {
     let (mut rt, entry) = Runtime::new(&program.entry, &program.sources, program.global_names.len(), opts.args.clone());
     crate::builtins::process::set_args(&mut rt);
+    crate::std::install(&mut rt, &program.std_modules);
     setup(&mut rt);
     // The main task.
     let id = crate::vm::object::next_id();
@@ -241,6 +253,7 @@ fn run_inner<R>(
         exit_code: AtomicI32::new(0),
         exited: AtomicBool::new(false),
         host,
+        pool: opts.blocking_pool.clone().unwrap_or_default(),
     });
     let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
     sched.spawn(Job::Run(main.clone()));

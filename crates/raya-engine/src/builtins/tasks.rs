@@ -101,7 +101,8 @@ fn cancel(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Va
         return Ok(Value::UNDEFINED);
     }
     // A suspended task is woken with TaskCancelledError at its suspension
-    // point: claim it like any waker (exactly one claim wins).
+    // point: claim it like any waker (exactly one claim wins; the hook of
+    // a wait on the outside world runs with the claim).
     if t.request_cancel() {
         *t.resume.lock() = Some(Resume::Cancel);
         ctx.rt.woken.push(t);

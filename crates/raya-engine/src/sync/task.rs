@@ -61,6 +61,11 @@ pub struct TaskCell {
     /// `timers` may be non-empty: lets a run skip the lock when the wait
     /// armed no timer (the common case). See `driver::keep_timer`.
     pub timers_armed: AtomicBool,
+    /// Run by `t.cancel()` after it claims the task: a wait on the outside
+    /// world lets go of what it holds for the program (`std::io`). Set by
+    /// the wait object at registration; may be stale (then it finds
+    /// nothing left to release).
+    pub cancel_hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 impl TaskCell {
@@ -86,6 +91,7 @@ impl TaskCell {
             cancel_delivered: AtomicBool::new(false),
             timers: Mutex::new(Vec::new()),
             timers_armed: AtomicBool::new(false),
+            cancel_hook: Mutex::new(None),
         }
     }
 
@@ -101,14 +107,26 @@ impl TaskCell {
     /// token store before flag load there, all SeqCst.
     pub fn request_cancel(&self) -> bool {
         self.cancel.store(true, Ordering::SeqCst);
-        self.token.claim_current()
+        self.token.claim_current() && self.run_cancel_hook()
     }
 
     /// The suspending worker's side of [`TaskCell::request_cancel`]: after
     /// arming generation `gen` and registering, claims that wait if a
     /// cancel was requested meanwhile. True when this call claimed it.
     pub fn claim_if_cancelled(&self, gen: u64) -> bool {
-        self.cancel.load(Ordering::SeqCst) && self.token.claim(gen)
+        self.cancel.load(Ordering::SeqCst) && self.token.claim(gen) && self.run_cancel_hook()
+    }
+
+    /// Runs the cancel hook of the wait just claimed for cancellation, if
+    /// its wait object left one; returns true.
+    fn run_cancel_hook(&self) -> bool {
+        // Taken out first: the hook locks its wait's state, which holds
+        // `cancel_hook`'s lock while registering.
+        let hook = self.cancel_hook.lock().take();
+        if let Some(hook) = hook {
+            hook();
+        }
+        true
     }
 
     pub fn is_cancel_requested(&self) -> bool {
