@@ -309,28 +309,14 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
             let mut text = String::from("DeadlockError: all tasks are blocked\n");
             text.push_str(&blocked_report(rt));
             rt.write_stderr(&text);
+            // Often the cause: a task that failed can no longer send what
+            // another waits for.
+            report_unhandled(rt, main);
             return 1;
         }
     }
-    // In task-id order, so the report does not depend on scheduling.
-    let mut failed = std::mem::take(&mut *rt.world.failed_tasks.lock());
-    failed.sort_by_key(|t| match t.as_obj().map(|o| &o.body) {
-        Some(Body::Task(cell)) => cell.id,
-        _ => 0,
-    });
-    for t in failed {
-        let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
-        if Arc::ptr_eq(cell, main) {
-            continue; // reported above as the uncaught error
-        }
-        let (observed, outcome) = {
-            let g = cell.completion.inner.lock();
-            (g.observed, g.outcome)
-        };
-        if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
-            rt.write_stderr(&format!("Unhandled error in task {}: {}\n", cell.id, uncaught_text(e)));
-            code = 1;
-        }
+    if report_unhandled(rt, main) {
+        code = 1;
     }
     let blocked: Vec<Value> = sorted_live(rt);
     if !blocked.is_empty() {
@@ -340,6 +326,34 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
         rt.write_stderr(&text);
     }
     code
+}
+
+/// `Unhandled error in task N: …` for every failed task whose error nobody
+/// observed (but main, whose error is reported as uncaught), in task-id
+/// order so the report does not depend on scheduling. True if there was
+/// any.
+fn report_unhandled(rt: &mut Runtime, main: &Arc<TaskCell>) -> bool {
+    let mut any = false;
+    let mut failed = std::mem::take(&mut *rt.world.failed_tasks.lock());
+    failed.sort_by_key(|t| match t.as_obj().map(|o| &o.body) {
+        Some(Body::Task(cell)) => cell.id,
+        _ => 0,
+    });
+    for t in failed {
+        let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
+        if Arc::ptr_eq(cell, main) {
+            continue; // reported as the uncaught error
+        }
+        let (observed, outcome) = {
+            let g = cell.completion.inner.lock();
+            (g.observed, g.outcome)
+        };
+        if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
+            rt.write_stderr(&format!("Unhandled error in task {}: {}\n", cell.id, uncaught_text(e)));
+            any = true;
+        }
+    }
+    any
 }
 
 fn sorted_live(rt: &Runtime) -> Vec<Value> {
