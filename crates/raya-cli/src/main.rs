@@ -1,7 +1,8 @@
 //! `raya`: run, check and disassemble Raya programs.
 
 use clap::{Parser, Subcommand};
-use raya_engine::compiler::{compile_file, CompileError};
+use raya_engine::compiler::{compile_file, compile_source, CompileError};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -21,7 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a program: `raya run FILE [ARGS...]` (or just `raya FILE`).
+    /// Run a program: `raya run FILE [ARGS...]` (or just `raya FILE`);
+    /// `raya run - ` reads it from standard input, `raya -e CODE` runs CODE.
     Run {
         /// Worker threads (default: number of cores; also RAYA_WORKERS).
         #[arg(long, env = "RAYA_WORKERS")]
@@ -29,8 +31,13 @@ enum Command {
         /// Print scheduler statistics on stderr at exit (also RAYA_STATS=1).
         #[arg(long)]
         stats: bool,
-        /// The program.
-        file: PathBuf,
+        /// Run this code instead of a file (every following word goes to
+        /// the program as `args`).
+        #[arg(short = 'e', long = "eval", value_name = "CODE")]
+        eval: Option<String>,
+        /// The program (`-`: read it from standard input).
+        #[arg(required_unless_present = "eval")]
+        file: Option<PathBuf>,
         /// Arguments passed to the program as `args`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
@@ -43,11 +50,16 @@ enum Command {
 
 const SUBCOMMANDS: &[&str] = &["run", "check", "disasm", "help"];
 
+/// Options of `run` that may also stand before the file without `run`.
+const RUN_OPTIONS: &[&str] = &["--workers", "--stats", "-e", "--eval"];
+
 fn main() -> ExitCode {
     let mut argv: Vec<String> = std::env::args().collect();
-    // `raya FILE ...` is `raya run FILE ...`.
+    // `raya FILE ...`, `raya -e CODE` and `raya --workers 2 FILE` are
+    // `raya run ...`.
     if let Some(first) = argv.get(1) {
-        if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
+        let run_option = RUN_OPTIONS.iter().any(|o| first == o || first.starts_with(&format!("{o}=")));
+        if run_option || (!first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str())) || first == "-" {
             argv.insert(1, "run".into());
         }
     }
@@ -60,13 +72,33 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run { workers, stats, file, args } => {
+        Command::Run { workers, stats, eval, file, mut args } => {
             if workers == Some(0) {
                 eprintln!("error: --workers must be at least 1");
                 return ExitCode::from(2);
             }
             let stats = stats || std::env::var("RAYA_STATS").is_ok_and(|v| v == "1");
-            let program = match compile_file(&file) {
+            let compiled = match (eval, file) {
+                (Some(code), file) => {
+                    // With -e there is no file: a word clap took for one
+                    // is the program's first argument.
+                    if let Some(f) = file {
+                        args.insert(0, f.to_string_lossy().into_owned());
+                    }
+                    compile_source("<eval>", &code)
+                }
+                (None, Some(file)) if file.as_os_str() == "-" => {
+                    let mut code = String::new();
+                    if let Err(e) = std::io::stdin().read_to_string(&mut code) {
+                        eprintln!("error: cannot read the program from standard input: {e}");
+                        return ExitCode::from(2);
+                    }
+                    compile_source("<stdin>", &code)
+                }
+                (None, Some(file)) => compile_file(&file),
+                (None, None) => unreachable!("clap requires a file unless -e is given"),
+            };
+            let program = match compiled {
                 Ok(p) => p,
                 Err(e) => return compile_failed(&e),
             };
