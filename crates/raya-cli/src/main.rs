@@ -44,8 +44,14 @@ enum Command {
     },
     /// Compile only and report every error (exit code 0 or 2).
     Check { file: PathBuf },
-    /// Print the bytecode of every function, with source lines.
-    Disasm { file: PathBuf },
+    /// Print the bytecode of every function of the program, with source
+    /// lines.
+    Disasm {
+        file: PathBuf,
+        /// Also the built-in Raya code (the prelude, `std:` modules).
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 const SUBCOMMANDS: &[&str] = &["run", "check", "disasm", "help"];
@@ -110,9 +116,9 @@ fn main() -> ExitCode {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => compile_failed(&e),
         },
-        Command::Disasm { file } => match compile_file(&file) {
+        Command::Disasm { file, all } => match compile_file(&file) {
             Ok(p) => {
-                print!("{}", raya_engine::bytecode::disasm::disassemble(&p));
+                print!("{}", raya_engine::bytecode::disasm::disassemble_with(&p, all));
                 ExitCode::SUCCESS
             }
             Err(e) => compile_failed(&e),

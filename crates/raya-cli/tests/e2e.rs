@@ -740,6 +740,10 @@ fn cli_disasm() {
     assert_eq!(o.code, Some(0), "raya disasm: {o:?}");
     assert!(!o.stdout.trim().is_empty(), "raya disasm prints the bytecode");
     assert!(!o.stdout.contains("FizzBuzz\n16\n"), "raya disasm must not run the program");
+    assert!(!o.stdout.contains("<prelude>"), "the prelude is left out without --all");
+    let o = run(raya_command(&root, &["disasm", "--all", "examples/fizzbuzz.raya"]));
+    assert_eq!(o.code, Some(0), "raya disasm --all: {o:?}");
+    assert!(o.stdout.contains("<prelude>"), "--all lists the prelude too");
 }
 
 #[test]

@@ -349,7 +349,8 @@ fn report_unhandled(rt: &mut Runtime, main: &Arc<TaskCell>) -> bool {
             (g.observed, g.outcome)
         };
         if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
-            rt.write_stderr(&format!("Unhandled error in task {}: {}\n", cell.id, uncaught_text(e)));
+            let text = uncaught_report(rt, e);
+            rt.write_stderr(&format!("Unhandled error in task {}: {}\n", cell.id, text));
             any = true;
         }
     }
@@ -794,8 +795,20 @@ fn cancel_timers(cx: &WorkerCx<Job>, cell: &TaskCell) {
 
 /// `Uncaught <error stack>` on stderr.
 pub fn report_uncaught(rt: &mut Runtime, e: Value) {
-    let text = uncaught_text(e);
+    let text = uncaught_report(rt, e);
     rt.write_stderr(&format!("Uncaught {text}\n"));
+}
+
+/// [`uncaught_text`] with the source line of the innermost frame and a
+/// caret under the failing expression after the header line (as Deno
+/// shows an uncaught error), for reports on stderr.
+pub fn uncaught_report(rt: &Runtime, e: Value) -> String {
+    let text = uncaught_text(e);
+    let Some(frames_at) = text.find("\n    at ") else { return text };
+    match crate::vm::runtime::code_frame(&rt.world.sources, &text[frames_at..]) {
+        Some(frame) => format!("{}\n{}{}", &text[..frames_at], frame, &text[frames_at..]),
+        None => text,
+    }
 }
 
 /// The text `Uncaught` is followed by: the error's stack, or its inspection.

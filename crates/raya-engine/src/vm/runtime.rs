@@ -363,15 +363,21 @@ impl Runtime {
     /// The frames of `task`, innermost first, one `\n    at ...` each.
     pub fn stack_trace(&self, task: &Task) -> String {
         let mut out = String::new();
-        // At most ten frames, innermost first, as V8 does by default.
-        for (depth, f) in task.frames.iter().rev().take(10).enumerate() {
+        let sources = &self.world.sources;
+        // At most ten frames, innermost first, as V8 does by default;
+        // frames of built-in Raya code (the prelude, `std:` sources) are
+        // the engine's business, not the user's, and are left out.
+        let frames = task.frames.iter().rev().enumerate().filter(|(_, f)| {
+            let file = f.proto().proto.file;
+            file >= sources.len() || !is_builtin_source(&sources.get(file).name)
+        });
+        for (depth, f) in frames.take(10) {
             let p = &f.proto().proto;
             let pc = if depth == 0 { task.top_pc().unwrap_or(f.pc) } else { f.pc };
             let pc = (pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
             let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
             let file = p.file;
             let name = frame_name(f.closure, p);
-            let sources = &self.world.sources;
             if file < sources.len() {
                 let (line, col) = sources.line_col(file, offset);
                 out.push_str(&format!("\n    at {} ({}:{}:{})", name, sources.get(file).name, line, col));
@@ -414,6 +420,32 @@ fn frame_name(closure: Value, p: &crate::bytecode::FuncProto) -> String {
     }
 }
 
+/// A source file of the engine's own (the prelude, a `std:` module's Raya
+/// part) rather than the user's.
+pub fn is_builtin_source(name: &str) -> bool {
+    name == "<prelude>" || name.starts_with("std:")
+}
+
+/// The source line of a stack's innermost frame with a caret under its
+/// column, for uncaught errors (as Deno shows them): `stack` is an
+/// error's `stack` text; None if it names no frame in a known file.
+pub fn code_frame(sources: &SourceMap, stack: &str) -> Option<String> {
+    let first = stack.lines().find_map(|l| l.strip_prefix("    at "))?;
+    let loc = first.strip_suffix(')').and_then(|l| l.rsplit_once(" (")).map_or(first, |(_, loc)| loc);
+    let (rest, col) = loc.rsplit_once(':')?;
+    let (file, line) = rest.rsplit_once(':')?;
+    let (line, col): (usize, usize) = (line.parse().ok()?, col.parse().ok()?);
+    let id = (0..sources.len()).find(|&i| sources.get(i).name == file)?;
+    let text = sources.get(id).text.lines().nth(line.checked_sub(1)?)?;
+    let trimmed = text.trim_start();
+    let indent = text.chars().count() - trimmed.chars().count();
+    let caret_at = col.checked_sub(1)?.checked_sub(indent)?;
+    if trimmed.is_empty() || caret_at > trimmed.chars().count() {
+        return None;
+    }
+    Some(format!("  {}\n  {}^", trimmed.trim_end(), " ".repeat(caret_at)))
+}
+
 pub fn make_closure(heap: &mut Heap, proto: Arc<RtProto>, upvals: Box<[Value]>) -> Value {
     heap.alloc(Body::Function(Function::Closure(Closure { proto, upvals, home: Mut::new(Value::UNDEFINED) })))
 }
@@ -436,4 +468,43 @@ fn flush(out: &mut Output, world: &World) {
         }
     }
     out.stdout.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources() -> SourceMap {
+        let mut s = SourceMap::default();
+        s.add("<prelude>".into(), "function map() {}\n".into());
+        s.add("app.raya".into(), "let a = 1;\n    foo(bar);\n".into());
+        s
+    }
+
+    #[test]
+    fn code_frame_shows_the_innermost_frame_line_with_a_caret() {
+        let s = sources();
+        let frame = code_frame(&s, "\n    at f (app.raya:2:9)\n    at <main> (app.raya:1:1)").unwrap();
+        assert_eq!(frame, "  foo(bar);\n      ^", "indentation trimmed, caret moved with it");
+        let frame = code_frame(&s, "\n    at <main> (app.raya:1:1)").unwrap();
+        assert_eq!(frame, "  let a = 1;\n  ^");
+    }
+
+    #[test]
+    fn code_frame_is_none_without_a_usable_location() {
+        let s = sources();
+        assert_eq!(code_frame(&s, ""), None, "no frame");
+        assert_eq!(code_frame(&s, "\n    at f"), None, "no location");
+        assert_eq!(code_frame(&s, "\n    at f (other.raya:1:1)"), None, "unknown file");
+        assert_eq!(code_frame(&s, "\n    at f (app.raya:9:1)"), None, "line past the end");
+        assert_eq!(code_frame(&s, "\n    at f (app.raya:2:40)"), None, "column past the end");
+        assert_eq!(code_frame(&s, "\n    at f (app.raya:2:2)"), None, "column inside the indentation");
+    }
+
+    #[test]
+    fn builtin_sources_are_recognised() {
+        assert!(is_builtin_source("<prelude>"));
+        assert!(is_builtin_source("std:http"));
+        assert!(!is_builtin_source("app.raya"));
+    }
 }
