@@ -15,6 +15,14 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(name = "raya", version, about = "The Raya language: TypeScript syntax, green threads on every core.")]
 #[command(disable_help_subcommand = false)]
+#[command(after_help = "Examples:
+  raya run app.raya a b        run app.raya with args [\"a\", \"b\"] (`raya app.raya a b` too)
+  raya --workers 1 app.raya    run on one worker thread
+  raya -e 'console.log(1 + 1)' run the code given
+  cat app.raya | raya run -    run the program read from standard input
+  raya check app.raya          report every compile error, run nothing
+  raya disasm app.raya         print the bytecode (`--all` adds the prelude)
+  raya help run                the options of `run`")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -24,6 +32,9 @@ struct Cli {
 enum Command {
     /// Run a program: `raya run FILE [ARGS...]` (or just `raya FILE`);
     /// `raya run - ` reads it from standard input, `raya -e CODE` runs CODE.
+    #[command(after_help = "Environment:
+  RAYA_WORKERS=N   worker threads, as --workers N
+  RAYA_STATS=1     statistics at exit, as --stats")]
     Run {
         /// Worker threads (default: number of cores; also RAYA_WORKERS).
         #[arg(long, env = "RAYA_WORKERS")]
@@ -56,16 +67,48 @@ enum Command {
 
 const SUBCOMMANDS: &[&str] = &["run", "check", "disasm", "help"];
 
-/// Options of `run` that may also stand before the file without `run`.
-const RUN_OPTIONS: &[&str] = &["--workers", "--stats", "-e", "--eval"];
+/// The flags of `raya` itself; every other first word belongs to `run`.
+const TOP_LEVEL_FLAGS: &[&str] = &["-h", "--help", "-V", "--version"];
+
+/// `word` is no file but one or two letters away from a subcommand
+/// (`raya chek x.raya`): that subcommand.
+fn misspelt_subcommand(word: &str) -> Option<&'static str> {
+    if word.starts_with('-') || word.contains('.') || word.contains('/') || std::path::Path::new(word).exists() {
+        return None;
+    }
+    SUBCOMMANDS.iter().copied().find(|sub| edit_distance(word, sub) <= 2)
+}
+
+/// Levenshtein distance (the words are a few letters long).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
 
 fn main() -> ExitCode {
     let mut argv: Vec<String> = std::env::args().collect();
     // `raya FILE ...`, `raya -e CODE` and `raya --workers 2 FILE` are
     // `raya run ...`.
     if let Some(first) = argv.get(1) {
-        let run_option = RUN_OPTIONS.iter().any(|o| first == o || first.starts_with(&format!("{o}=")));
-        if run_option || (!first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str())) || first == "-" {
+        // Anything but the top level's own flags is `run`'s: its options
+        // (and clap's "a similar argument exists" for a misspelt one), a
+        // file, `-`.
+        let top_level = TOP_LEVEL_FLAGS.contains(&first.as_str()) || SUBCOMMANDS.contains(&first.as_str());
+        if !top_level {
+            if let Some(sub) = misspelt_subcommand(first) {
+                eprintln!("error: no such file or subcommand '{first}'\n\n  tip: did you mean `raya {sub}`?");
+                return ExitCode::from(2);
+            }
             argv.insert(1, "run".into());
         }
     }

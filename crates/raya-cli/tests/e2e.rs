@@ -717,6 +717,31 @@ fn cli_run_options_before_the_file() {
 }
 
 #[test]
+fn cli_help_shows_the_way() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["help"]));
+    for sub in ["raya run app.raya", "raya check", "raya disasm", "raya -e", "raya run -"] {
+        assert!(o.stdout.contains(sub), "`raya help` shows an example of `{sub}`: {o:?}");
+    }
+    let o = run(raya_command(&root, &["run", "--help"]));
+    for var in ["RAYA_WORKERS", "RAYA_STATS"] {
+        assert!(o.stdout.contains(var), "`raya run --help` names {var}: {o:?}");
+    }
+}
+
+#[test]
+fn cli_usage_errors_suggest_the_nearest() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["chek", "examples/hello.raya"]));
+    assert_eq!(o.code, Some(2), "{o:?}");
+    assert!(o.stderr.contains("did you mean `raya check`?"), "{o:?}");
+    let o = run(raya_command(&root, &["--wrkers", "2", "examples/hello.raya"]));
+    assert_eq!(o.code, Some(2), "{o:?}");
+    assert!(o.stderr.contains("'--workers'"), "suggests the option: {o:?}");
+    assert!(o.stdout.is_empty(), "nothing runs: {o:?}");
+}
+
+#[test]
 fn cli_check() {
     let root = workspace_root();
     let o = run(raya_command(&root, &["check", "examples/hello.raya"]));
