@@ -7,8 +7,13 @@ use crate::sync::Resume;
 use crate::vm::native::{arg, NativeCtx};
 use crate::vm::{ops, Value};
 
-pub static MODULE: StdModule =
-    StdModule { name: "fs", capability: Some(Capability::Fs), natives: &[("exists", exists)], source: None };
+pub static MODULE: StdModule = StdModule {
+    name: "fs",
+    capability: Some(Capability::Fs),
+    natives: &[("exists", exists)],
+    source: None,
+    classes: None,
+};
 
 /// Argument `i` as a path: a string, else a `TypeError` naming `func`.
 /// `Ok(None)`: the string holds a NUL byte, which no OS path can.

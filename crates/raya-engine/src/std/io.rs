@@ -56,6 +56,8 @@ struct PoolWait {
     state: Arc<Mutex<PoolState>>,
     handle: Handle,
     what: Cow<'static, str>,
+    /// See [`block_then_rerun`].
+    rerun: bool,
 }
 
 impl WaitObject for PoolWait {
@@ -73,6 +75,10 @@ impl WaitObject for PoolWait {
 
     fn describe(&self) -> Cow<'static, str> {
         self.what.clone()
+    }
+
+    fn reruns_call(&self) -> bool {
+        self.rerun
     }
 
     fn roots(&self) -> Vec<Value> {
@@ -95,12 +101,35 @@ pub fn block_on<T: Send + 'static>(
     job: impl FnOnce() -> T + Send + 'static,
     finish: impl FnOnce(&mut Runtime, &Trace, T) -> Resume + Send + 'static,
 ) -> Result<Value, Value> {
+    submit(ctx, what.into(), false, job, finish)
+}
+
+/// Runs `job` on the blocking pool with the calling task suspended, then
+/// runs the suspending call again. For objects whose operations consume
+/// from a buffer (a file's `readLine`): the job only fills the buffer and
+/// the call, re-run by the task itself, takes what it needs, so a
+/// cancelled wait consumes nothing.
+pub fn block_then_rerun(
+    ctx: &mut NativeCtx,
+    what: impl Into<Cow<'static, str>>,
+    job: impl FnOnce() + Send + 'static,
+) -> Result<Value, Value> {
+    submit(ctx, what.into(), true, job, |_, _, ()| Resume::Retry)
+}
+
+fn submit<T: Send + 'static>(
+    ctx: &mut NativeCtx,
+    what: Cow<'static, str>,
+    rerun: bool,
+    job: impl FnOnce() -> T + Send + 'static,
+    finish: impl FnOnce(&mut Runtime, &Trace, T) -> Resume + Send + 'static,
+) -> Result<Value, Value> {
     let Some(handle) = driver::current_handle() else {
         return Err(ctx.plain_error("blocking operation outside a running program"));
     };
     // Taken now: when the job ends the task's state may be on a worker
-    // that is still parking it.
-    let trace = Trace(ctx.rt.stack_trace(ctx.task));
+    // that is still parking it. A re-run call throws from the task itself.
+    let trace = if rerun { Trace(String::new()) } else { Trace::of(ctx) };
     let state = Arc::new(Mutex::new(PoolState { keep_alive: Some(handle.keep_alive()), ..Default::default() }));
     let (st, h) = (state.clone(), handle.clone());
     let submitted = handle.blocking_pool().submit(move || {
@@ -126,7 +155,7 @@ pub fn block_on<T: Send + 'static>(
         state.lock().release(&handle);
         return Err(ctx.plain_error(format!("cannot start blocking work: {e}")));
     }
-    ctx.rt.suspend = Some(crate::sync::Wait::Object(Box::new(PoolWait { state, handle, what: what.into() })));
+    ctx.rt.suspend = Some(crate::sync::Wait::Object(Box::new(PoolWait { state, handle, what, rerun })));
     Ok(Value::UNDEFINED)
 }
 
@@ -134,6 +163,11 @@ pub fn block_on<T: Send + 'static>(
 pub struct Trace(String);
 
 impl Trace {
+    /// The calling task's stack now.
+    pub fn of(ctx: &NativeCtx) -> Trace {
+        Trace(ctx.rt.stack_trace(ctx.task))
+    }
+
     /// A new error of `class` with `message` and this stack, with extra
     /// properties (set before the stack's header is written, which shows
     /// the error's name and message).
@@ -152,5 +186,172 @@ impl Trace {
             d.props.set(names::STACK, s);
         }
         err
+    }
+}
+
+/// The errno name (`ENOENT`) and Node's description of an I/O error.
+pub fn error_code(e: &std::io::Error) -> (&'static str, &'static str) {
+    if let Some(n) = e.raw_os_error() {
+        let known = match n {
+            libc::ENOENT => Some(("ENOENT", "no such file or directory")),
+            libc::EEXIST => Some(("EEXIST", "file already exists")),
+            libc::EACCES => Some(("EACCES", "permission denied")),
+            libc::EPERM => Some(("EPERM", "operation not permitted")),
+            libc::EISDIR => Some(("EISDIR", "illegal operation on a directory")),
+            libc::ENOTDIR => Some(("ENOTDIR", "not a directory")),
+            libc::ENOTEMPTY => Some(("ENOTEMPTY", "directory not empty")),
+            libc::EADDRINUSE => Some(("EADDRINUSE", "address already in use")),
+            libc::EADDRNOTAVAIL => Some(("EADDRNOTAVAIL", "address not available")),
+            libc::ECONNREFUSED => Some(("ECONNREFUSED", "connection refused")),
+            libc::ECONNRESET => Some(("ECONNRESET", "connection reset by peer")),
+            libc::ECONNABORTED => Some(("ECONNABORTED", "software caused connection abort")),
+            libc::EPIPE => Some(("EPIPE", "broken pipe")),
+            libc::ETIMEDOUT => Some(("ETIMEDOUT", "connection timed out")),
+            libc::EBADF => Some(("EBADF", "bad file descriptor")),
+            libc::EINVAL => Some(("EINVAL", "invalid argument")),
+            libc::EMFILE => Some(("EMFILE", "too many open files")),
+            libc::ENOSPC => Some(("ENOSPC", "no space left on device")),
+            libc::EROFS => Some(("EROFS", "read-only file system")),
+            libc::ELOOP => Some(("ELOOP", "too many symbolic links encountered")),
+            libc::ENAMETOOLONG => Some(("ENAMETOOLONG", "name too long")),
+            libc::EXDEV => Some(("EXDEV", "cross-device link not permitted")),
+            libc::EBUSY => Some(("EBUSY", "resource busy or locked")),
+            libc::ETXTBSY => Some(("ETXTBSY", "text file is busy")),
+            libc::EAGAIN => Some(("EAGAIN", "resource temporarily unavailable")),
+            libc::EHOSTUNREACH => Some(("EHOSTUNREACH", "host is unreachable")),
+            libc::ENETUNREACH => Some(("ENETUNREACH", "network is unreachable")),
+            libc::ENOTCONN => Some(("ENOTCONN", "socket is not connected")),
+            libc::EIO => Some(("EIO", "i/o error")),
+            _ => None,
+        };
+        if let Some(k) = known {
+            return k;
+        }
+    }
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => ("ENOENT", "no such file or directory"),
+        K::PermissionDenied => ("EACCES", "permission denied"),
+        K::AlreadyExists => ("EEXIST", "file already exists"),
+        K::BrokenPipe => ("EPIPE", "broken pipe"),
+        K::ConnectionRefused => ("ECONNREFUSED", "connection refused"),
+        K::ConnectionReset => ("ECONNRESET", "connection reset by peer"),
+        K::TimedOut => ("ETIMEDOUT", "connection timed out"),
+        K::InvalidInput | K::InvalidData => ("EINVAL", "invalid argument"),
+        K::UnexpectedEof => ("EOF", "end of file"),
+        _ => ("EIO", "i/o error"),
+    }
+}
+
+/// What an `IOError` says: Node's `CODE: description, syscall 'path'` (and
+/// ` -> 'dest'` for two-path calls).
+#[derive(Clone, Debug)]
+pub struct IoFailure {
+    pub code: &'static str,
+    pub description: &'static str,
+    pub syscall: &'static str,
+    pub path: Option<String>,
+    pub dest: Option<String>,
+}
+
+impl IoFailure {
+    /// The failure of `syscall` on `path` with OS error `e`.
+    pub fn new(e: &std::io::Error, syscall: &'static str, path: Option<&str>) -> IoFailure {
+        let (code, description) = error_code(e);
+        IoFailure { code, description, syscall, path: path.map(str::to_owned), dest: None }
+    }
+
+    /// A failure with a known code (`EBADF` for a closed file, ...).
+    pub fn code(code: &'static str, description: &'static str, syscall: &'static str, path: Option<&str>) -> Self {
+        IoFailure { code, description, syscall, path: path.map(str::to_owned), dest: None }
+    }
+
+    /// With the second path of a two-path call (`rename`, `copyfile`).
+    pub fn with_dest(mut self, dest: &str) -> IoFailure {
+        self.dest = Some(dest.to_owned());
+        self
+    }
+
+    pub fn message(&self) -> String {
+        let mut m = format!("{}: {}, {}", self.code, self.description, self.syscall);
+        if let Some(p) = &self.path {
+            m.push_str(&format!(" '{p}'"));
+        }
+        if let Some(d) = &self.dest {
+            m.push_str(&format!(" -> '{d}'"));
+        }
+        m
+    }
+
+    /// The `IOError` (with `code`, `syscall` and `path`) and `trace` as its
+    /// stack.
+    pub fn to_error(&self, rt: &mut Runtime, trace: &Trace) -> Value {
+        let code = rt.heap.alloc_str(self.code);
+        let syscall = rt.heap.alloc_str(self.syscall);
+        let path = match &self.path {
+            Some(p) => rt.heap.alloc_str(p.as_str()),
+            None => Value::NULL,
+        };
+        let class = rt.realm.classes.io_error;
+        let mut props = vec![("code", code), ("syscall", syscall), ("path", path)];
+        if let Some(d) = &self.dest {
+            let dest = rt.heap.alloc_str(d.as_str());
+            props.push(("dest", dest));
+        }
+        trace.error(rt, class, &self.message(), &props)
+    }
+
+    /// The `IOError` thrown by a native running on the calling task.
+    pub fn throw(&self, ctx: &mut NativeCtx) -> Value {
+        let trace = Trace::of(ctx);
+        self.to_error(ctx.rt, &trace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::testing;
+
+    #[test]
+    fn os_errors_get_node_codes_and_messages() {
+        let e = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(
+            IoFailure::new(&e, "open", Some("x.txt")).message(),
+            "ENOENT: no such file or directory, open 'x.txt'"
+        );
+        let e = std::io::Error::from_raw_os_error(libc::ENOTEMPTY);
+        assert_eq!(
+            IoFailure::new(&e, "rename", Some("a")).with_dest("b").message(),
+            "ENOTEMPTY: directory not empty, rename 'a' -> 'b'"
+        );
+        let e = std::io::Error::from_raw_os_error(libc::EISDIR);
+        assert_eq!(error_code(&e), ("EISDIR", "illegal operation on a directory"));
+        // Errors without an OS code map by kind.
+        let e = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        assert_eq!(error_code(&e).0, "ENOENT");
+        assert_eq!(
+            IoFailure::code("EBADF", "bad file descriptor", "read", None).message(),
+            "EBADF: bad file descriptor, read"
+        );
+    }
+
+    #[test]
+    fn the_io_error_value_has_code_syscall_and_path() {
+        let mut rt = testing::rt();
+        let e = std::io::Error::from_raw_os_error(libc::EACCES);
+        let err = IoFailure::new(&e, "open", Some("/root/x")).to_error(&mut rt, &Trace(String::new()));
+        assert!(ops::instance_of(&rt.realm, err, rt.realm.classes.io_error).unwrap());
+        assert!(ops::instance_of(&rt.realm, err, rt.realm.classes.error).unwrap());
+        let d = ops::object_data(err).unwrap().clone();
+        let get = |k: &str| d.props.get(Atom::intern(k)).map(ops::to_display);
+        assert_eq!(get("code").as_deref(), Some("EACCES"));
+        assert_eq!(get("syscall").as_deref(), Some("open"));
+        assert_eq!(get("path").as_deref(), Some("/root/x"));
+        assert_eq!(get("message").as_deref(), Some("EACCES: permission denied, open '/root/x'"));
+        assert_eq!(get("stack").as_deref(), Some("IOError: EACCES: permission denied, open '/root/x'"));
+        let none =
+            IoFailure::code("EBADF", "bad file descriptor", "write", None).to_error(&mut rt, &Trace(String::new()));
+        assert!(ops::object_data(none).unwrap().props.get(Atom::intern("path")).unwrap().is_null());
     }
 }
