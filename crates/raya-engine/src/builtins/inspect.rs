@@ -541,7 +541,17 @@ impl Inspector {
             }
             Body::Host(h) => {
                 let name = ops::class_data(h.class).map(|c| c.name.as_str()).unwrap_or("Object");
-                format!("{name} {{}}")
+                if h.fields.is_empty() || recurse > self.depth {
+                    return format!("{name} {{}}");
+                }
+                self.seen.push(p);
+                let out: Vec<String> = h
+                    .fields
+                    .iter()
+                    .map(|&(k, v)| format!("{}: {}", format_key(k.as_str()), self.value(v, recurse + 1, indent + 2)))
+                    .collect();
+                self.seen.pop();
+                reduce(&out, name, "{", "}", indent)
             }
             Body::Accessor(a) => {
                 let a = *a.lock();

@@ -95,6 +95,10 @@ pub const GLOBAL_NAMES: &[&str] = &[
     "Uint8Array",
     "TextEncoder",
     "TextDecoder",
+    "cwd",
+    "stdin",
+    "stdout",
+    "stderr",
     // Hook used by stdlib/prelude.raya to hand its Raya-written methods
     // (Array.prototype.map, sort, ...) to the runtime.
     "__installPrelude",

@@ -10,11 +10,11 @@
 //! (`readLine` with a whole line buffered, `read` with bytes buffered) the
 //! call completes on the worker with no pool round trip; otherwise a pool
 //! job (which may block on the lock, on its own thread) refills the buffer
-//! and the task re-runs the call (`io::block_then_rerun`). A 64 KiB
+//! and the task re-runs the call (`io::block_then_rerun`, `io::ReadBuf`). A 64 KiB
 //! refill serves many lines, and since only the task itself consumes from
 //! the buffer, a cancelled read consumes nothing.
 
-use super::io::{block_on, block_then_rerun, IoFailure, Trace};
+use super::io::{answer, block_on, block_then_rerun, read_max, IoFailure, ReadBuf, Trace};
 use super::{Capability, StdModule};
 use crate::builtins::bytes::{alloc_bytes, as_bytes, decode_utf8};
 use crate::sync::Resume;
@@ -48,9 +48,6 @@ pub static MODULE: StdModule = StdModule {
     source: None,
     classes: Some(classes),
 };
-
-/// How much a refill reads, and `read()`'s default maximum.
-const CHUNK: usize = 64 * 1024;
 
 fn classes(b: &mut Builder) -> Vec<(&'static str, Value)> {
     let file = b.class("File", Value::UNDEFINED, BuiltinKind::Namespace, None, None);
@@ -355,53 +352,7 @@ struct FileState {
 struct FileInner {
     /// None once closed.
     file: Option<std::fs::File>,
-    /// Read buffer: `buf[pos..]` is read from the file and not yet
-    /// consumed.
-    buf: Vec<u8>,
-    pos: usize,
-    /// The file returned end of file after the buffered bytes.
-    eof: bool,
-    /// A refill failed: thrown by the next read, which consumes it.
-    error: Option<IoFailure>,
-}
-
-impl FileInner {
-    fn buffered(&self) -> &[u8] {
-        &self.buf[self.pos..]
-    }
-
-    /// Reads one chunk more into the buffer (dropping what was consumed),
-    /// or records end of file or the error.
-    fn refill(&mut self) {
-        let Some(file) = self.file.as_mut() else { return };
-        if self.pos > 0 {
-            self.buf.drain(..self.pos);
-            self.pos = 0;
-        }
-        let len = self.buf.len();
-        self.buf.resize(len + CHUNK, 0);
-        let r = loop {
-            match file.read(&mut self.buf[len..]) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                r => break r,
-            }
-        };
-        match r {
-            Ok(n) => {
-                self.buf.truncate(len + n);
-                self.eof = n == 0;
-            }
-            Err(e) => {
-                self.buf.truncate(len);
-                self.error = Some(IoFailure::new(&e, "read", None));
-            }
-        }
-    }
-
-    /// Position of the next `\n` in the buffer, from `from`.
-    fn newline_from(&self, from: usize) -> Option<usize> {
-        self.buf[self.pos + from..].iter().position(|&b| b == b'\n').map(|i| i + from)
-    }
+    rb: ReadBuf,
 }
 
 fn closed_error(ctx: &mut NativeCtx, syscall: &'static str) -> Value {
@@ -439,11 +390,9 @@ fn open(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Valu
         "in fs.open",
         move || o.open(&path).map_err(|e| IoFailure::new(&e, "open", Some(&path))),
         |rt, file| {
-            let state = FileState {
-                inner: Mutex::new(FileInner { file: Some(file), buf: Vec::new(), pos: 0, eof: false, error: None }),
-            };
+            let state = FileState { inner: Mutex::new(FileInner { file: Some(file), rb: ReadBuf::default() }) };
             let class = rt.realm.std_class("fs.File");
-            rt.heap.alloc(Body::Host(HostObject { class, data: Arc::new(state) }))
+            rt.heap.alloc(Body::Host(HostObject { class, data: Arc::new(state), fields: Box::new([]) }))
         },
     )
 }
@@ -454,43 +403,18 @@ fn file_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<V
     let state = this_file(ctx, this, "readLine")?;
     if let Some(mut g) = state.inner.try_lock() {
         if g.file.is_none() {
+            drop(g);
             return Err(closed_error(ctx, "read"));
         }
-        if let Some(i) = g.newline_from(0) {
-            let start = g.pos;
-            g.pos += i + 1;
-            let line = &g.buf[start..start + i];
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            let text = String::from_utf8_lossy(line).into_owned();
+        if let Some(r) = g.rb.try_line() {
             drop(g);
-            return Ok(ctx.str(text));
-        }
-        if let Some(f) = g.error.take() {
-            drop(g);
-            return Err(f.throw(ctx));
-        }
-        if g.eof {
-            if g.buffered().is_empty() {
-                return Ok(Value::NULL);
-            }
-            let line = g.buffered().to_vec();
-            g.pos = g.buf.len();
-            let line = line.strip_suffix(b"\r").unwrap_or(&line).to_vec();
-            drop(g);
-            return Ok(ctx.str(String::from_utf8_lossy(&line).into_owned()));
+            return answer(ctx, r, |ctx, line| line.map_or(Value::NULL, |l| ctx.str(l)));
         }
     }
-    // Refill until a whole line (or the end) is buffered; the call then
-    // runs again and takes it.
     block_then_rerun(ctx, "reading a file", move || {
-        let mut g = state.inner.lock();
-        // `scanned`: how much of the buffered text (from `pos`, which a
-        // refill moves to 0 without changing what is buffered) holds no
-        // newline.
-        let mut scanned = 0;
-        while g.file.is_some() && !g.eof && g.error.is_none() && g.newline_from(scanned).is_none() {
-            scanned = g.buffered().len();
-            g.refill();
+        let g = &mut *state.inner.lock();
+        if let Some(f) = g.file.as_mut() {
+            g.rb.fill_line(f, "read");
         }
     })
 }
@@ -499,37 +423,21 @@ fn file_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<V
 /// end of file.
 fn file_read(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let state = this_file(ctx, this, "read")?;
-    let m = arg(args, 0);
-    let max = if m.is_undefined() {
-        CHUNK
-    } else if m.is_number() && m.as_number() >= 1.0 && m.as_number().fract() == 0.0 {
-        m.as_number().min((1u64 << 30) as f64) as usize
-    } else {
-        return Err(ctx.range_error(format!("File.read: max must be a positive integer, got {}", ops::to_display(m))));
-    };
+    let max = read_max(ctx, arg(args, 0), "File.read")?;
     if let Some(mut g) = state.inner.try_lock() {
         if g.file.is_none() {
+            drop(g);
             return Err(closed_error(ctx, "read"));
         }
-        if !g.buffered().is_empty() {
-            let n = g.buffered().len().min(max);
-            let data = g.buffered()[..n].to_vec();
-            g.pos += n;
+        if let Some(r) = g.rb.try_bytes(max) {
             drop(g);
-            return Ok(alloc_bytes(ctx, data));
-        }
-        if let Some(f) = g.error.take() {
-            drop(g);
-            return Err(f.throw(ctx));
-        }
-        if g.eof {
-            return Ok(Value::NULL);
+            return answer(ctx, r, |ctx, data| data.map_or(Value::NULL, |d| alloc_bytes(ctx, d)));
         }
     }
     block_then_rerun(ctx, "reading a file", move || {
-        let mut g = state.inner.lock();
-        if g.file.is_some() && g.buffered().is_empty() && !g.eof && g.error.is_none() {
-            g.refill();
+        let g = &mut *state.inner.lock();
+        if let Some(f) = g.file.as_mut() {
+            g.rb.fill_some(f, "read");
         }
     })
 }
@@ -574,7 +482,5 @@ fn file_close(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value
 
 fn close_inner(g: &mut FileInner) {
     g.file = None;
-    g.buf = Vec::new();
-    g.pos = 0;
-    g.error = None;
+    g.rb.clear();
 }

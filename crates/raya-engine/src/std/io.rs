@@ -29,6 +29,7 @@ use crate::vm::object::{Body, Mut, ObjectData, PropMap};
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::borrow::Cow;
+use std::io::Read;
 use std::sync::Arc;
 
 #[derive(Default)]
@@ -305,6 +306,181 @@ impl IoFailure {
     pub fn throw(&self, ctx: &mut NativeCtx) -> Value {
         let trace = Trace::of(ctx);
         self.to_error(ctx.rt, &trace)
+    }
+}
+
+/// How much a buffer refill reads, and the default `max` of `read()`.
+pub const CHUNK: usize = 64 * 1024;
+
+/// The read side of a stream (an open file, standard input, a child's
+/// output) as its natives share it: bytes read and not yet consumed, and
+/// what the last refill found. Used under the stream's lock: the worker
+/// answers from it when it can (`try_line`, `try_bytes`, `try_all`), a pool
+/// job refills it (`fill_*`) when it cannot, and the call runs again
+/// (`block_then_rerun`), so only the calling task ever consumes.
+#[derive(Default)]
+pub struct ReadBuf {
+    /// `buf[pos..]` is read and not yet consumed.
+    buf: Vec<u8>,
+    pos: usize,
+    /// The stream ended after the buffered bytes.
+    eof: bool,
+    /// A refill failed: thrown by the next read, which consumes it.
+    error: Option<IoFailure>,
+}
+
+impl ReadBuf {
+    fn buffered(&self) -> &[u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// Whether a refill could change anything.
+    fn open(&self) -> bool {
+        !self.eof && self.error.is_none()
+    }
+
+    /// Forgets everything (the stream was closed).
+    pub fn clear(&mut self) {
+        *self = ReadBuf::default();
+    }
+
+    /// Reads once more from `r` into the buffer (dropping what was
+    /// consumed), or records end of stream or the error (`syscall` names
+    /// the read in it).
+    fn refill(&mut self, r: &mut dyn Read, syscall: &'static str) {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        let len = self.buf.len();
+        self.buf.resize(len + CHUNK, 0);
+        let got = loop {
+            match r.read(&mut self.buf[len..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                got => break got,
+            }
+        };
+        match got {
+            Ok(n) => {
+                self.buf.truncate(len + n);
+                self.eof = n == 0;
+            }
+            Err(e) => {
+                self.buf.truncate(len);
+                self.error = Some(IoFailure::new(&e, syscall, None));
+            }
+        }
+    }
+
+    /// Position of the next `\n` in the buffered bytes, from `from`.
+    fn newline_from(&self, from: usize) -> Option<usize> {
+        self.buffered()[from..].iter().position(|&b| b == b'\n').map(|i| i + from)
+    }
+
+    /// Refills until a whole line (or the end, or an error) is buffered.
+    pub fn fill_line(&mut self, r: &mut dyn Read, syscall: &'static str) {
+        // How much of the buffered text (from `pos`, which a refill moves
+        // to 0 without changing what is buffered) holds no newline.
+        let mut scanned = 0;
+        while self.open() && self.newline_from(scanned).is_none() {
+            scanned = self.buffered().len();
+            self.refill(r, syscall);
+        }
+    }
+
+    /// Refills once if nothing is buffered.
+    pub fn fill_some(&mut self, r: &mut dyn Read, syscall: &'static str) {
+        if self.open() && self.buffered().is_empty() {
+            self.refill(r, syscall);
+        }
+    }
+
+    /// Refills until the end of the stream (or an error).
+    pub fn fill_all(&mut self, r: &mut dyn Read, syscall: &'static str) {
+        while self.open() {
+            self.refill(r, syscall);
+        }
+    }
+
+    /// The next line (without `\n` or `\r\n`; a last line without `\n` is a
+    /// line), `Ok(None)` at the end, or None when a refill is needed.
+    pub fn try_line(&mut self) -> Option<Result<Option<String>, IoFailure>> {
+        let line = match self.newline_from(0) {
+            Some(i) => {
+                let start = self.pos;
+                self.pos += i + 1;
+                &self.buf[start..start + i]
+            }
+            None => {
+                if let Some(e) = self.error.take() {
+                    return Some(Err(e));
+                }
+                if !self.eof {
+                    return None;
+                }
+                if self.buffered().is_empty() {
+                    return Some(Ok(None));
+                }
+                let start = self.pos;
+                self.pos = self.buf.len();
+                &self.buf[start..]
+            }
+        };
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        Some(Ok(Some(String::from_utf8_lossy(line).into_owned())))
+    }
+
+    /// At most `max` buffered bytes (at least one), `Ok(None)` at the end,
+    /// or None when a refill is needed.
+    pub fn try_bytes(&mut self, max: usize) -> Option<Result<Option<Vec<u8>>, IoFailure>> {
+        if !self.buffered().is_empty() {
+            let n = self.buffered().len().min(max);
+            let data = self.buffered()[..n].to_vec();
+            self.pos += n;
+            return Some(Ok(Some(data)));
+        }
+        if let Some(e) = self.error.take() {
+            return Some(Err(e));
+        }
+        self.eof.then_some(Ok(None))
+    }
+
+    /// Everything up to the end of the stream, or None when a refill is
+    /// needed.
+    pub fn try_all(&mut self) -> Option<Result<Vec<u8>, IoFailure>> {
+        if let Some(e) = self.error.take() {
+            return Some(Err(e));
+        }
+        if !self.eof {
+            return None;
+        }
+        let data = self.buffered().to_vec();
+        self.pos = self.buf.len();
+        Some(Ok(data))
+    }
+}
+
+/// The `max` argument of `read(max?)`: a positive integer, default
+/// [`CHUNK`].
+pub fn read_max(ctx: &mut NativeCtx, v: Value, method: &str) -> Result<usize, Value> {
+    if v.is_undefined() {
+        return Ok(CHUNK);
+    }
+    if v.is_number() && v.as_number() >= 1.0 && v.as_number().fract() == 0.0 {
+        return Ok(v.as_number().min((1u64 << 30) as f64) as usize);
+    }
+    Err(ctx.range_error(format!("{method}: max must be a positive integer, got {}", ops::to_display(v))))
+}
+
+/// What a `try_*` answer becomes for the calling task.
+pub fn answer<T>(
+    ctx: &mut NativeCtx,
+    r: Result<T, IoFailure>,
+    make: impl FnOnce(&mut NativeCtx, T) -> Value,
+) -> Result<Value, Value> {
+    match r {
+        Ok(v) => Ok(make(ctx, v)),
+        Err(f) => Err(f.throw(ctx)),
     }
 }
 

@@ -21,6 +21,7 @@
 
 pub mod fs;
 pub mod io;
+pub mod process;
 
 use crate::vm::atom::Atom;
 use crate::vm::object::{Body, Function, Mut, Native, NativeFn, ObjectData, PropMap};
@@ -110,6 +111,7 @@ pub struct StdModule {
 /// Every built-in module.
 pub static MODULES: &[&StdModule] = &[
     &fs::MODULE,
+    &process::MODULE,
     #[cfg(test)]
     &tests::SELFTEST,
 ];

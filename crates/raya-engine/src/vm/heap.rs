@@ -235,7 +235,12 @@ impl Marker {
                 self.mark_all(&vs);
             }
             Body::Mutex(_) | Body::WaitGroup(_) | Body::Semaphore(_) | Body::Bytes(_) => {}
-            Body::Host(h) => self.mark(h.class),
+            Body::Host(h) => {
+                self.mark(h.class);
+                for &(_, v) in h.fields.iter() {
+                    self.mark(v);
+                }
+            }
             Body::Iter(it) => match it.get_stopped() {
                 IterState::Array { arr, .. } => self.mark(*arr),
                 IterState::Channel { ch, .. } => self.mark(*ch),

@@ -364,6 +364,9 @@ impl Bytes {
 pub struct HostObject {
     pub class: Value,
     pub data: Arc<dyn std::any::Any + Send + Sync>,
+    /// Read-only own properties, fixed when the object is made (a child
+    /// process's `pid`, `stdin`, ...).
+    pub fields: Box<[(Atom, Value)]>,
 }
 
 /// An immutable string with JavaScript (UTF-16) length semantics.
