@@ -489,6 +489,93 @@ mod tests {
     use super::*;
     use crate::builtins::testing;
 
+    /// A reader that hands out its data a few bytes per read, then fails
+    /// or ends.
+    struct Trickle {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+        fail_at_end: bool,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if self.at == self.data.len() && self.fail_at_end {
+                return Err(std::io::Error::from_raw_os_error(libc::EIO));
+            }
+            let n = self.step.min(out.len()).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    fn trickle(data: &str, step: usize, fail_at_end: bool) -> Trickle {
+        Trickle { data: data.as_bytes().to_vec(), at: 0, step, fail_at_end }
+    }
+
+    /// Every line `try_line` gives, refilling with `fill_line` whenever it
+    /// asks, as the natives do.
+    fn lines(rb: &mut ReadBuf, r: &mut dyn Read) -> Vec<Result<Option<String>, String>> {
+        let mut out = Vec::new();
+        loop {
+            match rb.try_line() {
+                Some(Ok(None)) => {
+                    out.push(Ok(None));
+                    return out;
+                }
+                Some(Ok(Some(l))) => out.push(Ok(Some(l))),
+                Some(Err(e)) => {
+                    out.push(Err(e.message()));
+                    return out;
+                }
+                None => rb.fill_line(r, "read"),
+            }
+        }
+    }
+
+    #[test]
+    fn lines_split_across_reads_come_back_whole() {
+        for step in [1, 2, 3, 7, 64] {
+            let mut rb = ReadBuf::default();
+            let got = lines(&mut rb, &mut trickle("ab\r\ncd\n\nlast", step, false));
+            let want: Vec<Result<Option<String>, String>> = vec![
+                Ok(Some("ab".into())),
+                Ok(Some("cd".into())),
+                Ok(Some("".into())),
+                Ok(Some("last".into())),
+                Ok(None),
+            ];
+            assert_eq!(got, want, "step {step}");
+            assert!(rb.try_line().is_some_and(|r| r.is_ok_and(|l| l.is_none())), "the end stays the end");
+        }
+    }
+
+    #[test]
+    fn a_read_error_is_thrown_once_after_the_buffered_lines() {
+        let mut rb = ReadBuf::default();
+        let got = lines(&mut rb, &mut trickle("one\ntwo", 3, true));
+        assert_eq!(got[0], Ok(Some("one".into())));
+        assert_eq!(got[1], Err("EIO: i/o error, read".into()));
+        // The error was consumed; the unterminated rest is still there.
+        assert!(rb.try_line().is_none(), "needs a refill again");
+    }
+
+    #[test]
+    fn bytes_and_all() {
+        let mut rb = ReadBuf::default();
+        let mut r = trickle("abcdef", 4, false);
+        assert!(rb.try_bytes(2).is_none());
+        rb.fill_some(&mut r, "read");
+        assert_eq!(rb.try_bytes(2).unwrap().unwrap(), Some(b"ab".to_vec()));
+        assert_eq!(rb.try_bytes(10).unwrap().unwrap(), Some(b"cd".to_vec()));
+        assert!(rb.try_all().is_none());
+        rb.fill_all(&mut r, "read");
+        assert_eq!(rb.try_all().unwrap().unwrap(), b"ef".to_vec());
+        assert_eq!(rb.try_bytes(1).unwrap().unwrap(), None);
+        assert_eq!(rb.try_all().unwrap().unwrap(), Vec::<u8>::new());
+    }
+
     #[test]
     fn os_errors_get_node_codes_and_messages() {
         let e = std::io::Error::from_raw_os_error(libc::ENOENT);
