@@ -70,6 +70,13 @@ impl WaitObject for PoolWait {
         // Cancellation releases the program at once (see the module docs).
         let (state, handle) = (self.state.clone(), self.handle.clone());
         *w.task.cancel_hook.lock() = Some(Box::new(move || state.lock().release(&handle)));
+        // A cancel that claimed the task before the hook was set found no
+        // hook: this check (after the hook is set; `t.cancel()` claims,
+        // then takes the hook) sees its claim. Only a cancel can have
+        // claimed: the job's completion claims under this lock.
+        if !w.is_live() {
+            s.release(&self.handle);
+        }
         s.waiter = Some(w);
         Registered::Queued
     }

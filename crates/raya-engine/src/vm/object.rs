@@ -360,7 +360,8 @@ impl Bytes {
 }
 
 /// See [`Body::Host`]. `data` is shared with the natives working on the
-/// object, including blocking-pool jobs.
+/// object, including blocking-pool jobs; it must hold no `Value` (the
+/// collector does not look inside it).
 pub struct HostObject {
     pub class: Value,
     pub data: Arc<dyn std::any::Any + Send + Sync>,
