@@ -101,7 +101,7 @@ pub struct StdModule {
     /// `std:NAME/native`), in global-slot order.
     pub natives: &'static [(&'static str, NativeFn)],
     /// Raya source whose exports are the module's, for modules that call
-    /// back into Raya code.
+    /// back into Raya code (kept under `stdlib/`, `include_str!`-ed).
     pub source: Option<&'static str>,
     /// Makes the module's classes (`File`), kept in the realm under
     /// qualified names (`fs.File`, see `Realm::std_class`).
