@@ -335,7 +335,13 @@ fn copy_file(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value,
             if m.is_dir() {
                 return Err(fail(&std::io::Error::from_raw_os_error(libc::EISDIR)));
             }
-            std::fs::copy(&from, &to).map(|_| ()).map_err(|e| fail(&e))
+            if m.is_file() {
+                return std::fs::copy(&from, &to).map(|_| ()).map_err(|e| fail(&e));
+            }
+            // A device or a pipe: copied by reading it, as Node does.
+            let mut src = std::fs::File::open(&from).map_err(|e| fail(&e))?;
+            let mut dst = std::fs::File::create(&to).map_err(|e| fail(&e))?;
+            std::io::copy(&mut src, &mut dst).map(|_| ()).map_err(|e| fail(&e))
         },
         |_, ()| Value::UNDEFINED,
     )
