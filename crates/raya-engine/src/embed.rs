@@ -786,7 +786,8 @@ impl Vm {
     /// Returns the main module's completion value (usually `undefined`),
     /// or: [`HostError::Uncaught`] when main threw, [`HostError::Exit`] for
     /// `exit(code)` with `code != 0` or unhandled task errors,
-    /// [`HostError::Deadlock`].
+    /// [`HostError::Deadlock`], [`HostError::Capability`] (nothing ran: the
+    /// program imports a built-in module this VM does not allow).
     pub fn execute(&self, program: &Program) -> Result<HostValue, HostError> {
         if let Some(link) = program.std_modules.iter().find(|l| {
             crate::std::find(l.name).and_then(|m| m.capability).is_some_and(|c| !self.inner.opts.capabilities.has(c))

@@ -586,6 +586,14 @@ fn built_in_modules_need_their_capability() {
     let text = err.render();
     assert!(text.contains("module `std:fs` is not available: the host did not grant the `fs` capability"), "{text}");
     assert!(text.contains("caps.raya:1:24"), "{text}");
+    // Granting one capability grants only that one.
+    let fs_only = Vm::builder().workers(1).allow(Capability::Fs).build();
+    let err = fs_only.compile_source("p.raya", r#"import { run } from "std:process";"#).expect_err("not granted");
+    assert!(
+        err.render().contains("module `std:process` is not available: the host did not grant the `process` capability"),
+        "{}",
+        err.render()
+    );
     // Granted: the import works.
     let vm = Vm::builder().workers(1).allow(Capability::Fs).build();
     let seen = register_report(&vm);

@@ -105,6 +105,7 @@ pub(crate) fn iterable_values(ctx: &mut NativeCtx, v: Value, array_like: bool) -
             pairs.into_iter().map(|(k, v)| ctx.array(vec![k, v])).collect()
         }
         Body::Set(m) => m.lock().iter().map(|(k, _)| k).collect(),
+        Body::Bytes(b) => b.with(|s| s.iter().map(|&x| Value::number(x as f64)).collect()),
         Body::Iter(it) => iter_rest(ctx, &it.lock()),
         Body::Object(_) if array_like => {
             let len = ctx.get(v, "length")?;
@@ -137,6 +138,9 @@ pub(crate) fn iterable_values(ctx: &mut NativeCtx, v: Value, array_like: bool) -
 fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
     match *it {
         IterState::Array { arr, next } => {
+            if let Some(Body::Bytes(b)) = arr.as_obj().map(|o| &o.body) {
+                return b.with(|s| s.get(next..).unwrap_or(&[]).iter().map(|&x| Value::number(x as f64)).collect());
+            }
             ops::array_data(arr).map(|a| a.get(next..).map(|s| s.to_vec()).unwrap_or_default()).unwrap_or_default()
         }
         IterState::Channel { ch, .. } => {

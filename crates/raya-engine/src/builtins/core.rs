@@ -45,8 +45,15 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         mutex: b.class("Mutex", u, BuiltinKind::Mutex, None, None),
         wait_group: b.class("WaitGroup", u, BuiltinKind::WaitGroup, None, None),
         semaphore: b.class("Semaphore", u, BuiltinKind::Semaphore, None, None),
+        io_error: sub(b, "IOError"),
+        uint8array: b.class("Uint8Array", u, BuiltinKind::Bytes, None, None),
     };
-    let mut realm = Realm { globals: vec![Value::UNDEFINED; GLOBAL_NAMES.len()], classes, methods: Methods::default() };
+    let mut realm = Realm {
+        globals: vec![Value::UNDEFINED; GLOBAL_NAMES.len()],
+        classes,
+        methods: Methods::default(),
+        std_classes: Vec::new(),
+    };
     let c = realm.classes;
     for (name, v) in [
         ("Object", c.object),
@@ -70,6 +77,7 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         ("Mutex", c.mutex),
         ("WaitGroup", c.wait_group),
         ("Semaphore", c.semaphore),
+        ("IOError", c.io_error),
     ] {
         realm.globals[global_slot(name)] = v;
     }

@@ -525,6 +525,34 @@ impl Inspector {
             Body::Mutex(m) => format!("Mutex {{ locked: {} }}", m.is_locked()),
             Body::WaitGroup(g) => format!("WaitGroup {{ count: {} }}", g.count()),
             Body::Semaphore(s) => format!("Semaphore {{ available: {} }}", s.available()),
+            Body::Bytes(b) => {
+                let (items, len) = b.with(|s| (s[..s.len().min(MAX_ARRAY_LENGTH)].to_vec(), s.len()));
+                if len == 0 {
+                    return "Uint8Array(0) []".into();
+                }
+                if recurse > self.depth {
+                    return "[Uint8Array]".into();
+                }
+                let mut out: Vec<String> = items.iter().map(|x| x.to_string()).collect();
+                if len > items.len() {
+                    out.push(remaining_text(len - items.len()));
+                }
+                reduce(&out, &format!("Uint8Array({len})"), "[", "]", indent)
+            }
+            Body::Host(h) => {
+                let name = ops::class_data(h.class).map(|c| c.name.as_str()).unwrap_or("Object");
+                if h.fields.is_empty() || recurse > self.depth {
+                    return format!("{name} {{}}");
+                }
+                self.seen.push(p);
+                let out: Vec<String> = h
+                    .fields
+                    .iter()
+                    .map(|&(k, v)| format!("{}: {}", format_key(k.as_str()), self.value(v, recurse + 1, indent + 2)))
+                    .collect();
+                self.seen.pop();
+                reduce(&out, name, "{", "}", indent)
+            }
             Body::Accessor(a) => {
                 let a = *a.lock();
                 accessor_label(a.get, a.set).into()

@@ -2,6 +2,7 @@
 //! standard library (`stdlib/`), installed into every realm.
 
 pub mod array;
+pub mod bytes;
 pub mod channels;
 pub mod collections;
 pub mod console;
@@ -37,6 +38,7 @@ pub fn install(heap: &mut Heap) -> Realm {
     collections::install(&mut b, &mut realm);
     tasks::install(&mut b, &mut realm);
     channels::install(&mut b, &mut realm);
+    bytes::install(&mut b, &mut realm);
     realm.methods.index_natives();
     realm
 }
@@ -89,6 +91,14 @@ pub const GLOBAL_NAMES: &[&str] = &[
     "sleep",
     "after",
     "every",
+    "IOError",
+    "Uint8Array",
+    "TextEncoder",
+    "TextDecoder",
+    "cwd",
+    "stdin",
+    "stdout",
+    "stderr",
     // Hook used by stdlib/prelude.raya to hand its Raya-written methods
     // (Array.prototype.map, sort, ...) to the runtime.
     "__installPrelude",

@@ -1,12 +1,22 @@
-//! Built-ins: the process globals `args`, `exit(code)`, `env(name)`, and
-//! time: `Date.now()`, `performance.now()`.
+//! Built-ins: the process globals `args`, `exit(code)`, `env(name)`,
+//! `cwd()`, `stdin`, `stdout`, `stderr`, and time: `Date.now()`,
+//! `performance.now()`.
+//!
+//! `stdout.write` and `stderr.write` go through the program's one output
+//! buffer per stream (`Runtime::write_stdout`/`write_stderr`), the same
+//! as `console.log`, so output keeps its order. `stdin` reads through one
+//! process-wide buffered reader (`std::io::ReadBuf`): the worker answers
+//! from the buffer, a blocking-pool job refills it.
 
+use super::bytes::alloc_bytes;
+use crate::std::io::{answer, block_then_rerun, read_max, IoFailure, ReadBuf};
 use crate::vm::native::{arg, NativeCtx};
 use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
 use crate::vm::runtime::Runtime;
 use crate::vm::value::Value;
-use std::sync::OnceLock;
+use parking_lot::Mutex;
+use std::sync::{Arc, OnceLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 /// The time origin of `performance.now()`: the first realm's creation,
@@ -25,6 +35,86 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     let perf = b.object();
     b.set_native(perf, "now", performance_now);
     realm.globals[super::global_slot("performance")] = perf;
+    realm.globals[super::global_slot("cwd")] = b.native("cwd", cwd);
+    let stdin = b.object();
+    b.set_native(stdin, "readLine", stdin_read_line);
+    b.set_native(stdin, "read", stdin_read);
+    b.set_native(stdin, "readAll", stdin_read_all);
+    realm.globals[super::global_slot("stdin")] = stdin;
+    let stdout = b.object();
+    b.set_native(stdout, "write", stdout_write);
+    realm.globals[super::global_slot("stdout")] = stdout;
+    let stderr = b.object();
+    b.set_native(stderr, "write", stderr_write);
+    realm.globals[super::global_slot("stderr")] = stderr;
+}
+
+/// `cwd()`: the process's working directory (relative paths start there).
+fn cwd(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    match std::env::current_dir() {
+        Ok(p) => Ok(ctx.str(p.to_string_lossy().into_owned())),
+        Err(e) => Err(IoFailure::new(&e, "uv_cwd", None).throw(ctx)),
+    }
+}
+
+fn text_arg<'a>(ctx: &mut NativeCtx, args: &'a [Value], func: &str) -> Result<&'a str, Value> {
+    let v = arg(args, 0);
+    ops::as_str(v).ok_or_else(|| ctx.type_error(format!("{func}: the text must be a string, got {}", ops::type_of(v))))
+}
+
+/// `stdout.write(text)`: no newline added.
+fn stdout_write(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let text = text_arg(ctx, args, "stdout.write")?;
+    ctx.rt.write_stdout(text);
+    Ok(Value::UNDEFINED)
+}
+
+/// `stderr.write(text)`: no newline added.
+fn stderr_write(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let text = text_arg(ctx, args, "stderr.write")?;
+    ctx.rt.write_stderr(text);
+    Ok(Value::UNDEFINED)
+}
+
+/// Standard input's buffer: one per process, as standard input is.
+fn stdin_buf() -> &'static Arc<Mutex<ReadBuf>> {
+    static STDIN: OnceLock<Arc<Mutex<ReadBuf>>> = OnceLock::new();
+    STDIN.get_or_init(Default::default)
+}
+
+/// Answers from the stdin buffer if it can (`try`), else refills it on the
+/// pool (`fill`) and runs the call again.
+fn stdin_op<T>(
+    ctx: &mut NativeCtx,
+    attempt: impl FnOnce(&mut ReadBuf) -> Option<Result<T, IoFailure>>,
+    make: impl FnOnce(&mut NativeCtx, T) -> Value,
+    fill: fn(&mut ReadBuf, &mut dyn std::io::Read, &'static str),
+) -> Result<Value, Value> {
+    let buf = stdin_buf();
+    if let Some(mut g) = buf.try_lock() {
+        if let Some(r) = attempt(&mut g) {
+            drop(g);
+            return answer(ctx, r, make);
+        }
+    }
+    block_then_rerun(ctx, "reading standard input", move || fill(&mut buf.lock(), &mut std::io::stdin(), "read"))
+}
+
+/// `stdin.readLine()`: the next line without `\n`/`\r\n`, or null at the
+/// end of input.
+fn stdin_read_line(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    stdin_op(ctx, ReadBuf::try_line, |ctx, l| l.map_or(Value::NULL, |l| ctx.str(l)), ReadBuf::fill_line)
+}
+
+/// `stdin.read(max = 65536)`: at most `max` bytes, or null at the end.
+fn stdin_read(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let max = read_max(ctx, arg(args, 0), "stdin.read")?;
+    stdin_op(ctx, |b| b.try_bytes(max), |ctx, d| d.map_or(Value::NULL, |d| alloc_bytes(ctx, d)), ReadBuf::fill_some)
+}
+
+/// `stdin.readAll()`: the rest of the input as text ("" at the end).
+fn stdin_read_all(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    stdin_op(ctx, ReadBuf::try_all, |ctx, d| ctx.str(String::from_utf8_lossy(&d).into_owned()), ReadBuf::fill_all)
 }
 
 /// Fills the `args` array (created empty by `install`) with

@@ -29,6 +29,7 @@ use crate::vm::object::{Body, Mut, ObjectData, PropMap};
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::borrow::Cow;
+use std::io::Read;
 use std::sync::Arc;
 
 #[derive(Default)]
@@ -56,6 +57,8 @@ struct PoolWait {
     state: Arc<Mutex<PoolState>>,
     handle: Handle,
     what: Cow<'static, str>,
+    /// See [`block_then_rerun`].
+    rerun: bool,
 }
 
 impl WaitObject for PoolWait {
@@ -67,12 +70,23 @@ impl WaitObject for PoolWait {
         // Cancellation releases the program at once (see the module docs).
         let (state, handle) = (self.state.clone(), self.handle.clone());
         *w.task.cancel_hook.lock() = Some(Box::new(move || state.lock().release(&handle)));
+        // A cancel that claimed the task before the hook was set found no
+        // hook: this check (after the hook is set; `t.cancel()` claims,
+        // then takes the hook) sees its claim. Only a cancel can have
+        // claimed: the job's completion claims under this lock.
+        if !w.is_live() {
+            s.release(&self.handle);
+        }
         s.waiter = Some(w);
         Registered::Queued
     }
 
     fn describe(&self) -> Cow<'static, str> {
         self.what.clone()
+    }
+
+    fn reruns_call(&self) -> bool {
+        self.rerun
     }
 
     fn roots(&self) -> Vec<Value> {
@@ -95,12 +109,35 @@ pub fn block_on<T: Send + 'static>(
     job: impl FnOnce() -> T + Send + 'static,
     finish: impl FnOnce(&mut Runtime, &Trace, T) -> Resume + Send + 'static,
 ) -> Result<Value, Value> {
+    submit(ctx, what.into(), false, job, finish)
+}
+
+/// Runs `job` on the blocking pool with the calling task suspended, then
+/// runs the suspending call again. For objects whose operations consume
+/// from a buffer (a file's `readLine`): the job only fills the buffer and
+/// the call, re-run by the task itself, takes what it needs, so a
+/// cancelled wait consumes nothing.
+pub fn block_then_rerun(
+    ctx: &mut NativeCtx,
+    what: impl Into<Cow<'static, str>>,
+    job: impl FnOnce() + Send + 'static,
+) -> Result<Value, Value> {
+    submit(ctx, what.into(), true, job, |_, _, ()| Resume::Retry)
+}
+
+fn submit<T: Send + 'static>(
+    ctx: &mut NativeCtx,
+    what: Cow<'static, str>,
+    rerun: bool,
+    job: impl FnOnce() -> T + Send + 'static,
+    finish: impl FnOnce(&mut Runtime, &Trace, T) -> Resume + Send + 'static,
+) -> Result<Value, Value> {
     let Some(handle) = driver::current_handle() else {
         return Err(ctx.plain_error("blocking operation outside a running program"));
     };
     // Taken now: when the job ends the task's state may be on a worker
-    // that is still parking it.
-    let trace = Trace(ctx.rt.stack_trace(ctx.task));
+    // that is still parking it. A re-run call throws from the task itself.
+    let trace = if rerun { Trace(String::new()) } else { Trace::of(ctx) };
     let state = Arc::new(Mutex::new(PoolState { keep_alive: Some(handle.keep_alive()), ..Default::default() }));
     let (st, h) = (state.clone(), handle.clone());
     let submitted = handle.blocking_pool().submit(move || {
@@ -126,7 +163,7 @@ pub fn block_on<T: Send + 'static>(
         state.lock().release(&handle);
         return Err(ctx.plain_error(format!("cannot start blocking work: {e}")));
     }
-    ctx.rt.suspend = Some(crate::sync::Wait::Object(Box::new(PoolWait { state, handle, what: what.into() })));
+    ctx.rt.suspend = Some(crate::sync::Wait::Object(Box::new(PoolWait { state, handle, what, rerun })));
     Ok(Value::UNDEFINED)
 }
 
@@ -134,6 +171,11 @@ pub fn block_on<T: Send + 'static>(
 pub struct Trace(String);
 
 impl Trace {
+    /// The calling task's stack now.
+    pub fn of(ctx: &NativeCtx) -> Trace {
+        Trace(ctx.rt.stack_trace(ctx.task))
+    }
+
     /// A new error of `class` with `message` and this stack, with extra
     /// properties (set before the stack's header is written, which shows
     /// the error's name and message).
@@ -152,5 +194,434 @@ impl Trace {
             d.props.set(names::STACK, s);
         }
         err
+    }
+}
+
+/// The errno name (`ENOENT`) and Node's description of an I/O error.
+pub fn error_code(e: &std::io::Error) -> (&'static str, &'static str) {
+    if let Some(n) = e.raw_os_error() {
+        let known = match n {
+            libc::ENOENT => Some(("ENOENT", "no such file or directory")),
+            libc::EEXIST => Some(("EEXIST", "file already exists")),
+            libc::EACCES => Some(("EACCES", "permission denied")),
+            libc::EPERM => Some(("EPERM", "operation not permitted")),
+            libc::EISDIR => Some(("EISDIR", "illegal operation on a directory")),
+            libc::ENOTDIR => Some(("ENOTDIR", "not a directory")),
+            libc::ENOTEMPTY => Some(("ENOTEMPTY", "directory not empty")),
+            libc::EADDRINUSE => Some(("EADDRINUSE", "address already in use")),
+            libc::EADDRNOTAVAIL => Some(("EADDRNOTAVAIL", "address not available")),
+            libc::ECONNREFUSED => Some(("ECONNREFUSED", "connection refused")),
+            libc::ECONNRESET => Some(("ECONNRESET", "connection reset by peer")),
+            libc::ECONNABORTED => Some(("ECONNABORTED", "software caused connection abort")),
+            libc::EPIPE => Some(("EPIPE", "broken pipe")),
+            libc::ETIMEDOUT => Some(("ETIMEDOUT", "connection timed out")),
+            libc::EBADF => Some(("EBADF", "bad file descriptor")),
+            libc::EINVAL => Some(("EINVAL", "invalid argument")),
+            libc::EMFILE => Some(("EMFILE", "too many open files")),
+            libc::ENOSPC => Some(("ENOSPC", "no space left on device")),
+            libc::EROFS => Some(("EROFS", "read-only file system")),
+            libc::ELOOP => Some(("ELOOP", "too many symbolic links encountered")),
+            libc::ENAMETOOLONG => Some(("ENAMETOOLONG", "name too long")),
+            libc::EXDEV => Some(("EXDEV", "cross-device link not permitted")),
+            libc::EBUSY => Some(("EBUSY", "resource busy or locked")),
+            libc::ETXTBSY => Some(("ETXTBSY", "text file is busy")),
+            libc::EAGAIN => Some(("EAGAIN", "resource temporarily unavailable")),
+            libc::EHOSTUNREACH => Some(("EHOSTUNREACH", "host is unreachable")),
+            libc::ENETUNREACH => Some(("ENETUNREACH", "network is unreachable")),
+            libc::ENOTCONN => Some(("ENOTCONN", "socket is not connected")),
+            libc::EIO => Some(("EIO", "i/o error")),
+            _ => None,
+        };
+        if let Some(k) = known {
+            return k;
+        }
+    }
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => ("ENOENT", "no such file or directory"),
+        K::PermissionDenied => ("EACCES", "permission denied"),
+        K::AlreadyExists => ("EEXIST", "file already exists"),
+        K::BrokenPipe => ("EPIPE", "broken pipe"),
+        K::ConnectionRefused => ("ECONNREFUSED", "connection refused"),
+        K::ConnectionReset => ("ECONNRESET", "connection reset by peer"),
+        K::TimedOut => ("ETIMEDOUT", "connection timed out"),
+        K::InvalidInput | K::InvalidData => ("EINVAL", "invalid argument"),
+        K::UnexpectedEof => ("EOF", "end of file"),
+        _ => ("EIO", "i/o error"),
+    }
+}
+
+/// What an `IOError` says: Node's `CODE: description, syscall 'path'` (and
+/// ` -> 'dest'` for two-path calls).
+#[derive(Clone, Debug)]
+pub struct IoFailure {
+    pub code: &'static str,
+    pub description: &'static str,
+    pub syscall: &'static str,
+    pub path: Option<String>,
+    pub dest: Option<String>,
+}
+
+impl IoFailure {
+    /// The failure of `syscall` on `path` with OS error `e`.
+    pub fn new(e: &std::io::Error, syscall: &'static str, path: Option<&str>) -> IoFailure {
+        let (code, description) = error_code(e);
+        IoFailure { code, description, syscall, path: path.map(str::to_owned), dest: None }
+    }
+
+    /// A failure with a known code (`EBADF` for a closed file, ...).
+    pub fn code(code: &'static str, description: &'static str, syscall: &'static str, path: Option<&str>) -> Self {
+        IoFailure { code, description, syscall, path: path.map(str::to_owned), dest: None }
+    }
+
+    /// With the second path of a two-path call (`rename`, `copyfile`).
+    pub fn with_dest(mut self, dest: &str) -> IoFailure {
+        self.dest = Some(dest.to_owned());
+        self
+    }
+
+    pub fn message(&self) -> String {
+        let mut m = format!("{}: {}, {}", self.code, self.description, self.syscall);
+        if let Some(p) = &self.path {
+            m.push_str(&format!(" '{p}'"));
+        }
+        if let Some(d) = &self.dest {
+            m.push_str(&format!(" -> '{d}'"));
+        }
+        m
+    }
+
+    /// The `IOError` (with `code`, `syscall` and `path`) and `trace` as its
+    /// stack.
+    pub fn to_error(&self, rt: &mut Runtime, trace: &Trace) -> Value {
+        let code = rt.heap.alloc_str(self.code);
+        let syscall = rt.heap.alloc_str(self.syscall);
+        let path = match &self.path {
+            Some(p) => rt.heap.alloc_str(p.as_str()),
+            None => Value::NULL,
+        };
+        let class = rt.realm.classes.io_error;
+        let mut props = vec![("code", code), ("syscall", syscall), ("path", path)];
+        if let Some(d) = &self.dest {
+            let dest = rt.heap.alloc_str(d.as_str());
+            props.push(("dest", dest));
+        }
+        trace.error(rt, class, &self.message(), &props)
+    }
+
+    /// The `IOError` thrown by a native running on the calling task.
+    pub fn throw(&self, ctx: &mut NativeCtx) -> Value {
+        let trace = Trace::of(ctx);
+        self.to_error(ctx.rt, &trace)
+    }
+}
+
+/// How much a buffer refill reads, and the default `max` of `read()`.
+pub const CHUNK: usize = 64 * 1024;
+
+/// The read side of a stream (an open file, standard input, a child's
+/// output) as its natives share it: bytes read and not yet consumed, and
+/// what the last refill found. Used under the stream's lock: the worker
+/// answers from it when it can (`try_line`, `try_bytes`, `try_all`), a pool
+/// job refills it (`fill_*`) when it cannot, and the call runs again
+/// (`block_then_rerun`), so only the calling task ever consumes.
+#[derive(Default)]
+pub struct ReadBuf {
+    /// `buf[pos..]` is read and not yet consumed.
+    buf: Vec<u8>,
+    pos: usize,
+    /// The stream ended after the buffered bytes.
+    eof: bool,
+    /// A refill failed: thrown by the next read, which consumes it.
+    error: Option<IoFailure>,
+}
+
+impl ReadBuf {
+    fn buffered(&self) -> &[u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// Whether a refill could change anything.
+    fn open(&self) -> bool {
+        !self.eof && self.error.is_none()
+    }
+
+    /// Forgets everything (the stream was closed).
+    pub fn clear(&mut self) {
+        *self = ReadBuf::default();
+    }
+
+    /// Reads once more from `r` into the buffer (dropping what was
+    /// consumed), or records end of stream or the error (`syscall` names
+    /// the read in it).
+    fn refill(&mut self, r: &mut dyn Read, syscall: &'static str) {
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        let len = self.buf.len();
+        self.buf.resize(len + CHUNK, 0);
+        let got = loop {
+            match r.read(&mut self.buf[len..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                got => break got,
+            }
+        };
+        match got {
+            Ok(n) => {
+                self.buf.truncate(len + n);
+                self.eof = n == 0;
+            }
+            Err(e) => {
+                self.buf.truncate(len);
+                self.error = Some(IoFailure::new(&e, syscall, None));
+            }
+        }
+    }
+
+    /// Position of the next `\n` in the buffered bytes, from `from`.
+    fn newline_from(&self, from: usize) -> Option<usize> {
+        self.buffered()[from..].iter().position(|&b| b == b'\n').map(|i| i + from)
+    }
+
+    /// Refills until a whole line (or the end, or an error) is buffered.
+    pub fn fill_line(&mut self, r: &mut dyn Read, syscall: &'static str) {
+        // How much of the buffered text (from `pos`, which a refill moves
+        // to 0 without changing what is buffered) holds no newline.
+        let mut scanned = 0;
+        while self.open() && self.newline_from(scanned).is_none() {
+            scanned = self.buffered().len();
+            self.refill(r, syscall);
+        }
+    }
+
+    /// Refills once if nothing is buffered.
+    pub fn fill_some(&mut self, r: &mut dyn Read, syscall: &'static str) {
+        if self.open() && self.buffered().is_empty() {
+            self.refill(r, syscall);
+        }
+    }
+
+    /// Refills until the end of the stream (or an error).
+    pub fn fill_all(&mut self, r: &mut dyn Read, syscall: &'static str) {
+        while self.open() {
+            self.refill(r, syscall);
+        }
+    }
+
+    /// The next line (without `\n` or `\r\n`; a last line without `\n` is a
+    /// line), `Ok(None)` at the end, or None when a refill is needed.
+    pub fn try_line(&mut self) -> Option<Result<Option<String>, IoFailure>> {
+        let line = match self.newline_from(0) {
+            Some(i) => {
+                let start = self.pos;
+                self.pos += i + 1;
+                &self.buf[start..start + i]
+            }
+            None => {
+                if let Some(e) = self.error.take() {
+                    return Some(Err(e));
+                }
+                if !self.eof {
+                    return None;
+                }
+                if self.buffered().is_empty() {
+                    return Some(Ok(None));
+                }
+                let start = self.pos;
+                self.pos = self.buf.len();
+                &self.buf[start..]
+            }
+        };
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        Some(Ok(Some(String::from_utf8_lossy(line).into_owned())))
+    }
+
+    /// At most `max` buffered bytes (at least one), `Ok(None)` at the end,
+    /// or None when a refill is needed.
+    pub fn try_bytes(&mut self, max: usize) -> Option<Result<Option<Vec<u8>>, IoFailure>> {
+        if !self.buffered().is_empty() {
+            let n = self.buffered().len().min(max);
+            let data = self.buffered()[..n].to_vec();
+            self.pos += n;
+            return Some(Ok(Some(data)));
+        }
+        if let Some(e) = self.error.take() {
+            return Some(Err(e));
+        }
+        self.eof.then_some(Ok(None))
+    }
+
+    /// Everything up to the end of the stream, or None when a refill is
+    /// needed.
+    pub fn try_all(&mut self) -> Option<Result<Vec<u8>, IoFailure>> {
+        if let Some(e) = self.error.take() {
+            return Some(Err(e));
+        }
+        if !self.eof {
+            return None;
+        }
+        let data = self.buffered().to_vec();
+        self.pos = self.buf.len();
+        Some(Ok(data))
+    }
+}
+
+/// The `max` argument of `read(max?)`: a positive integer, default
+/// [`CHUNK`].
+pub fn read_max(ctx: &mut NativeCtx, v: Value, method: &str) -> Result<usize, Value> {
+    if v.is_undefined() {
+        return Ok(CHUNK);
+    }
+    if v.is_number() && v.as_number() >= 1.0 && v.as_number().fract() == 0.0 {
+        return Ok(v.as_number().min((1u64 << 30) as f64) as usize);
+    }
+    Err(ctx.range_error(format!("{method}: max must be a positive integer, got {}", ops::to_display(v))))
+}
+
+/// What a `try_*` answer becomes for the calling task.
+pub fn answer<T>(
+    ctx: &mut NativeCtx,
+    r: Result<T, IoFailure>,
+    make: impl FnOnce(&mut NativeCtx, T) -> Value,
+) -> Result<Value, Value> {
+    match r {
+        Ok(v) => Ok(make(ctx, v)),
+        Err(f) => Err(f.throw(ctx)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtins::testing;
+
+    /// A reader that hands out its data a few bytes per read, then fails
+    /// or ends.
+    struct Trickle {
+        data: Vec<u8>,
+        at: usize,
+        step: usize,
+        fail_at_end: bool,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            if self.at == self.data.len() && self.fail_at_end {
+                return Err(std::io::Error::from_raw_os_error(libc::EIO));
+            }
+            let n = self.step.min(out.len()).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    fn trickle(data: &str, step: usize, fail_at_end: bool) -> Trickle {
+        Trickle { data: data.as_bytes().to_vec(), at: 0, step, fail_at_end }
+    }
+
+    /// Every line `try_line` gives, refilling with `fill_line` whenever it
+    /// asks, as the natives do.
+    fn lines(rb: &mut ReadBuf, r: &mut dyn Read) -> Vec<Result<Option<String>, String>> {
+        let mut out = Vec::new();
+        loop {
+            match rb.try_line() {
+                Some(Ok(None)) => {
+                    out.push(Ok(None));
+                    return out;
+                }
+                Some(Ok(Some(l))) => out.push(Ok(Some(l))),
+                Some(Err(e)) => {
+                    out.push(Err(e.message()));
+                    return out;
+                }
+                None => rb.fill_line(r, "read"),
+            }
+        }
+    }
+
+    #[test]
+    fn lines_split_across_reads_come_back_whole() {
+        for step in [1, 2, 3, 7, 64] {
+            let mut rb = ReadBuf::default();
+            let got = lines(&mut rb, &mut trickle("ab\r\ncd\n\nlast", step, false));
+            let want: Vec<Result<Option<String>, String>> = vec![
+                Ok(Some("ab".into())),
+                Ok(Some("cd".into())),
+                Ok(Some("".into())),
+                Ok(Some("last".into())),
+                Ok(None),
+            ];
+            assert_eq!(got, want, "step {step}");
+            assert!(rb.try_line().is_some_and(|r| r.is_ok_and(|l| l.is_none())), "the end stays the end");
+        }
+    }
+
+    #[test]
+    fn a_read_error_is_thrown_once_after_the_buffered_lines() {
+        let mut rb = ReadBuf::default();
+        let got = lines(&mut rb, &mut trickle("one\ntwo", 3, true));
+        assert_eq!(got[0], Ok(Some("one".into())));
+        assert_eq!(got[1], Err("EIO: i/o error, read".into()));
+        // The error was consumed; the unterminated rest is still there.
+        assert!(rb.try_line().is_none(), "needs a refill again");
+    }
+
+    #[test]
+    fn bytes_and_all() {
+        let mut rb = ReadBuf::default();
+        let mut r = trickle("abcdef", 4, false);
+        assert!(rb.try_bytes(2).is_none());
+        rb.fill_some(&mut r, "read");
+        assert_eq!(rb.try_bytes(2).unwrap().unwrap(), Some(b"ab".to_vec()));
+        assert_eq!(rb.try_bytes(10).unwrap().unwrap(), Some(b"cd".to_vec()));
+        assert!(rb.try_all().is_none());
+        rb.fill_all(&mut r, "read");
+        assert_eq!(rb.try_all().unwrap().unwrap(), b"ef".to_vec());
+        assert_eq!(rb.try_bytes(1).unwrap().unwrap(), None);
+        assert_eq!(rb.try_all().unwrap().unwrap(), Vec::<u8>::new());
+    }
+
+    #[test]
+    fn os_errors_get_node_codes_and_messages() {
+        let e = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(
+            IoFailure::new(&e, "open", Some("x.txt")).message(),
+            "ENOENT: no such file or directory, open 'x.txt'"
+        );
+        let e = std::io::Error::from_raw_os_error(libc::ENOTEMPTY);
+        assert_eq!(
+            IoFailure::new(&e, "rename", Some("a")).with_dest("b").message(),
+            "ENOTEMPTY: directory not empty, rename 'a' -> 'b'"
+        );
+        let e = std::io::Error::from_raw_os_error(libc::EISDIR);
+        assert_eq!(error_code(&e), ("EISDIR", "illegal operation on a directory"));
+        // Errors without an OS code map by kind.
+        let e = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        assert_eq!(error_code(&e).0, "ENOENT");
+        assert_eq!(
+            IoFailure::code("EBADF", "bad file descriptor", "read", None).message(),
+            "EBADF: bad file descriptor, read"
+        );
+    }
+
+    #[test]
+    fn the_io_error_value_has_code_syscall_and_path() {
+        let mut rt = testing::rt();
+        let e = std::io::Error::from_raw_os_error(libc::EACCES);
+        let err = IoFailure::new(&e, "open", Some("/root/x")).to_error(&mut rt, &Trace(String::new()));
+        assert!(ops::instance_of(&rt.realm, err, rt.realm.classes.io_error).unwrap());
+        assert!(ops::instance_of(&rt.realm, err, rt.realm.classes.error).unwrap());
+        let d = ops::object_data(err).unwrap().clone();
+        let get = |k: &str| d.props.get(Atom::intern(k)).map(ops::to_display);
+        assert_eq!(get("code").as_deref(), Some("EACCES"));
+        assert_eq!(get("syscall").as_deref(), Some("open"));
+        assert_eq!(get("path").as_deref(), Some("/root/x"));
+        assert_eq!(get("message").as_deref(), Some("EACCES: permission denied, open '/root/x'"));
+        assert_eq!(get("stack").as_deref(), Some("IOError: EACCES: permission denied, open '/root/x'"));
+        let none =
+            IoFailure::code("EBADF", "bad file descriptor", "write", None).to_error(&mut rt, &Trace(String::new()));
+        assert!(ops::object_data(none).unwrap().props.get(Atom::intern("path")).unwrap().is_null());
     }
 }

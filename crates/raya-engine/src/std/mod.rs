@@ -21,9 +21,11 @@
 
 pub mod fs;
 pub mod io;
+pub mod process;
 
 use crate::vm::atom::Atom;
 use crate::vm::object::{Body, Function, Mut, Native, NativeFn, ObjectData, PropMap};
+use crate::vm::realm::Builder;
 use crate::vm::{Runtime, Value};
 
 /// What a built-in module may touch; the embedder grants each one
@@ -86,6 +88,9 @@ impl std::fmt::Debug for Capabilities {
     }
 }
 
+/// Makes a module's classes: `(qualified name, class)` pairs.
+pub type MakeClasses = fn(&mut Builder) -> Vec<(&'static str, Value)>;
+
 /// One built-in module.
 pub struct StdModule {
     /// The name after `std:`.
@@ -96,13 +101,17 @@ pub struct StdModule {
     /// `std:NAME/native`), in global-slot order.
     pub natives: &'static [(&'static str, NativeFn)],
     /// Raya source whose exports are the module's, for modules that call
-    /// back into Raya code.
+    /// back into Raya code (kept under `stdlib/`, `include_str!`-ed).
     pub source: Option<&'static str>,
+    /// Makes the module's classes (`File`), kept in the realm under
+    /// qualified names (`fs.File`, see `Realm::std_class`).
+    pub classes: Option<MakeClasses>,
 }
 
 /// Every built-in module.
 pub static MODULES: &[&StdModule] = &[
     &fs::MODULE,
+    &process::MODULE,
     #[cfg(test)]
     &tests::SELFTEST,
 ];
@@ -128,6 +137,10 @@ pub struct StdLink {
 pub fn install(rt: &mut Runtime, links: &[StdLink]) {
     for link in links {
         let Some(module) = find(link.name) else { continue };
+        if let Some(make) = module.classes {
+            let classes = make(&mut Builder { heap: &mut rt.heap });
+            rt.update_realm(|realm| realm.std_classes.extend(classes));
+        }
         let mut ns = PropMap::new();
         let mut sorted: Vec<(&'static str, Value)> = Vec::new();
         for (i, &(name, f)) in module.natives.iter().enumerate() {
@@ -162,6 +175,7 @@ mod tests {
         name: "selftest",
         capability: None,
         natives: &[("twice", twice)],
+        classes: None,
         source: Some(
             r#"
             import { twice } from "std:selftest/native";

@@ -261,9 +261,24 @@ pub trait WaitObject: Send {
     fn describe(&self) -> Cow<'static, str>;
     /// GC: values the registration keeps alive.
     fn roots(&self) -> Vec<Value>;
+    /// Woken with `Resume::Retry`, the task runs the suspending call again
+    /// (which then finds what it waited for), as for `Wait::Settled`.
+    fn reruns_call(&self) -> bool {
+        false
+    }
 }
 
 impl Wait {
+    /// Whether the suspending call is run again when the task is woken
+    /// with `Resume::Retry` (else the task goes on after it).
+    pub fn reruns_call(&self) -> bool {
+        match self {
+            Wait::Settled(_) => true,
+            Wait::Object(o) => o.reruns_call(),
+            _ => false,
+        }
+    }
+
     pub fn describe(&self) -> Cow<'static, str> {
         match self {
             Wait::Settled(v) if v.len() == 1 => match v[0].as_obj().map(|o| &o.body) {

@@ -234,7 +234,13 @@ impl Marker {
                 ch.trace(|v| vs.push(v));
                 self.mark_all(&vs);
             }
-            Body::Mutex(_) | Body::WaitGroup(_) | Body::Semaphore(_) => {}
+            Body::Mutex(_) | Body::WaitGroup(_) | Body::Semaphore(_) | Body::Bytes(_) => {}
+            Body::Host(h) => {
+                self.mark(h.class);
+                for &(_, v) in h.fields.iter() {
+                    self.mark(v);
+                }
+            }
             Body::Iter(it) => match it.get_stopped() {
                 IterState::Array { arr, .. } => self.mark(*arr),
                 IterState::Channel { ch, .. } => self.mark(*ch),
@@ -255,6 +261,8 @@ fn body_size(b: &Body) -> usize {
             Body::Array(a) => unsafe { a.get_stopped() }.capacity() * 8,
             Body::Object(o) => unsafe { o.get_stopped() }.props.capacity_bytes(),
             Body::Function(Function::Closure(c)) => c.upvals.len() * 8,
+            // A new buffer counts once, not again for each view of it.
+            Body::Bytes(b) if Arc::strong_count(&b.buf) == 1 => b.len,
             _ => 32,
         }
 }
@@ -594,6 +602,20 @@ mod tests {
         }
         heap.collect(|m| m.mark(head));
         assert_eq!(heap.object_count(), 200_001);
+    }
+
+    #[test]
+    fn byte_buffers_count_toward_the_next_collection_once() {
+        use crate::vm::object::Bytes;
+        let mut heap = Heap::new();
+        let big = heap.alloc(Body::Bytes(Bytes::new(vec![0; 4 << 20])));
+        assert!(heap.local_bytes + heap.shared.allocated_since_gc.load(Ordering::Relaxed) >= 4 << 20);
+        // A view of the same buffer does not count its bytes again.
+        let before = heap.local_bytes + heap.shared.allocated_since_gc.load(Ordering::Relaxed);
+        let Some(Body::Bytes(b)) = big.as_obj().map(|o| &o.body) else { panic!() };
+        heap.alloc(Body::Bytes(Bytes { buf: b.buf.clone(), offset: 1, len: 10 }));
+        let after = heap.local_bytes + heap.shared.allocated_since_gc.load(Ordering::Relaxed);
+        assert!(after - before < 1024);
     }
 
     #[test]

@@ -578,6 +578,7 @@ impl<'rt> TaskInterpreter<'rt> {
             BuiltinKind::Mutex => Some(channels::construct_mutex),
             BuiltinKind::WaitGroup => Some(channels::construct_wait_group),
             BuiltinKind::Semaphore => Some(channels::construct_semaphore),
+            BuiltinKind::Bytes => Some(crate::builtins::bytes::construct_bytes),
             _ => return Err(Fault::Type(format!("{} is not a constructor", class_name.as_str()))),
         };
         if let Some(ctor) = builtin {
@@ -649,7 +650,7 @@ impl<'rt> TaskInterpreter<'rt> {
     /// Creates an iterator object over `v`.
     fn make_iter(&mut self, v: Value) -> Result<Value, Fault> {
         let state = match v.as_obj().map(|o| &o.body) {
-            Some(Body::Array(_)) => IterState::Array { arr: v, next: 0 },
+            Some(Body::Array(_)) | Some(Body::Bytes(_)) => IterState::Array { arr: v, next: 0 },
             Some(Body::Str(_)) => IterState::Str { s: v, next: 0 },
             Some(Body::Map(_)) => IterState::Map { map: v, next: 0, kind: 2 },
             Some(Body::Set(_)) => IterState::Map { map: v, next: 0, kind: 0 },
@@ -676,6 +677,11 @@ impl<'rt> TaskInterpreter<'rt> {
                 }
             }
             IterState::Array { arr, next } => {
+                if let Some(Body::Bytes(b)) = arr.as_obj().map(|o| &o.body) {
+                    let v = b.with(|s| s.get(*next).copied());
+                    *next += 1;
+                    return v.map(|x| Value::number(x as f64));
+                }
                 let a = ops::array_data(*arr)?;
                 let v = a.get(*next).copied();
                 *next += 1;
@@ -931,8 +937,9 @@ impl<'rt> TaskInterpreter<'rt> {
                         Ok(Invoked::Done) => {
                             refresh!();
                             if let Some(w) = self.rt.suspend.take() {
-                                if matches!(w, Wait::Settled(_)) {
-                                    // Waits on tasks re-run the call when
+                                if w.reruns_call() {
+                                    // Waits on tasks (and on I/O that
+                                    // fills a buffer) re-run the call when
                                     // woken (it then finds them settled).
                                     ip = unsafe { ip.sub(1) };
                                     save_pc!();

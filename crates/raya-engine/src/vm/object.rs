@@ -76,6 +76,9 @@ impl LockLevel for Value {
 impl LockLevel for Accessor {
     const LEVEL: u8 = 3;
 }
+impl LockLevel for Box<[u8]> {
+    const LEVEL: u8 = 3;
+}
 
 static PARALLEL_MUTATORS: AtomicBool = AtomicBool::new(false);
 
@@ -257,11 +260,16 @@ pub enum Body {
     Mutex(Arc<crate::sync::mutex::MutexCell>),
     WaitGroup(Arc<crate::sync::mutex::WaitGroupCell>),
     Semaphore(Arc<crate::sync::mutex::SemaphoreCell>),
+    /// A `Uint8Array`.
+    Bytes(Bytes),
+    /// An object of a built-in module that holds Rust state (an open file,
+    /// a child process): its methods are its class's.
+    Host(HostObject),
 }
 
 impl Body {
     /// How many variants there are: [`Body::tag`] is below this.
-    pub const TAGS: usize = 16;
+    pub const TAGS: usize = 18;
     pub const STR_TAG: u8 = 0;
     pub const ARRAY_TAG: u8 = 1;
     pub const OBJECT_TAG: u8 = 2;
@@ -278,6 +286,8 @@ impl Body {
     pub const MUTEX_TAG: u8 = 13;
     pub const WAIT_GROUP_TAG: u8 = 14;
     pub const SEMAPHORE_TAG: u8 = 15;
+    pub const BYTES_TAG: u8 = 16;
+    pub const HOST_TAG: u8 = 17;
 
     /// A small number naming the variant, for caches keyed on the kind of
     /// a value (see `Methods::native_method`). The match compiles to a
@@ -301,6 +311,8 @@ impl Body {
             Body::Mutex(_) => Self::MUTEX_TAG,
             Body::WaitGroup(_) => Self::WAIT_GROUP_TAG,
             Body::Semaphore(_) => Self::SEMAPHORE_TAG,
+            Body::Bytes(_) => Self::BYTES_TAG,
+            Body::Host(_) => Self::HOST_TAG,
         }
     }
 }
@@ -316,6 +328,46 @@ impl Obj {
             _ => None,
         }
     }
+}
+
+/// A `Uint8Array`: the view `offset..offset + len` of a byte buffer. Views
+/// made by `subarray` share the buffer; a buffer never changes size, so a
+/// view's range stays valid. Each byte operation locks the buffer (a leaf
+/// of the lock order) for its duration.
+pub struct Bytes {
+    pub buf: Arc<Mut<Box<[u8]>>>,
+    pub offset: usize,
+    pub len: usize,
+}
+
+impl Bytes {
+    /// A view of all of a new buffer holding `data`.
+    pub fn new(data: Vec<u8>) -> Bytes {
+        let len = data.len();
+        Bytes { buf: Arc::new(Mut::new(data.into_boxed_slice())), offset: 0, len }
+    }
+
+    /// Runs `f` on this view's bytes.
+    pub fn with<R>(&self, f: impl FnOnce(&mut [u8]) -> R) -> R {
+        let mut g = self.buf.lock();
+        f(&mut g[self.offset..self.offset + self.len])
+    }
+
+    /// A copy of this view's bytes.
+    pub fn to_vec(&self) -> Vec<u8> {
+        self.with(|b| b.to_vec())
+    }
+}
+
+/// See [`Body::Host`]. `data` is shared with the natives working on the
+/// object, including blocking-pool jobs; it must hold no `Value` (the
+/// collector does not look inside it).
+pub struct HostObject {
+    pub class: Value,
+    pub data: Arc<dyn std::any::Any + Send + Sync>,
+    /// Read-only own properties, fixed when the object is made (a child
+    /// process's `pid`, `stdin`, ...).
+    pub fields: Box<[(Atom, Value)]>,
 }
 
 /// An immutable string with JavaScript (UTF-16) length semantics.
@@ -569,6 +621,8 @@ pub enum BuiltinKind {
     Mutex,
     WaitGroup,
     Semaphore,
+    /// `new Uint8Array(n)`.
+    Bytes,
 }
 
 #[derive(Clone)]

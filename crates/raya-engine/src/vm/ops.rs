@@ -5,7 +5,7 @@
 
 use super::atom::{names, Atom};
 use super::heap::Heap;
-use super::object::{Accessor, Body, BuiltinKind, ClassData, Function, MutRef, Obj, ObjectData, PropMap};
+use super::object::{Accessor, Body, BuiltinKind, Bytes, ClassData, Function, MutRef, Obj, ObjectData, PropMap};
 use super::realm::Realm;
 use super::value::Value;
 use crate::builtins::numconv;
@@ -132,6 +132,8 @@ pub fn class_of(realm: &Realm, v: Value) -> Value {
         Some(Body::Mutex(_)) => c.mutex,
         Some(Body::WaitGroup(_)) => c.wait_group,
         Some(Body::Semaphore(_)) => c.semaphore,
+        Some(Body::Bytes(_)) => c.uint8array,
+        Some(Body::Host(h)) => h.class,
         _ => Value::UNDEFINED,
     }
 }
@@ -413,6 +415,21 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
             }
             from_method(&realm.methods.set, key)
         }
+        Body::Bytes(b) => {
+            if key == names::LENGTH {
+                return Ok(Got::Value(Value::number(b.len as f64)));
+            }
+            if let Some(i) = key.as_index() {
+                return Ok(Got::Value(bytes_get(b, i as usize)));
+            }
+            from_method(&realm.methods.bytes, key)
+        }
+        Body::Host(h) => {
+            match h.fields.iter().find(|(k, _)| *k == key).map(|&(_, v)| v).or_else(|| lookup_proto(h.class, key)) {
+                Some(v) => from_slot(v),
+                None => from_method(&realm.methods.object, key),
+            }
+        }
         _ => Got::Value(Value::UNDEFINED),
     })
 }
@@ -505,6 +522,13 @@ pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put>
             c.statics.set(key, v);
             Ok(Put::Done)
         }
+        Body::Bytes(b) => {
+            // Typed arrays ignore writes outside their indices.
+            if let Some(i) = key.as_index() {
+                bytes_set(b, i as usize, v);
+            }
+            Ok(Put::Done)
+        }
         Body::Str(_) => type_error(format!(
             "Cannot assign to read only property '{}' of string '{}'",
             key.as_str(),
@@ -524,6 +548,37 @@ fn setter_of(a: Accessor, key: Atom) -> OpResult<Put> {
     } else {
         Ok(Put::Setter(a.set))
     }
+}
+
+/// `bytes[i]`: the byte as a number, or undefined out of range.
+fn bytes_get(b: &Bytes, i: usize) -> Value {
+    b.with(|s| s.get(i).map_or(Value::UNDEFINED, |&x| Value::number(x as f64)))
+}
+
+/// `bytes[i] = v`: ToUint8 (modulo 256, as JS); ignored out of range.
+pub fn bytes_set(b: &Bytes, i: usize, v: Value) {
+    if i < b.len {
+        let x = to_uint8(v);
+        b.with(|s| s[i] = x);
+    }
+}
+
+/// JS ToUint8 of a value (non-numbers convert as `Number(v)` would for
+/// primitives; anything else is NaN, so 0).
+pub fn to_uint8(v: Value) -> u8 {
+    let n = if v.is_number() {
+        v.as_number()
+    } else if v == Value::TRUE {
+        1.0
+    } else if let Some(s) = as_str(v) {
+        numconv::string_to_number(s)
+    } else {
+        f64::NAN
+    };
+    if !n.is_finite() {
+        return 0;
+    }
+    (n.trunc().rem_euclid(256.0)) as u8
 }
 
 /// Largest valid array length (2^32 - 1).
@@ -581,6 +636,12 @@ pub fn get_index(realm: &Realm, heap: &mut Heap, obj: Value, key: Value) -> OpRe
                     }
                     return Ok(Got::Value(Value::UNDEFINED));
                 }
+                Body::Bytes(b) => {
+                    let i = n as usize;
+                    if i as f64 == n {
+                        return Ok(Got::Value(bytes_get(b, i)));
+                    }
+                }
                 _ => {}
             }
         }
@@ -607,6 +668,16 @@ pub fn set_index(realm: &Realm, obj: Value, key: Value, v: Value) -> OpResult<Pu
                 }
                 return array_store(&mut a.lock(), i, v).map(|_| Put::Done);
             }
+        }
+        if let Some(Obj { body: Body::Bytes(b), .. }) = obj.as_obj() {
+            let n = key.as_number();
+            let i = n as usize;
+            if i as f64 == n {
+                bytes_set(b, i, v);
+            }
+            // Other numeric keys (negative, fractional) name no element: a
+            // typed array ignores the write.
+            return Ok(Put::Done);
         }
     }
     if obj.is_nullish() {

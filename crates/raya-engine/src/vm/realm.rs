@@ -34,6 +34,8 @@ pub struct Classes {
     pub mutex: Value,
     pub wait_group: Value,
     pub semaphore: Value,
+    pub io_error: Value,
+    pub uint8array: Value,
 }
 
 /// Methods of values that are not class instances, by receiver type.
@@ -54,6 +56,8 @@ pub struct Methods {
     pub mutex: PropMap,
     pub wait_group: PropMap,
     pub semaphore: PropMap,
+    /// `Uint8Array`.
+    pub bytes: PropMap,
     /// For each [`Body::tag`], the native each slot of that kind's table
     /// holds (None: a Raya-written method, or not a table kind). Derived
     /// from the tables by [`Methods::index_natives`].
@@ -79,6 +83,7 @@ impl Methods {
             Body::MUTEX_TAG => &self.mutex,
             Body::WAIT_GROUP_TAG => &self.wait_group,
             Body::SEMAPHORE_TAG => &self.semaphore,
+            Body::BYTES_TAG => &self.bytes,
             _ => return None,
         })
     }
@@ -143,11 +148,25 @@ pub struct Realm {
     pub globals: Vec<Value>,
     pub classes: Classes,
     pub methods: Methods,
+    /// Classes of the built-in modules the program imports (`fs.File`),
+    /// by qualified name; see `crate::std`.
+    pub std_classes: Vec<(&'static str, Value)>,
+}
+
+impl Realm {
+    /// The built-in module class `name` (`"fs.File"`); undefined if its
+    /// module is not installed.
+    pub fn std_class(&self, name: &str) -> Value {
+        self.std_classes.iter().find(|(n, _)| *n == name).map_or(Value::UNDEFINED, |&(_, v)| v)
+    }
 }
 
 impl Realm {
     pub fn mark_roots(&self, m: &mut Marker) {
         m.mark_all(&self.globals);
+        for &(_, v) in &self.std_classes {
+            m.mark(v);
+        }
         let c = &self.classes;
         m.mark_all(&[
             c.object,
@@ -172,6 +191,8 @@ impl Realm {
             c.mutex,
             c.wait_group,
             c.semaphore,
+            c.io_error,
+            c.uint8array,
         ]);
         let ms = &self.methods;
         for t in [
@@ -189,6 +210,7 @@ impl Realm {
             &ms.mutex,
             &ms.wait_group,
             &ms.semaphore,
+            &ms.bytes,
         ] {
             m.mark_all(t.vals());
         }
