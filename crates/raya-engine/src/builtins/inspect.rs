@@ -22,6 +22,7 @@ use crate::builtins::{json, numconv};
 use crate::vm::atom::{names, Atom};
 use crate::vm::object::{Body, BuiltinKind, ClassData, Function, IterState, Obj, ObjectData};
 use crate::vm::ops;
+use crate::vm::strbuf::StrBuf;
 use crate::vm::value::Value;
 
 /// Node's `util.inspect` defaults.
@@ -43,18 +44,19 @@ pub fn inspect_depth(v: Value, depth: usize) -> String {
 /// arguments joined by a space, strings raw, everything else inspected.
 /// (Raya's `console.log` takes no `%s`-style directives; see
 /// [`format_with_directives`] for Node's `util.format`.)
-pub fn format_log_args(args: &[Value]) -> String {
-    let mut out = String::new();
+/// Past the string length limit, a RangeError (as Node's).
+pub fn format_log_args(args: &[Value]) -> ops::OpResult<String> {
+    let mut out = StrBuf::new();
     for (i, &v) in args.iter().enumerate() {
         if i > 0 {
-            out.push(' ');
+            out.push(' ')?;
         }
         match ops::as_str(v) {
-            Some(s) => out.push_str(s),
-            None => out.push_str(&inspect(v)),
+            Some(s) => out.push_str(s)?,
+            None => out.push_str(&inspect(v))?,
         }
     }
-    out
+    Ok(out.into_string())
 }
 
 /// Node's `util.format(...args)`: like [`format_log_args`], but a first
@@ -946,7 +948,7 @@ mod tests {
         assert_eq!(inspect(Value::TRUE), "true");
         let s = t.s("x");
         assert_eq!(inspect(s), "'x'");
-        assert_eq!(format_log_args(&[s, n(-0.0), Value::NULL]), "x -0 null");
+        assert_eq!(format_log_args(&[s, n(-0.0), Value::NULL]).unwrap(), "x -0 null");
     }
 
     #[test]
@@ -996,7 +998,7 @@ mod tests {
         assert_eq!(inspect(o), "{ '1': 4, '$a': 1, _b: 2, 'b-c': 3, a1: 5, 'é': 6, '': 7 }");
         let u = t.arr(vec![Value::UNDEFINED, Value::NULL]);
         let o = t.obj(&[("u", Value::UNDEFINED)]);
-        assert_eq!(format_log_args(&[u, o]), "[ undefined, null ] { u: undefined }");
+        assert_eq!(format_log_args(&[u, o]).unwrap(), "[ undefined, null ] { u: undefined }");
         let p = t.obj(&[("__proto__", n(1.0))]);
         assert_eq!(inspect(p), "{ ['__proto__']: 1 }");
     }
@@ -1037,13 +1039,16 @@ mod tests {
         let ic = t.inst(c, &[("f", n(1.0))]);
         let arr = t.arr(vec![ia]);
         let o = t.obj(&[("x", ib)]);
-        assert_eq!(format_log_args(&[ia, ib, ic, arr, o]), "A { f: 1 } B {} C { f: 1 } [ A { f: 1 } ] { x: B {} }");
+        assert_eq!(
+            format_log_args(&[ia, ib, ic, arr, o]).unwrap(),
+            "A { f: 1 } B {} C { f: 1 } [ A { f: 1 } ] { x: B {} }"
+        );
         let ia2 = t.inst(a, &[("f", n(1.0))]);
         let cc = t.obj(&[("c", ia2)]);
         let bb = t.obj(&[("b", cc)]);
         let aa = t.obj(&[("a", bb)]);
         assert_eq!(inspect(aa), "{ a: { b: { c: [A] } } }");
-        assert_eq!(format_log_args(&[a, c]), "[class A] [class C extends A]");
+        assert_eq!(format_log_args(&[a, c]).unwrap(), "[class A] [class C extends A]");
         let s = t.class("S", Value::UNDEFINED);
         Builder::class_data(s).statics.set(Atom::intern("x"), n(1.0));
         assert_eq!(inspect(s), "[class S] { x: 1 }");
@@ -1065,11 +1070,14 @@ mod tests {
         let mut t = t;
         let f = t.native("max");
         let anon = t.native("");
-        assert_eq!(format_log_args(&[f, anon]), "[Function: max] [Function (anonymous)]");
+        assert_eq!(format_log_args(&[f, anon]).unwrap(), "[Function: max] [Function (anonymous)]");
         let g = |name: &str| t.rt.realm.globals[crate::builtins::global_slot(name)];
         let (math, json) = (g("Math"), g("JSON"));
         let arr = t.arr(vec![math]);
-        assert_eq!(format_log_args(&[math, json, arr]), "Object [Math] {} Object [JSON] {} [ Object [Math] {} ]");
+        assert_eq!(
+            format_log_args(&[math, json, arr]).unwrap(),
+            "Object [Math] {} Object [JSON] {} [ Object [Math] {} ]"
+        );
     }
 
     #[test]
@@ -1080,7 +1088,10 @@ mod tests {
         let s = t.map(&[(n(1.0), Value::UNDEFINED)], true);
         let em = t.map(&[], false);
         let es = t.map(&[], true);
-        assert_eq!(format_log_args(&[m, s, em, es]), "Map(2) { 'a' => 1, 'b' => 2 } Set(1) { 1 } Map(0) {} Set(0) {}");
+        assert_eq!(
+            format_log_args(&[m, s, em, es]).unwrap(),
+            "Map(2) { 'a' => 1, 'b' => 2 } Set(1) { 1 } Map(0) {} Set(0) {}"
+        );
         let o = t.obj(&[("a", n(1.0))]);
         let arr = t.arr(vec![n(1.0), n(2.0)]);
         let m = t.map(&[(o, arr)], false);
@@ -1141,7 +1152,7 @@ mod tests {
         let mut t = T::new();
         let c = t.rt.realm.classes;
         let e = t.error(c.type_error, "tt", Some("TypeError: tt\n    at f (x.raya:1:2)"));
-        assert_eq!(format_log_args(&[e]), "TypeError: tt\n    at f (x.raya:1:2)");
+        assert_eq!(format_log_args(&[e]).unwrap(), "TypeError: tt\n    at f (x.raya:1:2)");
         let arr = t.arr(vec![e]);
         assert_eq!(inspect(arr), "[\n  TypeError: tt\n      at f (x.raya:1:2)\n]");
         let o = t.obj(&[("a", e)]);
@@ -1160,7 +1171,7 @@ mod tests {
         // No frames: in brackets.
         let r = t.error(c.range_error, "r", None);
         let arr = t.arr(vec![r]);
-        assert_eq!(format_log_args(&[r, arr]), "[RangeError: r] [ [RangeError: r] ]");
+        assert_eq!(format_log_args(&[r, arr]).unwrap(), "[RangeError: r] [ [RangeError: r] ]");
         let m = t.s("e");
         let e2 = t.error(c.error, "m", Some("Error: m\n    at f (x.raya:1:2)"));
         let map = t.map(&[(m, e2)], false);
@@ -1211,8 +1222,8 @@ mod tests {
     fn log_args_are_joined_without_directives() {
         let mut t = T::new();
         let (f, x) = (t.s("%s and %d"), t.s("x"));
-        assert_eq!(format_log_args(&[f, x, n(5.0)]), "%s and %d x 5");
-        assert_eq!(format_log_args(&[]), "");
+        assert_eq!(format_log_args(&[f, x, n(5.0)]).unwrap(), "%s and %d x 5");
+        assert_eq!(format_log_args(&[]).unwrap(), "");
     }
 
     #[test]
