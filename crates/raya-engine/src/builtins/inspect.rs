@@ -22,7 +22,7 @@ use crate::builtins::{json, numconv};
 use crate::vm::atom::{names, Atom};
 use crate::vm::object::{Body, BuiltinKind, ClassData, Function, IterState, Obj, ObjectData};
 use crate::vm::ops;
-use crate::vm::strbuf::StrBuf;
+use crate::vm::strbuf::{self, StrBuf};
 use crate::vm::value::Value;
 
 /// Node's `util.inspect` defaults.
@@ -33,6 +33,23 @@ const MAX_STRING_LENGTH: usize = 10_000;
 /// `util.inspect(v)`: the value as it prints inside a container.
 pub fn inspect(v: Value) -> String {
     Inspector::new(DEFAULT_DEPTH).value(v, 0, 0)
+}
+
+/// [`inspect`], or a RangeError when the text would pass the string length
+/// limit (an object with very many keys).
+pub fn inspect_checked(v: Value) -> ops::OpResult<String> {
+    inspect_within(v, strbuf::MAX_STRING_LEN)
+}
+
+fn inspect_within(v: Value, limit: usize) -> ops::OpResult<String> {
+    let mut ins = Inspector::new(DEFAULT_DEPTH);
+    ins.held_limit = limit;
+    let s = ins.value(v, 0, 0);
+    if ins.too_long {
+        return Err(strbuf::too_long());
+    }
+    strbuf::check_str(&s)?;
+    Ok(s)
 }
 
 /// `util.inspect(v, { depth })`.
@@ -53,7 +70,7 @@ pub fn format_log_args(args: &[Value]) -> ops::OpResult<String> {
         }
         match ops::as_str(v) {
             Some(s) => out.push_str(s)?,
-            None => out.push_str(&inspect(v))?,
+            None => out.push_str(&inspect_checked(v)?)?,
         }
     }
     Ok(out.into_string())
@@ -433,11 +450,30 @@ struct Inspector {
     circular: Vec<(*const Obj, usize)>,
     /// `%o`: arrays also show `[length]: n`.
     show_length: bool,
+    /// UTF-16 length of the property lines formatted and not yet joined
+    /// into their object's text. Arrays, Maps and Sets show at most 100
+    /// entries, but an object shows every key, so this is what can grow
+    /// without bound.
+    held: usize,
+    /// `held` past this: the text, which holds all those lines, is surely
+    /// too long (the string length limit; a parameter for the unit tests).
+    held_limit: usize,
+    /// `held` passed `held_limit`: the text is abandoned (see
+    /// [`inspect_checked`]).
+    too_long: bool,
 }
 
 impl Inspector {
     fn new(depth: usize) -> Inspector {
-        Inspector { depth, seen: Vec::new(), circular: Vec::new(), show_length: false }
+        Inspector {
+            depth,
+            seen: Vec::new(),
+            circular: Vec::new(),
+            show_length: false,
+            held: 0,
+            held_limit: strbuf::MAX_STRING_LEN,
+            too_long: false,
+        }
     }
 
     fn circular_index(&self, p: *const Obj) -> Option<usize> {
@@ -573,6 +609,9 @@ impl Inspector {
         out: &mut Vec<String>,
     ) {
         for &k in keys {
+            if self.too_long {
+                return;
+            }
             let Some(val) = props.get(k) else { continue };
             let name = format_key(k.as_str());
             let shown = match val.as_obj().map(|o| &o.body) {
@@ -582,7 +621,10 @@ impl Inspector {
                 }
                 _ => self.value(val, recurse + 1, indent + 2),
             };
-            out.push(format!("{name}: {shown}"));
+            let line = format!("{name}: {shown}");
+            self.held += strbuf::utf16_len(&line);
+            self.too_long |= self.held > self.held_limit;
+            out.push(line);
         }
     }
 
@@ -609,7 +651,10 @@ impl Inspector {
         self.seen.push(p);
         let mut out = Vec::with_capacity(keys.len());
         let props = d.props.clone();
+        let held = self.held;
         self.properties(&props, &keys, recurse, indent, &mut out);
+        // The lines become this object's text, which the caller counts.
+        self.held = held;
         self.seen.pop();
         let base = self.ref_base(p, String::new());
         reduce(&out, &base, &open, "}", indent)
@@ -659,7 +704,9 @@ impl Inspector {
         self.seen.push(p);
         let mut out = Vec::new();
         let props = d.props.clone();
+        let held = self.held;
         self.properties(&props, &keys, recurse, indent, &mut out);
+        self.held = held;
         if let Some(c) = cause {
             let shown = self.value(c, recurse + 1, indent + 2);
             out.push(format!("[cause]: {shown}"));
@@ -717,7 +764,9 @@ impl Inspector {
         self.seen.push(p);
         let mut out = Vec::new();
         let statics = cd.statics.clone();
+        let held = self.held;
         self.properties(&statics, &keys, recurse, indent, &mut out);
+        self.held = held;
         self.seen.pop();
         let base = self.ref_base(p, base);
         reduce(&out, &base, "{", "}", indent)
@@ -973,6 +1022,26 @@ mod tests {
         let long = t.s(&"x".repeat(10_005));
         let a = t.arr(vec![long]);
         assert!(inspect(a).ends_with("xxx'... 5 more characters ]"));
+    }
+
+    /// An object shows every key, so its text is the one that can pass the
+    /// string length limit; nested objects' lines count once, as their text.
+    #[test]
+    fn objects_past_the_length_limit_are_refused() {
+        let mut t = T::new();
+        let x = t.s("xxxxxxxx");
+        let keys: Vec<String> = (0..10).map(|i| format!("k{i}")).collect();
+        let props: Vec<(&str, Value)> = keys.iter().map(|k| (k.as_str(), x)).collect();
+        let inner = t.obj(&props);
+        // "k0: 'xxxxxxxx'" is 14 units: ten lines are 140.
+        assert!(inspect_within(inner, 139).is_err());
+        let shown = inspect_within(inner, 140).unwrap();
+        assert_eq!(shown, inspect(inner));
+        // Nested: the inner lines (140) and the outer line (~160) are not
+        // added up.
+        let outer = t.obj(&[("o", inner)]);
+        assert_eq!(inspect_within(outer, 200).unwrap(), inspect(outer));
+        assert!(inspect_within(outer, 150).is_err());
     }
 
     #[test]
