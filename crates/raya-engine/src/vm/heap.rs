@@ -103,7 +103,8 @@ pub fn count_growth(bytes: usize) {
 #[cold]
 fn flush_growth(n: usize) {
     GROWN.set(0);
-    if let Some(heap) = GROWTH_HEAP.with(|h| h.borrow().upgrade()) {
+    // `try_with`: nothing is counted while the thread is torn down.
+    if let Some(heap) = GROWTH_HEAP.try_with(|h| h.borrow().upgrade()).ok().flatten() {
         heap.add_count(n);
     }
 }
@@ -880,6 +881,28 @@ mod tests {
             });
             assert!(grown > 0);
             assert_eq!(grown, ch.buffer_bytes());
+        }
+
+        /// A worker growing an array another thread allocated counts into
+        /// the same program heap, and past the threshold requests a
+        /// collection there.
+        #[test]
+        fn growth_on_another_thread_counts_in_the_program_heap() {
+            let mut heap = Heap::new();
+            let bits = heap.alloc_array(vec![]).bits();
+            let shared = heap.shared().clone();
+            assert!(!heap.wants_collection());
+            std::thread::spawn(move || {
+                let h = Heap::attach_to(&shared);
+                let slot = h.new_slot();
+                let _m = h.enter(&slot);
+                let mut d = ops::array_data(Value::from_bits(bits)).unwrap();
+                ops::array_reserve(&mut d, MIN_THRESHOLD / 8).unwrap();
+            })
+            .join()
+            .unwrap();
+            assert!(heap.shared().allocated_since_gc.load(Ordering::Relaxed) >= MIN_THRESHOLD);
+            assert!(heap.wants_collection());
         }
 
         /// Against the allocator's own figure (the counting allocator of
