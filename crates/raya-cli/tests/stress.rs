@@ -493,3 +493,178 @@ fn stress_long_shared_memory() {
     let (src, want) = shared_memory(64, 10_000);
     check("shared_memory_640k", &src, &want, &[1, 2, 4], long_rounds());
 }
+
+// ---------------------------------------------------------------------------
+// Memory: the collector sees growth; allocation failures are RangeErrors
+
+/// Peak resident set (KiB) of a running process, from `/proc` (Linux).
+fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs `raya run --stats --workers W file` and returns the outcome with the
+/// peak RSS seen (polled; the program ends with a short sleep so the last
+/// reading is its peak).
+fn run_measured(file: &Path, workers: usize, limit: Duration) -> (Outcome, u64) {
+    let mut child = Command::new(raya_bin())
+        .args(["run", "--stats", "--workers", &workers.to_string()])
+        .arg(file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start raya");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let mut peak = 0;
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(kib) = peak_rss_kib(child.id()) {
+            peak = peak.max(kib);
+        }
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let o = Outcome {
+        code: status.code(),
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+        elapsed: start.elapsed(),
+        timed_out,
+    };
+    (o, peak)
+}
+
+/// Builds and drops arrays in a loop, the way the prelude's `map` and
+/// `filter` do and by `push` and length writes: about 1 MB of array storage
+/// per round, all garbage by the next one.
+fn array_churn(rounds: u64) -> (String, String) {
+    let src = format!(
+        r#"const small: number[] = [];
+for (let i = 0; i < 2000; i++) small.push(i);
+let total = 0;
+for (let r = 0; r < {rounds}; r++) {{
+  const a: number[] = [];
+  a.length = 100000;
+  a[100000] = r;
+  const b: number[] = [];
+  for (let i = 0; i < 2000; i++) b.push(i);
+  const c = small.map((x: number) => x * 2).filter((x: number) => x % 3 === 0);
+  total += a.length + b.length + c.length;
+}}
+await sleep(300);
+console.log(total);
+"#
+    );
+    let total = rounds * (100_001 + 2000 + 667);
+    (src, format!("{total}\n"))
+}
+
+/// Peak RSS the churn may reach: without growth counted, 400 rounds reach
+/// about 400 MB; with it, a few tens of MB. The bound leaves room for a
+/// loaded machine and debug builds.
+const CHURN_PEAK_KIB: u64 = 200 * 1024;
+
+fn check_churn(name: &str, rounds: u64, workers: &[usize], limit: Duration) {
+    let (src, want) = array_churn(rounds);
+    let file = program(name, &src);
+    for &w in workers {
+        let (o, peak) = run_measured(&file, w, limit);
+        eprintln!("{name}: --workers {w}: {:.2}s, peak {} MiB", o.elapsed.as_secs_f64(), peak / 1024);
+        assert!(!o.timed_out, "{name}: killed after {limit:?}");
+        assert_eq!((o.code, o.stdout.as_str()), (Some(0), want.as_str()), "{name}: stderr {}", truncate(&o.stderr));
+        let cycles: u64 = o
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("gc cycles: "))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: no gc statistics in {:?}", truncate(&o.stderr)));
+        assert!(cycles > 0, "{name} (--workers {w}): no collection happened");
+        assert!(peak > 0, "{name}: the peak RSS could not be read");
+        assert!(peak < CHURN_PEAK_KIB, "{name} (--workers {w}): peak RSS {peak} KiB");
+    }
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn stress_array_churn_is_collected() {
+    check_churn("array_churn_400", 400, &[1, 2], TIMEOUT);
+}
+
+#[test]
+#[ignore]
+#[cfg(target_os = "linux")]
+fn stress_long_array_churn_is_collected() {
+    check_churn("array_churn_4000", 4000, &[1, 2, 4], LONG_TIMEOUT);
+}
+
+/// Under an address-space limit, sizes a script chooses that the allocator
+/// refuses are RangeErrors, not aborts (exit 134).
+#[test]
+#[cfg(target_os = "linux")]
+fn allocation_failures_are_range_errors() {
+    let src = r#"function attempt(what: string, f: () => number): void {
+  try {
+    console.log(what, f());
+  } catch (e) {
+    console.log(what, e instanceof RangeError, e.message);
+  }
+}
+attempt("new Array", () => new Array(2 ** 28).length);
+attempt("length", () => {
+  const a: number[] = [];
+  a.length = 2 ** 28;
+  return a.length;
+});
+attempt("index", () => {
+  const a: number[] = [];
+  a[2 ** 28] = 1;
+  return a.length;
+});
+let s = "x";
+attempt("doubling", () => {
+  for (;;) s = s + s;
+});
+"#;
+    let file = program("allocation_failures", src);
+    // 1 GB of address space: the program itself fits, a 2 GB array does not.
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1000000 && exec \"$0\" run \"$1\"")
+        .arg(raya_bin())
+        .arg(&file)
+        .output()
+        .expect("cannot start sh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        (out.status.code(), stdout.as_ref()),
+        (
+            Some(0),
+            "new Array true Invalid array length\nlength true Invalid array length\n\
+             index true Invalid array length\ndoubling true Invalid string length\n"
+        ),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

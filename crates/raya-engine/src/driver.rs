@@ -278,10 +278,11 @@ fn run_inner<R>(
     if opts.stats {
         let gc = rt.heap.stats();
         rt.write_stderr(&format!(
-            "{stats}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms\n",
+            "{stats}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms, live after the last: {:.1} MiB\n",
             gc.collections,
             gc.total_pause_ns as f64 / 1e6,
-            gc.max_pause_ns as f64 / 1e6
+            gc.max_pause_ns as f64 / 1e6,
+            gc.live_bytes as f64 / (1 << 20) as f64
         ));
     }
     rt.flush_stdout();

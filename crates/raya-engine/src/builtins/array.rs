@@ -20,6 +20,7 @@ use crate::vm::native::{arg, NativeCtx};
 use crate::vm::object::{Body, IterState, MutRef};
 use crate::vm::ops::{self, MAX_ARRAY_LEN};
 use crate::vm::realm::{Builder, Realm};
+use crate::vm::strbuf::{self, StrBuf};
 use crate::vm::value::Value;
 
 /// Largest array `new Array(n)` and `length` writes may create at once
@@ -211,22 +212,22 @@ pub(crate) fn not_iterable_message(v: Value) -> String {
 }
 
 /// Appends `String(v)` as `join` does (null and undefined give "").
-fn push_join_part(out: &mut String, v: Value) {
+fn push_join_part(out: &mut StrBuf, v: Value) -> ops::OpResult<()> {
     if v.is_nullish() {
-        return;
+        return Ok(());
     }
     if let Some(s) = ops::as_str(v) {
-        out.push_str(s);
+        out.push_str(s)
     } else if v.is_number() {
         let n = v.as_number();
         if n.fract() == 0.0 && n.abs() < 1e15 {
             let i = n as i64;
-            out.push_str(&i.to_string());
+            out.push_str(&i.to_string())
         } else {
-            out.push_str(&numconv::number_to_string(n));
+            out.push_str(&numconv::number_to_string(n))
         }
     } else {
-        out.push_str(&ops::to_display(v));
+        ops::write_display(v, out, 0)
     }
 }
 
@@ -236,8 +237,10 @@ fn push_join_part(out: &mut String, v: Value) {
 
 fn push(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let mut a = this_array_mut(ctx, this, "push")?;
-    if a.len() + args.len() > MAX_ARRAY_LEN {
-        return Err(too_long(ctx));
+    if let Err(f) = ops::array_reserve(&mut a, args.len()) {
+        // The error is made without holding the array (lock order).
+        drop(a);
+        return Err(ctx.fault(f));
     }
     a.extend_from_slice(args);
     Ok(Value::number(a.len() as f64))
@@ -258,8 +261,9 @@ fn shift(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Val
 
 fn unshift(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let mut a = this_array_mut(ctx, this, "unshift")?;
-    if a.len() + args.len() > MAX_ARRAY_LEN {
-        return Err(too_long(ctx));
+    if let Err(f) = ops::array_reserve(&mut a, args.len()) {
+        drop(a);
+        return Err(ctx.fault(f));
     }
     a.splice(0..0, args.iter().copied());
     Ok(Value::number(a.len() as f64))
@@ -286,6 +290,10 @@ fn splice(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
         return Err(too_long(ctx));
     }
     let mut a = this_array_mut(ctx, this, "splice")?;
+    if let Err(f) = ops::array_reserve(&mut a, items.len().saturating_sub(delete)) {
+        drop(a);
+        return Err(ctx.fault(f));
+    }
     let removed: Vec<Value> = a.splice(start..start + delete, items.iter().copied()).collect();
     Ok(ctx.array(removed))
 }
@@ -309,7 +317,10 @@ fn concat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
     for &x in args {
         match ops::array_data(x) {
             Some(b) => {
-                if out.len() + b.len() > MAX_ARRAY_LEN {
+                // `out` is not yet on the heap: its growth is counted when
+                // it is allocated.
+                if out.len() + b.len() > MAX_ARRAY_LEN || out.try_reserve(b.len()).is_err() {
+                    drop(b);
                     return Err(too_long(ctx));
                 }
                 out.extend_from_slice(&b);
@@ -336,15 +347,26 @@ fn join(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
     if a.len() == 1 && ops::as_str(a[0]).is_some() {
         return Ok(a[0]);
     }
-    let mut cap = sep.len() * (a.len() - 1);
+    let mut cap = sep.len().saturating_mul(a.len() - 1);
+    // The string elements' lengths are known: a result that is surely too
+    // long fails before anything is built.
+    let mut known = strbuf::utf16_len(&sep).saturating_mul(a.len() - 1);
     for &v in a.iter() {
-        cap += ops::as_str(v).map(str::len).unwrap_or(8);
+        let s = v.as_obj().and_then(|o| o.as_str());
+        cap = cap.saturating_add(s.map_or(8, |s| s.s.len()));
+        known = known.saturating_add(s.map_or(0, |s| s.utf16_len as usize));
     }
-    let mut out = String::with_capacity(cap);
+    if known > strbuf::MAX_STRING_LEN {
+        return Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH));
+    }
     let mut visiting = vec![this];
-    match join_into(&mut out, this, &sep, &mut visiting) {
-        Ok(()) => Ok(ctx.str(out)),
-        Err(JoinError::TooLong) => Err(ctx.range_error("Invalid string length")),
+    let r = StrBuf::with_capacity(cap).map_err(|_| JoinError::TooLong).and_then(|mut out| {
+        join_into(&mut out, this, &sep, &mut visiting)?;
+        Ok(out)
+    });
+    match r {
+        Ok(out) => Ok(ctx.str(out.into_string())),
+        Err(JoinError::TooLong) => Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH)),
         Err(JoinError::TooDeep) => Err(ctx.range_error("Maximum call stack size exceeded")),
     }
 }
@@ -354,18 +376,24 @@ enum JoinError {
     TooDeep,
 }
 
+impl From<ops::Fault> for JoinError {
+    fn from(_: ops::Fault) -> JoinError {
+        JoinError::TooLong
+    }
+}
+
 /// Deepest array nesting `join` follows.
 const MAX_JOIN_NESTING: usize = 1000;
 
 /// Joins `arr` (on top of `visiting`) into `out`. Nested arrays join with
 /// "," and an array already being joined (a cycle) gives "", as in JS.
-fn join_into(out: &mut String, arr: Value, sep: &str, visiting: &mut Vec<Value>) -> Result<(), JoinError> {
+fn join_into(out: &mut StrBuf, arr: Value, sep: &str, visiting: &mut Vec<Value>) -> Result<(), JoinError> {
     // `arr` is not borrowed anywhere else: every array on `visiting` is a
     // different object (cycles are cut below).
     let items: Vec<Value> = ops::array_data(arr).map(|a| a.clone()).unwrap_or_default();
     for (i, &v) in items.iter().enumerate() {
         if i > 0 {
-            out.push_str(sep);
+            out.push_str(sep)?;
         }
         if ops::array_data(v).is_some() {
             if visiting.contains(&v) {
@@ -379,10 +407,7 @@ fn join_into(out: &mut String, arr: Value, sep: &str, visiting: &mut Vec<Value>)
             visiting.pop();
             r?;
         } else {
-            push_join_part(out, v);
-        }
-        if out.len() > super::string::MAX_STRING_LEN {
-            return Err(JoinError::TooLong);
+            push_join_part(out, v)?;
         }
     }
     Ok(())
@@ -613,7 +638,12 @@ pub fn construct_array(ctx: &mut NativeCtx, args: &[Value]) -> Result<Value, Val
             if n as usize > MAX_DENSE_ALLOC {
                 return Err(too_long(ctx));
             }
-            return Ok(ctx.array(vec![Value::UNDEFINED; n as usize]));
+            let mut items = match ops::array_with_capacity(n as usize) {
+                Ok(v) => v,
+                Err(f) => return Err(ctx.fault(f)),
+            };
+            items.resize(n as usize, Value::UNDEFINED);
+            return Ok(ctx.array(items));
         }
     }
     Ok(ctx.array(args.to_vec()))
@@ -623,6 +653,27 @@ pub fn construct_array(ctx: &mut NativeCtx, args: &[Value]) -> Result<Value, Val
 mod tests {
     use super::*;
     use crate::builtins::testing::{n, show, T};
+
+    /// Growth by the natives counts toward the next collection (see
+    /// `vm::heap`), by exactly the capacity added.
+    #[test]
+    fn growth_by_push_unshift_splice_is_counted() {
+        let mut t = T::new();
+        let a = t.nums(&[]);
+        let ten = t.nums(&[1.0; 10]);
+        let before = t.rt.heap.counted_bytes();
+        for i in 0..5000 {
+            push(&mut t.ctx(), a, &[n(i as f64)]).unwrap();
+        }
+        unshift(&mut t.ctx(), a, &[n(1.0); 3000]).unwrap();
+        splice(&mut t.ctx(), a, &[n(0.0), n(0.0), ten]).unwrap();
+        let items = vec![n(2.0); 20_000];
+        splice(&mut t.ctx(), a, &[n(0.0), n(0.0)].iter().copied().chain(items).collect::<Vec<_>>()).unwrap();
+        let cap = ops::array_data(a).unwrap().capacity();
+        // Besides the growth: the two (empty) arrays `splice` returned.
+        let removed = 2 * std::mem::size_of::<crate::vm::object::Obj>();
+        assert_eq!(t.rt.heap.counted_bytes() - before, cap * 8 + removed);
+    }
 
     #[test]
     fn push_pop_shift_unshift() {

@@ -17,14 +17,15 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     realm.globals[super::global_slot("console")] = console;
 }
 
-fn line(args: &[Value]) -> String {
-    let mut s = format_log_args(args);
+fn line(ctx: &mut NativeCtx, args: &[Value]) -> Result<String, Value> {
+    let mut s = format_log_args(args).map_err(|f| ctx.fault(f))?;
     s.push('\n');
-    s
+    Ok(s)
 }
 
 fn log(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
-    ctx.rt.write_stdout(&line(args));
+    let l = line(ctx, args)?;
+    ctx.rt.write_stdout(&l);
     Ok(Value::UNDEFINED)
 }
 
@@ -37,7 +38,8 @@ fn debug(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
 }
 
 fn error(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
-    ctx.rt.write_stderr(&line(args));
+    let l = line(ctx, args)?;
+    ctx.rt.write_stderr(&l);
     Ok(Value::UNDEFINED)
 }
 

@@ -122,7 +122,8 @@ fn error_call(ctx: &mut NativeCtx, class: Value, args: &[Value]) -> Result<Value
 }
 
 fn error_to_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    Ok(ctx.str(ops::to_display(this)))
+    let s = ops::try_to_display(this).map_err(|f| ctx.fault(f))?;
+    Ok(ctx.str(s))
 }
 
 /// `__installPrelude({ name: fn, ... })`: installs Raya-written methods of

@@ -22,6 +22,7 @@ use crate::builtins::{json, numconv};
 use crate::vm::atom::{names, Atom};
 use crate::vm::object::{Body, BuiltinKind, ClassData, Function, IterState, Obj, ObjectData};
 use crate::vm::ops;
+use crate::vm::strbuf::{self, StrBuf};
 use crate::vm::value::Value;
 
 /// Node's `util.inspect` defaults.
@@ -34,6 +35,23 @@ pub fn inspect(v: Value) -> String {
     Inspector::new(DEFAULT_DEPTH).value(v, 0, 0)
 }
 
+/// [`inspect`], or a RangeError when the text would pass the string length
+/// limit (an object with very many keys).
+pub fn inspect_checked(v: Value) -> ops::OpResult<String> {
+    inspect_within(v, strbuf::MAX_STRING_LEN)
+}
+
+fn inspect_within(v: Value, limit: usize) -> ops::OpResult<String> {
+    let mut ins = Inspector::new(DEFAULT_DEPTH);
+    ins.held_limit = limit;
+    let s = ins.value(v, 0, 0);
+    if ins.too_long {
+        return Err(strbuf::too_long());
+    }
+    strbuf::check_str(&s)?;
+    Ok(s)
+}
+
 /// `util.inspect(v, { depth })`.
 pub fn inspect_depth(v: Value, depth: usize) -> String {
     Inspector::new(depth).value(v, 0, 0)
@@ -43,18 +61,19 @@ pub fn inspect_depth(v: Value, depth: usize) -> String {
 /// arguments joined by a space, strings raw, everything else inspected.
 /// (Raya's `console.log` takes no `%s`-style directives; see
 /// [`format_with_directives`] for Node's `util.format`.)
-pub fn format_log_args(args: &[Value]) -> String {
-    let mut out = String::new();
+/// Past the string length limit, a RangeError (as Node's).
+pub fn format_log_args(args: &[Value]) -> ops::OpResult<String> {
+    let mut out = StrBuf::new();
     for (i, &v) in args.iter().enumerate() {
         if i > 0 {
-            out.push(' ');
+            out.push(' ')?;
         }
         match ops::as_str(v) {
-            Some(s) => out.push_str(s),
-            None => out.push_str(&inspect(v)),
+            Some(s) => out.push_str(s)?,
+            None => out.push_str(&inspect_checked(v)?)?,
         }
     }
-    out
+    Ok(out.into_string())
 }
 
 /// Node's `util.format(...args)`: like [`format_log_args`], but a first
@@ -431,11 +450,30 @@ struct Inspector {
     circular: Vec<(*const Obj, usize)>,
     /// `%o`: arrays also show `[length]: n`.
     show_length: bool,
+    /// UTF-16 length of the property lines formatted and not yet joined
+    /// into their object's text. Arrays, Maps and Sets show at most 100
+    /// entries, but an object shows every key, so this is what can grow
+    /// without bound.
+    held: usize,
+    /// `held` past this: the text, which holds all those lines, is surely
+    /// too long (the string length limit; a parameter for the unit tests).
+    held_limit: usize,
+    /// `held` passed `held_limit`: the text is abandoned (see
+    /// [`inspect_checked`]).
+    too_long: bool,
 }
 
 impl Inspector {
     fn new(depth: usize) -> Inspector {
-        Inspector { depth, seen: Vec::new(), circular: Vec::new(), show_length: false }
+        Inspector {
+            depth,
+            seen: Vec::new(),
+            circular: Vec::new(),
+            show_length: false,
+            held: 0,
+            held_limit: strbuf::MAX_STRING_LEN,
+            too_long: false,
+        }
     }
 
     fn circular_index(&self, p: *const Obj) -> Option<usize> {
@@ -599,6 +637,9 @@ impl Inspector {
         out: &mut Vec<String>,
     ) {
         for &k in keys {
+            if self.too_long {
+                return;
+            }
             let Some(val) = props.get(k) else { continue };
             let name = format_key(k.as_str());
             let shown = match val.as_obj().map(|o| &o.body) {
@@ -608,7 +649,10 @@ impl Inspector {
                 }
                 _ => self.value(val, recurse + 1, indent + 2),
             };
-            out.push(format!("{name}: {shown}"));
+            let line = format!("{name}: {shown}");
+            self.held += strbuf::utf16_len(&line);
+            self.too_long |= self.held > self.held_limit;
+            out.push(line);
         }
     }
 
@@ -635,7 +679,10 @@ impl Inspector {
         self.seen.push(p);
         let mut out = Vec::with_capacity(keys.len());
         let props = d.props.clone();
+        let held = self.held;
         self.properties(&props, &keys, recurse, indent, &mut out);
+        // The lines become this object's text, which the caller counts.
+        self.held = held;
         self.seen.pop();
         let base = self.ref_base(p, String::new());
         reduce(&out, &base, &open, "}", indent)
@@ -685,7 +732,9 @@ impl Inspector {
         self.seen.push(p);
         let mut out = Vec::new();
         let props = d.props.clone();
+        let held = self.held;
         self.properties(&props, &keys, recurse, indent, &mut out);
+        self.held = held;
         if let Some(c) = cause {
             let shown = self.value(c, recurse + 1, indent + 2);
             out.push(format!("[cause]: {shown}"));
@@ -743,7 +792,9 @@ impl Inspector {
         self.seen.push(p);
         let mut out = Vec::new();
         let statics = cd.statics.clone();
+        let held = self.held;
         self.properties(&statics, &keys, recurse, indent, &mut out);
+        self.held = held;
         self.seen.pop();
         let base = self.ref_base(p, base);
         reduce(&out, &base, "{", "}", indent)
@@ -974,7 +1025,7 @@ mod tests {
         assert_eq!(inspect(Value::TRUE), "true");
         let s = t.s("x");
         assert_eq!(inspect(s), "'x'");
-        assert_eq!(format_log_args(&[s, n(-0.0), Value::NULL]), "x -0 null");
+        assert_eq!(format_log_args(&[s, n(-0.0), Value::NULL]).unwrap(), "x -0 null");
     }
 
     #[test]
@@ -1001,6 +1052,26 @@ mod tests {
         assert!(inspect(a).ends_with("xxx'... 5 more characters ]"));
     }
 
+    /// An object shows every key, so its text is the one that can pass the
+    /// string length limit; nested objects' lines count once, as their text.
+    #[test]
+    fn objects_past_the_length_limit_are_refused() {
+        let mut t = T::new();
+        let x = t.s("xxxxxxxx");
+        let keys: Vec<String> = (0..10).map(|i| format!("k{i}")).collect();
+        let props: Vec<(&str, Value)> = keys.iter().map(|k| (k.as_str(), x)).collect();
+        let inner = t.obj(&props);
+        // "k0: 'xxxxxxxx'" is 14 units: ten lines are 140.
+        assert!(inspect_within(inner, 139).is_err());
+        let shown = inspect_within(inner, 140).unwrap();
+        assert_eq!(shown, inspect(inner));
+        // Nested: the inner lines (140) and the outer line (~160) are not
+        // added up.
+        let outer = t.obj(&[("o", inner)]);
+        assert_eq!(inspect_within(outer, 200).unwrap(), inspect(outer));
+        assert!(inspect_within(outer, 150).is_err());
+    }
+
     #[test]
     fn arrays_and_objects() {
         let mut t = T::new();
@@ -1024,7 +1095,7 @@ mod tests {
         assert_eq!(inspect(o), "{ '1': 4, '$a': 1, _b: 2, 'b-c': 3, a1: 5, 'é': 6, '': 7 }");
         let u = t.arr(vec![Value::UNDEFINED, Value::NULL]);
         let o = t.obj(&[("u", Value::UNDEFINED)]);
-        assert_eq!(format_log_args(&[u, o]), "[ undefined, null ] { u: undefined }");
+        assert_eq!(format_log_args(&[u, o]).unwrap(), "[ undefined, null ] { u: undefined }");
         let p = t.obj(&[("__proto__", n(1.0))]);
         assert_eq!(inspect(p), "{ ['__proto__']: 1 }");
     }
@@ -1065,13 +1136,16 @@ mod tests {
         let ic = t.inst(c, &[("f", n(1.0))]);
         let arr = t.arr(vec![ia]);
         let o = t.obj(&[("x", ib)]);
-        assert_eq!(format_log_args(&[ia, ib, ic, arr, o]), "A { f: 1 } B {} C { f: 1 } [ A { f: 1 } ] { x: B {} }");
+        assert_eq!(
+            format_log_args(&[ia, ib, ic, arr, o]).unwrap(),
+            "A { f: 1 } B {} C { f: 1 } [ A { f: 1 } ] { x: B {} }"
+        );
         let ia2 = t.inst(a, &[("f", n(1.0))]);
         let cc = t.obj(&[("c", ia2)]);
         let bb = t.obj(&[("b", cc)]);
         let aa = t.obj(&[("a", bb)]);
         assert_eq!(inspect(aa), "{ a: { b: { c: [A] } } }");
-        assert_eq!(format_log_args(&[a, c]), "[class A] [class C extends A]");
+        assert_eq!(format_log_args(&[a, c]).unwrap(), "[class A] [class C extends A]");
         let s = t.class("S", Value::UNDEFINED);
         Builder::class_data(s).statics.set(Atom::intern("x"), n(1.0));
         assert_eq!(inspect(s), "[class S] { x: 1 }");
@@ -1093,11 +1167,14 @@ mod tests {
         let mut t = t;
         let f = t.native("max");
         let anon = t.native("");
-        assert_eq!(format_log_args(&[f, anon]), "[Function: max] [Function (anonymous)]");
+        assert_eq!(format_log_args(&[f, anon]).unwrap(), "[Function: max] [Function (anonymous)]");
         let g = |name: &str| t.rt.realm.globals[crate::builtins::global_slot(name)];
         let (math, json) = (g("Math"), g("JSON"));
         let arr = t.arr(vec![math]);
-        assert_eq!(format_log_args(&[math, json, arr]), "Object [Math] {} Object [JSON] {} [ Object [Math] {} ]");
+        assert_eq!(
+            format_log_args(&[math, json, arr]).unwrap(),
+            "Object [Math] {} Object [JSON] {} [ Object [Math] {} ]"
+        );
     }
 
     #[test]
@@ -1108,7 +1185,10 @@ mod tests {
         let s = t.map(&[(n(1.0), Value::UNDEFINED)], true);
         let em = t.map(&[], false);
         let es = t.map(&[], true);
-        assert_eq!(format_log_args(&[m, s, em, es]), "Map(2) { 'a' => 1, 'b' => 2 } Set(1) { 1 } Map(0) {} Set(0) {}");
+        assert_eq!(
+            format_log_args(&[m, s, em, es]).unwrap(),
+            "Map(2) { 'a' => 1, 'b' => 2 } Set(1) { 1 } Map(0) {} Set(0) {}"
+        );
         let o = t.obj(&[("a", n(1.0))]);
         let arr = t.arr(vec![n(1.0), n(2.0)]);
         let m = t.map(&[(o, arr)], false);
@@ -1169,7 +1249,7 @@ mod tests {
         let mut t = T::new();
         let c = t.rt.realm.classes;
         let e = t.error(c.type_error, "tt", Some("TypeError: tt\n    at f (x.raya:1:2)"));
-        assert_eq!(format_log_args(&[e]), "TypeError: tt\n    at f (x.raya:1:2)");
+        assert_eq!(format_log_args(&[e]).unwrap(), "TypeError: tt\n    at f (x.raya:1:2)");
         let arr = t.arr(vec![e]);
         assert_eq!(inspect(arr), "[\n  TypeError: tt\n      at f (x.raya:1:2)\n]");
         let o = t.obj(&[("a", e)]);
@@ -1188,7 +1268,7 @@ mod tests {
         // No frames: in brackets.
         let r = t.error(c.range_error, "r", None);
         let arr = t.arr(vec![r]);
-        assert_eq!(format_log_args(&[r, arr]), "[RangeError: r] [ [RangeError: r] ]");
+        assert_eq!(format_log_args(&[r, arr]).unwrap(), "[RangeError: r] [ [RangeError: r] ]");
         let m = t.s("e");
         let e2 = t.error(c.error, "m", Some("Error: m\n    at f (x.raya:1:2)"));
         let map = t.map(&[(m, e2)], false);
@@ -1239,8 +1319,8 @@ mod tests {
     fn log_args_are_joined_without_directives() {
         let mut t = T::new();
         let (f, x) = (t.s("%s and %d"), t.s("x"));
-        assert_eq!(format_log_args(&[f, x, n(5.0)]), "%s and %d x 5");
-        assert_eq!(format_log_args(&[]), "");
+        assert_eq!(format_log_args(&[f, x, n(5.0)]).unwrap(), "%s and %d x 5");
+        assert_eq!(format_log_args(&[]).unwrap(), "");
     }
 
     #[test]

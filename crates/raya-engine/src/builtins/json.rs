@@ -14,6 +14,7 @@ use crate::vm::native::{arg, NativeCtx};
 use crate::vm::object::{Body, Mut, Obj, ObjectData, PropMap};
 use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
+use crate::vm::strbuf::{self, LenGuard};
 use crate::vm::value::Value;
 use std::collections::HashSet;
 
@@ -34,7 +35,8 @@ fn json_stringify(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<V
     match stringify(arg(args, 0), keys.as_deref(), gap.as_deref()) {
         Ok(Some(s)) => Ok(ctx.str(s)),
         Ok(None) => Ok(Value::UNDEFINED),
-        Err(msg) => Err(ctx.type_error(msg)),
+        Err(JsonError::Circular(msg)) => Err(ctx.type_error(msg)),
+        Err(JsonError::TooLong) => Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH)),
     }
 }
 
@@ -153,16 +155,28 @@ enum FrameKind {
     Object(Vec<(Atom, Value)>),
 }
 
-/// `JSON.stringify(v, keys, gap)`: `Ok(None)` is `undefined`; `Err` is the
-/// message of the TypeError for a circular structure.
-pub fn stringify(v: Value, keys: Option<&[Atom]>, gap: Option<&str>) -> Result<Option<String>, String> {
+/// Why `JSON.stringify` failed.
+#[derive(Debug)]
+pub enum JsonError {
+    /// The message of the TypeError for a circular structure.
+    Circular(String),
+    /// The text would pass the string length limit.
+    TooLong,
+}
+
+/// `JSON.stringify(v, keys, gap)`: `Ok(None)` is `undefined`.
+pub fn stringify(v: Value, keys: Option<&[Atom]>, gap: Option<&str>) -> Result<Option<String>, JsonError> {
     let mut out = String::new();
+    let mut guard = LenGuard::default();
     let mut stack: Vec<Frame> = Vec::new();
     // The containers on `stack`, for the cycle check.
     let mut active: HashSet<*const Obj> = HashSet::new();
     match classify(v, keys) {
         Ser::Skip => return Ok(None),
-        Ser::Text(s) => return Ok(Some(s)),
+        Ser::Text(s) => {
+            guard.check(&s).map_err(|_| JsonError::TooLong)?;
+            return Ok(Some(s));
+        }
         c => {
             active.insert(v.obj_ptr());
             open(&mut out, &mut stack, v, Via::Root, c);
@@ -186,6 +200,7 @@ pub fn stringify(v: Value, keys: Option<&[Atom]>, gap: Option<&str>) -> Result<O
             },
         };
         top.next += 1;
+        guard.check(&out).map_err(|_| JsonError::TooLong)?;
         let in_array = matches!(top.kind, FrameKind::Array(_));
         let c = classify(child, keys);
         if matches!(c, Ser::Skip) && !in_array {
@@ -216,12 +231,13 @@ pub fn stringify(v: Value, keys: Option<&[Atom]>, gap: Option<&str>) -> Result<O
                 let p = child.obj_ptr();
                 if !active.insert(p) {
                     let start = stack.iter().position(|f| f.obj == p).unwrap_or(0);
-                    return Err(circular_message(&stack, start, &via));
+                    return Err(JsonError::Circular(circular_message(&stack, start, &via)));
                 }
                 open(&mut out, &mut stack, child, via, c);
             }
         }
     }
+    guard.check(&out).map_err(|_| JsonError::TooLong)?;
     Ok(Some(out))
 }
 

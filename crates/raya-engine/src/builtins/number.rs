@@ -97,7 +97,10 @@ fn string_call(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Valu
     match args.first() {
         None => Ok(ctx.str("")),
         Some(&v) if ops::is_string(v) => Ok(v),
-        Some(&v) => Ok(ctx.str(ops::to_display(v))),
+        Some(&v) => {
+            let s = ops::try_to_display(v).map_err(|f| ctx.fault(f))?;
+            Ok(ctx.str(s))
+        }
     }
 }
 

@@ -22,8 +22,8 @@ use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
 use crate::vm::value::Value;
 
-/// Longest string a method may build (V8's limit on 64-bit targets).
-pub(crate) const MAX_STRING_LEN: usize = (1 << 29) - 24;
+pub(crate) use crate::vm::strbuf::MAX_STRING_LEN;
+use crate::vm::strbuf::{self, StrBuf};
 
 pub fn install(b: &mut Builder, realm: &mut Realm) {
     let t = &mut realm.methods.string;
@@ -209,12 +209,10 @@ fn unit_string(ctx: &mut NativeCtx, js: &JsStr, i: usize) -> Value {
     from_units(ctx, &[u])
 }
 
-fn check_len(ctx: &mut NativeCtx, n: usize) -> Result<(), Value> {
-    if n > MAX_STRING_LEN {
-        Err(ctx.range_error("Invalid string length"))
-    } else {
-        Ok(())
-    }
+/// The RangeError of a string operation that went past the length limit
+/// (or could not reserve the memory).
+fn built<T>(ctx: &mut NativeCtx, r: ops::OpResult<T>) -> Result<T, Value> {
+    r.map_err(|f| ctx.fault(f))
 }
 
 /// Compares two strings by UTF-16 code units (JS `<` on strings).
@@ -439,7 +437,10 @@ fn to_upper_case(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Va
         }
         return Ok(ctx.str(js.s.to_ascii_uppercase()));
     }
-    Ok(ctx.str(js.s.to_uppercase()))
+    // Some characters grow (ß → SS): the result is checked.
+    let up = js.s.to_uppercase();
+    built(ctx, strbuf::check_str(&up))?;
+    Ok(ctx.str(up))
 }
 
 fn to_lower_case(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
@@ -450,7 +451,9 @@ fn to_lower_case(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Va
         }
         return Ok(ctx.str(js.s.to_ascii_lowercase()));
     }
-    Ok(ctx.str(js.s.to_lowercase()))
+    let low = js.s.to_lowercase();
+    built(ctx, strbuf::check_str(&low))?;
+    Ok(ctx.str(low))
 }
 
 fn trimmed(ctx: &mut NativeCtx, this: Value, js: &JsStr, t: &str) -> Value {
@@ -482,23 +485,23 @@ fn trim_end(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, 
 
 /// The filler for `padStart`/`padEnd`: `fill` repeated and cut to `n`
 /// code units.
-fn make_fill(fill: &str, n: usize) -> String {
+fn make_fill(out: &mut StrBuf, fill: &str, n: usize) -> ops::OpResult<()> {
     let flen = len16(fill);
     let whole = n / flen;
     let part = n % flen;
-    let mut out = String::with_capacity(fill.len() * (whole + 1));
+    out.reserve(fill.len() * (whole + 1))?;
     for _ in 0..whole {
-        out.push_str(fill);
+        out.push_str(fill)?;
     }
     if part > 0 {
         if fill.is_ascii() {
-            out.push_str(&fill[..part]);
+            out.push_str(&fill[..part])?;
         } else {
             let u = units(fill);
-            out.push_str(&String::from_utf16_lossy(&u[..part]));
+            out.push_str(&String::from_utf16_lossy(&u[..part]))?;
         }
     }
-    out
+    Ok(())
 }
 
 fn pad(ctx: &mut NativeCtx, this: Value, args: &[Value], at_start: bool) -> Result<Value, Value> {
@@ -515,17 +518,20 @@ fn pad(ctx: &mut NativeCtx, this: Value, args: &[Value], at_start: bool) -> Resu
         return Ok(this);
     }
     if max > MAX_STRING_LEN as f64 {
-        return Err(ctx.range_error("Invalid string length"));
+        return Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH));
     }
-    let filler = make_fill(&fill, max as usize - len);
-    let mut out = String::with_capacity(filler.len() + js.s.len());
-    if at_start {
-        out.push_str(&filler);
-        out.push_str(&js.s);
-    } else {
-        out.push_str(&js.s);
-        out.push_str(&filler);
-    }
+    let r = (|| {
+        let mut out = StrBuf::new();
+        if at_start {
+            make_fill(&mut out, &fill, max as usize - len)?;
+            out.push_str(&js.s)?;
+        } else {
+            out.push_str(&js.s)?;
+            make_fill(&mut out, &fill, max as usize - len)?;
+        }
+        Ok(out.into_string())
+    })();
+    let out = built(ctx, r)?;
     Ok(ctx.str(out))
 }
 
@@ -551,9 +557,23 @@ fn repeat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
         return Ok(this);
     }
     if n * js.utf16_len as f64 > MAX_STRING_LEN as f64 {
-        return Err(ctx.range_error("Invalid string length"));
+        return Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH));
     }
-    Ok(ctx.str(js.s.repeat(n as usize)))
+    // The length is checked; the memory is reserved fallibly, then filled
+    // by doubling.
+    let total = js.s.len() * n as usize;
+    let mut out: Vec<u8> = Vec::new();
+    if out.try_reserve_exact(total).is_err() {
+        return Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH));
+    }
+    out.extend_from_slice(js.s.as_bytes());
+    while out.len() < total {
+        let take = (total - out.len()).min(out.len());
+        out.extend_from_within(..take);
+    }
+    // SAFETY: `out` is whole copies of a `str` (`take` is a multiple of
+    // its length, as `total` and every length reached are).
+    Ok(ctx.str(unsafe { String::from_utf8_unchecked(out) }))
 }
 
 // ---------------------------------------------------------------------------
@@ -613,10 +633,9 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
 /// Expands `$$ $& $\` $'` in a replacement for a match of `matched` at byte
 /// `pos` of `subject`. (`$n` and `$<name>` stay literal: string patterns
 /// have no groups.)
-fn expand_replacement(out: &mut String, repl: &str, subject: &str, pos: usize, matched: &str) {
+fn expand_replacement(out: &mut StrBuf, repl: &str, subject: &str, pos: usize, matched: &str) -> ops::OpResult<()> {
     if !repl.contains('$') {
-        out.push_str(repl);
-        return;
+        return out.push_str(repl);
     }
     let b = repl.as_bytes();
     let mut i = 0;
@@ -631,8 +650,8 @@ fn expand_replacement(out: &mut String, repl: &str, subject: &str, pos: usize, m
                 _ => None,
             };
             if let Some(p) = piece {
-                out.push_str(&repl[lit..i]);
-                out.push_str(p);
+                out.push_str(&repl[lit..i])?;
+                out.push_str(p)?;
                 i += 2;
                 lit = i;
                 continue;
@@ -640,7 +659,7 @@ fn expand_replacement(out: &mut String, repl: &str, subject: &str, pos: usize, m
         }
         i += 1;
     }
-    out.push_str(&repl[lit..]);
+    out.push_str(&repl[lit..])
 }
 
 fn replacement_arg(ctx: &mut NativeCtx, v: Value) -> Result<Cow<'static, str>, Value> {
@@ -658,11 +677,14 @@ fn replace(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Va
     let Some(pos) = s.find(&*pat) else {
         return Ok(this);
     };
-    let mut out = String::with_capacity(s.len() + repl.len());
-    out.push_str(&s[..pos]);
-    expand_replacement(&mut out, &repl, s, pos, &pat);
-    out.push_str(&s[pos + pat.len()..]);
-    check_len(ctx, out.len())?;
+    let r = (|| {
+        let mut out = StrBuf::with_capacity(s.len() + repl.len())?;
+        out.push_str(&s[..pos])?;
+        expand_replacement(&mut out, &repl, s, pos, &pat)?;
+        out.push_str(&s[pos + pat.len()..])?;
+        Ok(out.into_string())
+    })();
+    let out = built(ctx, r)?;
     Ok(ctx.str(out))
 }
 
@@ -671,54 +693,54 @@ fn replace_all(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value
     let pat = str_arg(arg(args, 0));
     let repl = replacement_arg(ctx, arg(args, 1))?;
     let s: &str = &js.s;
-    let mut out = String::with_capacity(s.len());
-    if pat.is_empty() {
-        // A match before every code unit and at the end.
-        if js.is_ascii() {
-            for i in 0..s.len() {
-                expand_replacement(&mut out, &repl, s, i, "");
-                out.push_str(&s[i..i + 1]);
-                check_len(ctx, out.len())?;
-            }
-        } else {
-            // Work in code units; halves of a pair split by a replacement
-            // become U+FFFD (see the module comment).
-            let u = units(s);
-            let mut o16: Vec<u16> = Vec::with_capacity(u.len() * 2);
-            let mut piece = String::new();
-            for i in 0..u.len() {
-                piece.clear();
-                if repl.contains('$') {
-                    let before = String::from_utf16_lossy(&u[..i]);
-                    let subject = before.clone() + &String::from_utf16_lossy(&u[i..]);
-                    expand_replacement(&mut piece, &repl, &subject, before.len(), "");
-                } else {
-                    piece.push_str(&repl);
-                }
-                o16.extend(piece.encode_utf16());
-                o16.push(u[i]);
-                check_len(ctx, o16.len())?;
-            }
-            out = String::from_utf16_lossy(&o16);
-        }
-        expand_replacement(&mut out, &repl, s, s.len(), "");
-        check_len(ctx, out.len())?;
-        return Ok(ctx.str(out));
-    }
-    let mut last = 0;
-    let mut any = false;
-    for (pos, m) in s.match_indices(&*pat) {
-        any = true;
-        out.push_str(&s[last..pos]);
-        expand_replacement(&mut out, &repl, s, pos, m);
-        last = pos + m.len();
-        check_len(ctx, out.len())?;
-    }
-    if !any {
+    if !pat.is_empty() && !s.contains(&*pat) {
         return Ok(this);
     }
-    out.push_str(&s[last..]);
-    check_len(ctx, out.len())?;
+    let r = (|| {
+        let mut out = StrBuf::with_capacity(s.len())?;
+        if pat.is_empty() {
+            // A match before every code unit and at the end.
+            if js.is_ascii() {
+                for i in 0..s.len() {
+                    expand_replacement(&mut out, &repl, s, i, "")?;
+                    out.push_str(&s[i..i + 1])?;
+                }
+            } else {
+                // Work in code units; halves of a pair split by a
+                // replacement become U+FFFD (see the module comment).
+                let u = units(s);
+                let mut o16: Vec<u16> = Vec::new();
+                let mut piece = StrBuf::new();
+                for i in 0..u.len() {
+                    piece = StrBuf::new_reusing(piece);
+                    if repl.contains('$') {
+                        let before = String::from_utf16_lossy(&u[..i]);
+                        let subject = before.clone() + &String::from_utf16_lossy(&u[i..]);
+                        expand_replacement(&mut piece, &repl, &subject, before.len(), "")?;
+                    } else {
+                        piece.push_str(&repl)?;
+                    }
+                    let extra = strbuf::utf16_len(piece.as_str()) + 1;
+                    strbuf::check_len(o16.len() + extra)?;
+                    o16.try_reserve(extra).map_err(|_| strbuf::too_long())?;
+                    o16.extend(piece.as_str().encode_utf16());
+                    o16.push(u[i]);
+                }
+                out.push_str(&String::from_utf16_lossy(&o16))?;
+            }
+            expand_replacement(&mut out, &repl, s, s.len(), "")?;
+            return Ok(out.into_string());
+        }
+        let mut last = 0;
+        for (pos, m) in s.match_indices(&*pat) {
+            out.push_str(&s[last..pos])?;
+            expand_replacement(&mut out, &repl, s, pos, m)?;
+            last = pos + m.len();
+        }
+        out.push_str(&s[last..])?;
+        Ok(out.into_string())
+    })();
+    let out = built(ctx, r)?;
     Ok(ctx.str(out))
 }
 
@@ -727,11 +749,20 @@ fn concat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
     if args.is_empty() {
         return Ok(this);
     }
-    let mut out = String::from(&*js.s);
-    for &a in args {
-        out.push_str(&str_arg(a));
-        check_len(ctx, out.len())?;
-    }
+    let known: usize = args.iter().filter_map(|&a| js_str(a)).map(|x| x.utf16_len as usize).sum();
+    built(ctx, strbuf::check_len(js.utf16_len as usize + known))?;
+    let r = (|| {
+        let mut out = StrBuf::new();
+        out.push_str(&js.s)?;
+        for &a in args {
+            match ops::as_str(a) {
+                Some(x) => out.push_str(x)?,
+                None => ops::write_display(a, &mut out, 0)?,
+            }
+        }
+        Ok(out.into_string())
+    })();
+    let out = built(ctx, r)?;
     Ok(ctx.str(out))
 }
 

@@ -194,7 +194,13 @@ impl Inner {
             return Sent::Sent;
         }
         if self.buf.len() < capacity {
+            // The buffer fills lazily up to the channel's capacity; its
+            // growth counts toward the next collection.
+            let before = self.buf.capacity();
             self.buf.push_back(v);
+            if self.buf.capacity() > before {
+                crate::vm::heap::count_growth((self.buf.capacity() - before) * std::mem::size_of::<Value>());
+            }
             return Sent::Sent;
         }
         Sent::Full
@@ -261,6 +267,14 @@ impl ChannelCell {
 
     pub fn is_closed(&self) -> bool {
         self.lock().closed
+    }
+
+    /// Bytes the channel's queues reserve (for the collector's accounting).
+    pub fn buffer_bytes(&self) -> usize {
+        let g = self.inner.lock();
+        g.buf.capacity() * std::mem::size_of::<Value>()
+            + g.recvq.capacity() * std::mem::size_of::<Entry>()
+            + g.sendq.capacity() * std::mem::size_of::<(Entry, Value)>()
     }
 
     /// Values the channel keeps alive (GC): the buffer and pending sends.

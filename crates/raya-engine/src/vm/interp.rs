@@ -29,6 +29,7 @@ use super::object::{
 };
 use super::ops::{self, Fault, Got, Put};
 use super::runtime::{make_closure, Runtime};
+use super::strbuf::{self, StrBuf};
 use super::task::{flags, AwaitScan, Frame, Handler, Task};
 use super::value::Value;
 use crate::builtins::numconv;
@@ -397,7 +398,7 @@ impl<'rt> TaskInterpreter<'rt> {
         let num_regs = p.num_regs as usize;
         let need = new_base + num_regs.max(argc + 1) + 1;
         if task.regs.len() < need {
-            task.regs.resize(need, Value::UNDEFINED);
+            task.grow_regs(need);
         }
         let arity = p.arity as usize;
         let first_clear = if p.has_rest {
@@ -415,6 +416,7 @@ impl<'rt> TaskInterpreter<'rt> {
         if first_clear < end {
             task.regs[first_clear..end].fill(Value::UNDEFINED);
         }
+        task.reserve_frame();
         task.frames.push(Frame {
             rt: Arc::as_ptr(&c.proto),
             closure: callee,
@@ -514,7 +516,7 @@ impl<'rt> TaskInterpreter<'rt> {
         argc: usize,
     ) -> Result<Value, Fault> {
         if task.regs.len() < args_at + argc {
-            task.regs.resize(args_at + argc, Value::UNDEFINED);
+            task.grow_regs(args_at + argc);
         }
         let task_ref: &Task = task;
         let args = &task_ref.regs[args_at..args_at + argc];
@@ -539,7 +541,7 @@ impl<'rt> TaskInterpreter<'rt> {
         };
         let need = top + 2 + args.len();
         if task.regs.len() < need {
-            task.regs.resize(need, Value::UNDEFINED);
+            task.grow_regs(need);
         }
         task.regs[top + 1] = this;
         task.regs[top + 2..top + 2 + args.len()].copy_from_slice(args);
@@ -1149,7 +1151,8 @@ impl<'rt> TaskInterpreter<'rt> {
                             save_pc!();
                             invoked!(self.call_above(task, m, x, &[], base + dst as usize, 0));
                         } else {
-                            let s = self.rt.heap.alloc_str(ops::to_display(x));
+                            let s = tri!(ops::try_to_display(x));
+                            let s = self.rt.heap.alloc_str(s);
                             set!(dst, s);
                         }
                     }
@@ -1166,15 +1169,25 @@ impl<'rt> TaskInterpreter<'rt> {
                             invoked!(self.call_above(task, m, part, &[], base + (start + i) as usize, 0));
                             continue;
                         }
-                        let mut s = String::new();
+                        // Parts that are strings have known lengths: a
+                        // result that is surely too long fails before
+                        // anything is built.
+                        let mut known = 0usize;
                         for i in 0..count {
-                            let v = reg!(start + i);
-                            match ops::as_str(v) {
-                                Some(x) => s.push_str(x),
-                                None => s.push_str(&ops::to_display(v)),
+                            if let Some(x) = reg!(start + i).as_obj().and_then(|o| o.as_str()) {
+                                known += x.utf16_len as usize;
                             }
                         }
-                        let v = self.rt.heap.alloc_str(s);
+                        tri!(strbuf::check_len(known));
+                        let mut s = StrBuf::new();
+                        for i in 0..count {
+                            let v = reg!(start + i);
+                            tri!(match ops::as_str(v) {
+                                Some(x) => s.push_str(x),
+                                None => ops::write_display(v, &mut s, 0),
+                            });
+                        }
+                        let v = self.rt.heap.alloc_str(s.into_string());
                         set!(dst, v)
                     }
 
@@ -1531,20 +1544,28 @@ impl<'rt> TaskInterpreter<'rt> {
                         set!(dst, a)
                     }
                     Instr::ArrayPush { arr, src } => {
-                        if let Some(mut a) = ops::array_data(reg!(arr)) {
-                            a.push(reg!(src));
-                        }
+                        // The guard is dropped before a fault is raised.
+                        let r = match ops::array_data(reg!(arr)) {
+                            Some(mut a) => ops::array_reserve(&mut a, 1).map(|_| a.push(reg!(src))),
+                            None => Ok(()),
+                        };
+                        tri!(r);
                     }
                     Instr::ArraySpread { arr, src } => {
                         let items = tri!(self.collect_iterable(reg!(src)));
-                        if let Some(mut a) = ops::array_data(reg!(arr)) {
-                            a.extend(items);
-                        }
+                        let r = match ops::array_data(reg!(arr)) {
+                            Some(mut a) => ops::array_reserve(&mut a, items.len()).map(|_| a.extend(items)),
+                            None => Ok(()),
+                        };
+                        tri!(r);
                     }
                     Instr::ArrayHole { arr } => {
-                        if let Some(mut a) = ops::array_data(reg!(arr)) {
-                            a.push(Value::UNDEFINED);
-                        }
+                        // The guard is dropped before a fault is raised.
+                        let r = match ops::array_data(reg!(arr)) {
+                            Some(mut a) => ops::array_reserve(&mut a, 1).map(|_| a.push(Value::UNDEFINED)),
+                            None => Ok(()),
+                        };
+                        tri!(r);
                     }
                     Instr::NewObject { dst } => {
                         let o = self.new_instance(Value::UNDEFINED);
@@ -1879,10 +1900,15 @@ impl<'rt> TaskInterpreter<'rt> {
             }
         }
         let result = if frame.flags & (flags::CONCAT_AFTER_PREFIX | flags::CONCAT_BEFORE_SUFFIX) != 0 {
-            let other = ops::to_display(frame.after);
-            let mine = ops::to_display(result);
-            let s = if frame.flags & flags::CONCAT_AFTER_PREFIX != 0 { other + &mine } else { mine + &other };
-            self.rt.heap.alloc_str(s)
+            let (first, second) = if frame.flags & flags::CONCAT_AFTER_PREFIX != 0 {
+                (frame.after, result)
+            } else {
+                (result, frame.after)
+            };
+            let mut s = StrBuf::new();
+            ops::write_display(first, &mut s, 0)?;
+            ops::write_display(second, &mut s, 0)?;
+            self.rt.heap.alloc_str(s.into_string())
         } else {
             result
         };
@@ -1940,7 +1966,7 @@ impl<'rt> TaskInterpreter<'rt> {
         let items = self.collect_iterable(task.regs[f + 2])?;
         let need = f + 2 + items.len() + 1;
         if task.regs.len() < need {
-            task.regs.resize(need, Value::UNDEFINED);
+            task.grow_regs(need);
         }
         let n = items.len();
         task.regs[f + 2..f + 2 + n].copy_from_slice(&items);
@@ -1972,23 +1998,31 @@ impl<'rt> TaskInterpreter<'rt> {
 
     /// String concatenation and its type errors.
     fn add_slow(&mut self, x: Value, y: Value) -> Result<Value, Fault> {
-        match (ops::as_str(x), ops::as_str(y)) {
+        let s = match (x.as_obj().and_then(|o| o.as_str()), y.as_obj().and_then(|o| o.as_str())) {
             (Some(a), Some(b)) => {
-                let mut s = String::with_capacity(a.len() + b.len());
-                s.push_str(a);
-                s.push_str(b);
-                Ok(self.rt.heap.alloc_str(s))
+                // Both lengths are known: the limit is checked before
+                // anything is allocated.
+                strbuf::check_len(a.utf16_len as usize + b.utf16_len as usize)?;
+                let mut s = StrBuf::with_capacity(a.s.len() + b.s.len())?;
+                s.push_str(&a.s)?;
+                s.push_str(&b.s)?;
+                s
             }
             (Some(a), None) => {
-                let s = format!("{}{}", a, ops::to_display(y));
-                Ok(self.rt.heap.alloc_str(s))
+                let mut s = StrBuf::new();
+                s.push_str(&a.s)?;
+                ops::write_display(y, &mut s, 0)?;
+                s
             }
             (None, Some(b)) => {
-                let s = format!("{}{}", ops::to_display(x), b);
-                Ok(self.rt.heap.alloc_str(s))
+                let mut s = StrBuf::new();
+                ops::write_display(x, &mut s, 0)?;
+                s.push_str(&b.s)?;
+                s
             }
-            (None, None) => Err(operand_fault("+", x, y)),
-        }
+            (None, None) => return Err(operand_fault("+", x, y)),
+        };
+        Ok(self.rt.heap.alloc_str(s.into_string()))
     }
 
     /// For `x + y` where one side is a string and the other an object with

@@ -9,6 +9,7 @@
 //! - [`interp`]: `TaskInterpreter`, the dispatch loop.
 //! - [`ops`]: the semantics shared by the interpreter and built-ins
 //!   (conversions, equality, property access).
+//! - [`strbuf`]: the string length limit and a buffer that keeps to it.
 //! - [`native`]: the context built-in functions run in.
 //! - [`realm`]: built-in classes and method tables.
 //! - [`runtime`]: everything one running program owns.
@@ -22,6 +23,7 @@ pub mod object;
 pub mod ops;
 pub mod realm;
 pub mod runtime;
+pub mod strbuf;
 pub mod task;
 pub mod value;
 

@@ -496,7 +496,9 @@ impl PropMap {
 
     /// Bytes reserved for the properties (for the collector's accounting).
     pub fn capacity_bytes(&self) -> usize {
-        self.keys.capacity() * 12
+        self.keys.capacity() * std::mem::size_of::<Atom>()
+            + self.vals.capacity() * std::mem::size_of::<Value>()
+            + self.index.as_ref().map_or(0, |ix| ix.capacity() * (std::mem::size_of::<(Atom, u32)>() + 1))
     }
 
     /// Sets or inserts; returns the slot index.
@@ -505,6 +507,21 @@ impl PropMap {
             self.vals_mut()[i] = v;
             return i;
         }
+        // Storage grows only when the vectors are full or the index is in
+        // use (rare, amortised doubling); only then is it measured.
+        if self.keys.len() < self.keys.capacity() && self.keys.len() < INDEX_THRESHOLD {
+            return self.insert_new(key, v);
+        }
+        let before = self.capacity_bytes();
+        let i = self.insert_new(key, v);
+        let after = self.capacity_bytes();
+        if after > before {
+            super::heap::count_growth(after - before);
+        }
+        i
+    }
+
+    fn insert_new(&mut self, key: Atom, v: Value) -> usize {
         let i = self.keys.len();
         self.keys.push(key);
         self.vals.push(v);
@@ -740,8 +757,25 @@ impl MapData {
             }
             return;
         }
+        if self.entries.len() < self.entries.capacity() && self.index.len() < self.index.capacity() {
+            self.index.insert(key, self.entries.len());
+            self.entries.push(Some((key.0, v)));
+            return;
+        }
+        let before = self.capacity_bytes();
         self.index.insert(key, self.entries.len());
         self.entries.push(Some((key.0, v)));
+        let after = self.capacity_bytes();
+        if after > before {
+            super::heap::count_growth(after - before);
+        }
+    }
+
+    /// Bytes reserved for the entries and the index (for the collector's
+    /// accounting).
+    pub fn capacity_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Option<(Value, Value)>>()
+            + self.index.capacity() * (std::mem::size_of::<(MapKey, usize)>() + 1)
     }
 
     pub fn delete(&mut self, k: Value) -> bool {

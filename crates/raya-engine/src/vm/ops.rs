@@ -7,6 +7,7 @@ use super::atom::{names, Atom};
 use super::heap::Heap;
 use super::object::{Accessor, Body, BuiltinKind, Bytes, ClassData, Function, MutRef, Obj, ObjectData, PropMap};
 use super::realm::Realm;
+use super::strbuf::StrBuf;
 use super::value::Value;
 use crate::builtins::numconv;
 
@@ -179,17 +180,30 @@ pub fn to_key(v: Value) -> Atom {
     }
 }
 
-/// `String(v)` for any value, without calling user code.
+/// `String(v)` for any value, without calling user code. For messages and
+/// property keys: past the string length limit the text is cut there.
+/// Where the string becomes a script's value, use [`try_to_display`].
 pub fn to_display(v: Value) -> String {
-    let mut out = String::new();
-    write_display(v, &mut out, 0);
-    out
+    let mut out = StrBuf::new();
+    let _ = write_display(v, &mut out, 0);
+    out.into_string()
 }
 
-fn write_display(v: Value, out: &mut String, depth: usize) {
+/// `String(v)` for any value, without calling user code; a RangeError
+/// past the string length limit.
+pub fn try_to_display(v: Value) -> OpResult<String> {
+    if let Some(s) = as_str(v) {
+        return Ok(s.to_string());
+    }
+    let mut out = StrBuf::new();
+    write_display(v, &mut out, 0)?;
+    Ok(out.into_string())
+}
+
+/// Appends `String(v)` to `out`.
+pub fn write_display(v: Value, out: &mut StrBuf, depth: usize) -> OpResult<()> {
     if v.is_number() {
-        out.push_str(&numconv::number_to_string(v.as_number()));
-        return;
+        return out.push_str(&numconv::number_to_string(v.as_number()));
     }
     match v {
         Value::UNDEFINED => out.push_str("undefined"),
@@ -200,42 +214,48 @@ fn write_display(v: Value, out: &mut String, depth: usize) {
             Some(Body::Str(s)) => out.push_str(&s.s),
             Some(Body::Array(a)) => {
                 if depth > 32 {
-                    return;
+                    return Ok(());
                 }
                 let items = a.lock().clone();
                 for (i, x) in items.iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
+                        out.push(',')?;
                     }
                     if !x.is_nullish() {
-                        write_display(*x, out, depth + 1);
+                        write_display(*x, out, depth + 1)?;
                     }
                 }
+                Ok(())
             }
             Some(Body::Object(d)) => {
                 // Copied out: the message is displayed without holding
                 // the error object (see the lock order in `vm::object`).
                 let d = d.lock().clone();
                 if let Some(name) = error_name(&d) {
-                    let msg = d.props.get(names::MESSAGE).map(to_display).unwrap_or_default();
-                    out.push_str(&name);
-                    if !msg.is_empty() {
-                        out.push_str(": ");
-                        out.push_str(&msg);
+                    out.push_str(&name)?;
+                    if let Some(m) = d.props.get(names::MESSAGE) {
+                        let mut msg = StrBuf::new();
+                        write_display(m, &mut msg, depth + 1)?;
+                        if !msg.is_empty() {
+                            out.push_str(": ")?;
+                            out.push_str(msg.as_str())?;
+                        }
                     }
+                    Ok(())
                 } else {
-                    out.push_str("[object Object]");
+                    out.push_str("[object Object]")
                 }
             }
             Some(Body::Function(f)) => {
-                out.push_str("function ");
-                out.push_str(f.name());
-                out.push_str("() { [native code] }");
+                out.push_str("function ")?;
+                out.push_str(f.name())?;
+                out.push_str("() { [native code] }")
             }
             Some(Body::Class(c)) => {
-                out.push_str("class ");
-                out.push_str(c.lock().name.as_str());
-                out.push_str(" { }");
+                let name = c.lock().name.as_str().to_string();
+                out.push_str("class ")?;
+                out.push_str(&name)?;
+                out.push_str(" { }")
             }
             Some(Body::Map(_)) => out.push_str("[object Map]"),
             Some(Body::Set(_)) => out.push_str("[object Set]"),
@@ -584,14 +604,55 @@ pub fn to_uint8(v: Value) -> u8 {
 /// Largest valid array length (2^32 - 1).
 pub const MAX_ARRAY_LEN: usize = u32::MAX as usize;
 
+#[cold]
+fn invalid_array_length() -> Fault {
+    Fault::Range("Invalid array length".into())
+}
+
+/// Room for `extra` more elements in an array's storage. The growth is
+/// reserved fallibly (a size the allocator refuses is a RangeError, not an
+/// abort) and counted toward the next collection.
+#[inline]
+pub fn array_reserve(a: &mut Vec<Value>, extra: usize) -> OpResult<()> {
+    if a.capacity() - a.len() >= extra {
+        return Ok(());
+    }
+    array_grow(a, extra)
+}
+
+#[cold]
+fn array_grow(a: &mut Vec<Value>, extra: usize) -> OpResult<()> {
+    if a.len() + extra > MAX_ARRAY_LEN {
+        return Err(invalid_array_length());
+    }
+    let before = a.capacity();
+    a.try_reserve(extra).map_err(|_| invalid_array_length())?;
+    super::heap::count_growth((a.capacity() - before) * std::mem::size_of::<Value>());
+    Ok(())
+}
+
+/// A new array's storage with room for `n` elements, reserved fallibly
+/// (the allocation itself is counted when the array is allocated).
+pub fn array_with_capacity(n: usize) -> OpResult<Vec<Value>> {
+    if n > MAX_ARRAY_LEN {
+        return Err(invalid_array_length());
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| invalid_array_length())?;
+    Ok(v)
+}
+
 pub fn set_array_length(a: &mut Vec<Value>, v: Value) -> OpResult<()> {
     let n = if v.is_number() { v.as_number() } else { f64::NAN };
     if !(n >= 0.0 && n.fract() == 0.0 && n <= MAX_ARRAY_LEN as f64) {
-        return Err(Fault::Range("Invalid array length".into()));
+        return Err(invalid_array_length());
     }
     let n = n as usize;
     if n > a.len() && n - a.len() > (1 << 28) {
-        return Err(Fault::Range("Invalid array length".into()));
+        return Err(invalid_array_length());
+    }
+    if n > a.len() {
+        array_reserve(a, n - a.len())?;
     }
     a.resize(n, Value::UNDEFINED);
     Ok(())
@@ -605,11 +666,12 @@ pub fn array_store(a: &mut Vec<Value>, i: usize, v: Value) -> OpResult<()> {
         return Ok(());
     }
     if i >= MAX_ARRAY_LEN {
-        return Err(Fault::Range("Invalid array length".into()));
+        return Err(invalid_array_length());
     }
     if i - a.len() > (1 << 28) {
-        return Err(Fault::Range("Invalid array length".into()));
+        return Err(invalid_array_length());
     }
+    array_reserve(a, i + 1 - a.len())?;
     a.resize(i, Value::UNDEFINED);
     a.push(v);
     Ok(())

@@ -173,6 +173,29 @@ impl Task {
         self.locked.borrow().iter().any(|m| m.is_held_by(self.id))
     }
 
+    /// Grows the registers to `need` (filled with undefined), counting the
+    /// growth toward the next collection.
+    #[cold]
+    pub fn grow_regs(&mut self, need: usize) {
+        super::heap::counted(&mut self.regs, |r| r.resize(need, Value::UNDEFINED));
+    }
+
+    /// Room for one more frame; the growth counts toward the next
+    /// collection.
+    #[inline]
+    pub fn reserve_frame(&mut self) {
+        if self.frames.len() == self.frames.capacity() {
+            super::heap::counted(&mut self.frames, |f| f.reserve(1));
+        }
+    }
+
+    /// Bytes the task's stacks reserve (for the collector's accounting).
+    pub fn capacity_bytes(&self) -> usize {
+        self.regs.capacity() * std::mem::size_of::<Value>()
+            + self.frames.capacity() * std::mem::size_of::<Frame>()
+            + self.handlers.capacity() * std::mem::size_of::<Handler>()
+    }
+
     /// Every value the task can still reach (GC roots): registers of live
     /// frames and the closures they run.
     pub fn roots(&self) -> impl Iterator<Item = Value> + '_ {
