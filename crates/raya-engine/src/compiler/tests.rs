@@ -426,6 +426,23 @@ fn method_calls_use_call_method_and_spans_point_at_the_name() {
 }
 
 #[test]
+fn call_with_puts_this_arg_in_the_receiver_register() {
+    let p = compile("function f(g, t) { return __callWith(g, t, 1, 2); }");
+    let f = func(&p, "f");
+    // (R0 is `this`.) g -> R[f], t -> R[f+1], then two arguments: a plain
+    // call, no lookup of `__callWith` itself.
+    let call = f.code.iter().find_map(|i| match i {
+        Instr::Call { f, argc } => Some((*f, *argc)),
+        _ => None,
+    });
+    let (base, argc) = call.unwrap_or_else(|| panic!("no Call: {:?}", f.code));
+    assert_eq!(argc, 2);
+    assert!(f.code.iter().any(|i| matches!(i, Instr::Move { dst, src: 1 } if *dst == base)), "{:?}", f.code);
+    assert!(f.code.iter().any(|i| matches!(i, Instr::Move { dst, src: 2 } if *dst == base + 1)), "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::GetGlobal { .. } | Instr::LoadUndef { .. })), 0, "{:?}", f.code);
+}
+
+#[test]
 fn constants_are_deduplicated() {
     let p = compile("function f(o) { return [o.a, o.a, 'a', 1.5, 1.5, NaN, NaN]; }");
     let f = func(&p, "f");
