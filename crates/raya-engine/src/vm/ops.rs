@@ -215,12 +215,22 @@ fn write_display(v: Value, out: &mut String, depth: usize) {
                 // the error object (see the lock order in `vm::object`).
                 let d = d.lock().clone();
                 if let Some(name) = error_name(&d) {
-                    let msg = d.props.get(names::MESSAGE).map(to_display).unwrap_or_default();
+                    // Error.prototype.toString: an undefined name reads as
+                    // "Error", an undefined message as ""; the ": " only
+                    // joins two non-empty parts.
+                    let name = match d.props.get(names::NAME) {
+                        Some(Value::UNDEFINED) => "Error".to_string(),
+                        _ => name,
+                    };
+                    let msg = match d.props.get(names::MESSAGE) {
+                        Some(m) if !m.is_undefined() => to_display(m),
+                        _ => String::new(),
+                    };
                     out.push_str(&name);
-                    if !msg.is_empty() {
+                    if !name.is_empty() && !msg.is_empty() {
                         out.push_str(": ");
-                        out.push_str(&msg);
                     }
+                    out.push_str(&msg);
                 } else {
                     out.push_str("[object Object]");
                 }
