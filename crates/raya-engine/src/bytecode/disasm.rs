@@ -261,7 +261,10 @@ impl<'p> Disasm<'p> {
             Jmp { off } | Loop { off } => j(off),
             JmpIfTrue { cond, off } | JmpIfFalse { cond, off } => format!("{}, {}", r(cond), j(off)),
             JmpIfNullish { src, off } | JmpIfNotNullish { src, off } => format!("{}, {}", r(src), j(off)),
-            JmpIfNotLt { a, b, off } | JmpIfNotLe { a, b, off } | JmpIfLt { a, b, off } | JmpIfLe { a, b, off } => {
+            JmpIfNotLt { a, b, off, .. }
+            | JmpIfNotLe { a, b, off, .. }
+            | JmpIfLt { a, b, off, .. }
+            | JmpIfLe { a, b, off, .. } => {
                 format!("{}, {}, {}", r(a), r(b), j(off))
             }
             StepJmpIfLt { r: x, b, imm, off }

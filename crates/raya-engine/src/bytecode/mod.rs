@@ -354,26 +354,33 @@ pub enum Instr {
         off: i32,
     },
     /// Fused `if (R[a] < R[b])`-not-taken jump: jump when NOT (a < b).
+    /// `swapped`: the source said `R[b] > R[a]` (`>=` for the `Le` forms);
+    /// only a TypeError reads it, to name the operator and operands as
+    /// written.
     JmpIfNotLt {
         a: Reg,
         b: Reg,
         off: i32,
+        swapped: bool,
     },
     JmpIfNotLe {
         a: Reg,
         b: Reg,
         off: i32,
+        swapped: bool,
     },
     /// Fused loop test `while (R[a] < R[b])`: jump when a < b.
     JmpIfLt {
         a: Reg,
         b: Reg,
         off: i32,
+        swapped: bool,
     },
     JmpIfLe {
         a: Reg,
         b: Reg,
         off: i32,
+        swapped: bool,
     },
     /// The step and the test at the bottom of `for (…; i < n; i++)`:
     /// `R[r] += imm`, then jump if `R[r] < R[b]`, when both are numbers.

@@ -324,13 +324,14 @@ impl<'a> Codegen<'a> {
                 let (ra, rb) = self.operands(a, b);
                 // `a > b` is `b < a`, `a >= b` is `b <= a`; the `Not` forms
                 // jump when the comparison is false (NaN included).
-                let (x, y) = if matches!(op, BinaryOp::Lt | BinaryOp::LtEq) { (ra, rb) } else { (rb, ra) };
+                let swapped = matches!(op, BinaryOp::Gt | BinaryOp::GtEq);
+                let (x, y) = if swapped { (rb, ra) } else { (ra, rb) };
                 let strict = matches!(op, BinaryOp::Lt | BinaryOp::Gt);
                 let i = match (strict, jump_if) {
-                    (true, false) => Instr::JmpIfNotLt { a: x, b: y, off: 0 },
-                    (false, false) => Instr::JmpIfNotLe { a: x, b: y, off: 0 },
-                    (true, true) => Instr::JmpIfLt { a: x, b: y, off: 0 },
-                    (false, true) => Instr::JmpIfLe { a: x, b: y, off: 0 },
+                    (true, false) => Instr::JmpIfNotLt { a: x, b: y, off: 0, swapped },
+                    (false, false) => Instr::JmpIfNotLe { a: x, b: y, off: 0, swapped },
+                    (true, true) => Instr::JmpIfLt { a: x, b: y, off: 0, swapped },
+                    (false, true) => Instr::JmpIfLe { a: x, b: y, off: 0, swapped },
                 };
                 let j = self.emit(i, self.binop_pos(a));
                 self.free_to(m);

@@ -325,7 +325,7 @@ fn counting_loops_step_and_test_in_one_instruction() {
         let target = at as i64 + 1 + off as i64;
         assert!(matches!(f.code[at + 1], Instr::AddI { dst, src, imm: i2 } if dst == r && src == r && i2 == imm));
         let (x, y, off2) = match f.code[at + 2] {
-            Instr::JmpIfLt { a, b, off } | Instr::JmpIfLe { a, b, off } => (a, b, off),
+            Instr::JmpIfLt { a, b, off, .. } | Instr::JmpIfLe { a, b, off, .. } => (a, b, off),
             ref other => panic!("fused step followed by {other:?}"),
         };
         assert!((x, y) == (r, b) || (x, y) == (b, r), "{:?}", f.code);
@@ -453,7 +453,7 @@ fn constants_are_deduplicated() {
 fn greater_than_conditions_swap_operands() {
     let p = compile("function f(a, b) { if (a > b) return 1; return 2; }");
     let f = func(&p, "f");
-    assert!(f.code.iter().any(|i| matches!(i, Instr::JmpIfNotLt { a: 2, b: 1, .. })), "{:?}", f.code);
+    assert!(f.code.iter().any(|i| matches!(i, Instr::JmpIfNotLt { a: 2, b: 1, swapped: true, .. })), "{:?}", f.code);
 }
 
 #[test]

@@ -133,15 +133,30 @@ fn compare(op: &str, x: Value, y: Value) -> Result<Option<std::cmp::Ordering>, F
 }
 
 /// `x < y`, or `x <= y` with `or_equal`, for the fused compare-and-jump
-/// instructions (false when either side is NaN).
+/// instructions (false when either side is NaN). `swapped`: the source
+/// said `y > x` (`y >= x`), which only the TypeError reports.
 #[inline(always)]
-fn less(x: Value, y: Value, or_equal: bool) -> Result<bool, Fault> {
+fn less(x: Value, y: Value, or_equal: bool, swapped: bool) -> Result<bool, Fault> {
     if x.is_number() && y.is_number() {
         let (a, b) = (x.as_number(), y.as_number());
         return Ok(if or_equal { a <= b } else { a < b });
     }
-    let ord = compare(if or_equal { "<=" } else { "<" }, x, y)?;
-    Ok(matches!(ord, Some(std::cmp::Ordering::Less)) || (or_equal && ord == Some(std::cmp::Ordering::Equal)))
+    less_slow(x, y, or_equal, swapped)
+}
+
+/// `less` for anything but two numbers: two strings, else the TypeError.
+#[inline(never)]
+fn less_slow(x: Value, y: Value, or_equal: bool, swapped: bool) -> Result<bool, Fault> {
+    if let (Some(a), Some(b)) = (ops::as_str(x), ops::as_str(y)) {
+        let ord = cmp_strings(a, b);
+        return Ok(ord == std::cmp::Ordering::Less || (or_equal && ord == std::cmp::Ordering::Equal));
+    }
+    Err(match (swapped, or_equal) {
+        (false, false) => operand_fault("<", x, y),
+        (false, true) => operand_fault("<=", x, y),
+        (true, false) => operand_fault(">", y, x),
+        (true, true) => operand_fault(">=", y, x),
+    })
 }
 
 fn closure_of(v: Value) -> Option<&'static Closure> {
@@ -1223,23 +1238,23 @@ impl<'rt> TaskInterpreter<'rt> {
                             jump!(off)
                         }
                     }
-                    Instr::JmpIfNotLt { a, b, off } => {
-                        if !tri!(less(reg!(a), reg!(b), false)) {
+                    Instr::JmpIfNotLt { a, b, off, swapped } => {
+                        if !tri!(less(reg!(a), reg!(b), false, swapped)) {
                             branch!(off);
                         }
                     }
-                    Instr::JmpIfNotLe { a, b, off } => {
-                        if !tri!(less(reg!(a), reg!(b), true)) {
+                    Instr::JmpIfNotLe { a, b, off, swapped } => {
+                        if !tri!(less(reg!(a), reg!(b), true, swapped)) {
                             branch!(off);
                         }
                     }
-                    Instr::JmpIfLt { a, b, off } => {
-                        if tri!(less(reg!(a), reg!(b), false)) {
+                    Instr::JmpIfLt { a, b, off, swapped } => {
+                        if tri!(less(reg!(a), reg!(b), false, swapped)) {
                             branch!(off);
                         }
                     }
-                    Instr::JmpIfLe { a, b, off } => {
-                        if tri!(less(reg!(a), reg!(b), true)) {
+                    Instr::JmpIfLe { a, b, off, swapped } => {
+                        if tri!(less(reg!(a), reg!(b), true, swapped)) {
                             branch!(off);
                         }
                     }
