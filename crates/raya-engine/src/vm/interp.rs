@@ -281,7 +281,23 @@ impl<'rt> TaskInterpreter<'rt> {
     }
 
     /// Starts `callee(this, args)` as a new task; returns its `Task` object.
+    ///
+    /// A built-in callee (`async ch.send(v)`, `async m.lock()`) must run,
+    /// and possibly suspend, in the new task, but `start` can only begin a
+    /// task with a Raya frame: so the task starts in the prelude's
+    /// `Task.__runBuiltin(fn, this, args)`, whose one call is the built-in.
     pub fn spawn(&mut self, callee: Value, this: Value, args: &[Value]) -> Result<Value, Value> {
+        if closure_of(callee).is_none() && ops::is_callable(callee) {
+            let run = ops::lookup_static(self.rt.realm.classes.task, Atom::intern("__runBuiltin"));
+            if let Some(run) = run.filter(|r| closure_of(*r).is_some()) {
+                let list = self.rt.heap.alloc_array(args.to_vec());
+                return self.spawn_task(run, Value::UNDEFINED, &[callee, this, list]);
+            }
+        }
+        self.spawn_task(callee, this, args)
+    }
+
+    fn spawn_task(&mut self, callee: Value, this: Value, args: &[Value]) -> Result<Value, Value> {
         let id = super::object::next_id();
         let mut t = Task::new(id);
         self.start(&mut t, callee, this, args)?;
