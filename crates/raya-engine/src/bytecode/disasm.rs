@@ -207,12 +207,14 @@ impl<'p> Disasm<'p> {
             LoadK { dst, k } => format!("{}, {}", r(dst), self.k(f, k)),
             LoadInt { dst, v } => format!("{}, {v}", r(dst)),
             LoadUndef { dst }
+            | LoadHole { dst }
             | LoadNull { dst }
             | LoadTrue { dst }
             | LoadFalse { dst }
             | NewCell { dst }
             | NewObject { dst } => r(dst),
             GetGlobal { dst, idx } => format!("{}, {}", r(dst), self.g(idx)),
+            CheckInit { src, name } => format!("{}, {}", r(src), self.k(f, name)),
             SetGlobal { idx, src } => format!("{}, {}", self.g(idx), r(src)),
             CellGet { dst, cell } => format!("{}, {}", r(dst), r(cell)),
             CellSet { cell, src } => format!("{}, {}", r(cell), r(src)),
@@ -344,6 +346,8 @@ fn mnemonic(i: &Instr) -> &'static str {
         LoadK { .. } => "LoadK",
         LoadInt { .. } => "LoadInt",
         LoadUndef { .. } => "LoadUndef",
+        LoadHole { .. } => "LoadHole",
+        CheckInit { .. } => "CheckInit",
         LoadNull { .. } => "LoadNull",
         LoadTrue { .. } => "LoadTrue",
         LoadFalse { .. } => "LoadFalse",

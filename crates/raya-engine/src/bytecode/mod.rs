@@ -113,6 +113,18 @@ pub enum Instr {
     LoadUndef {
         dst: Reg,
     },
+    /// R[dst] = the hole: a `let`/`const` not yet initialised (see
+    /// `CheckInit`).
+    LoadHole {
+        dst: Reg,
+    },
+    /// ReferenceError "Cannot access 'K[name]' before initialization" if
+    /// R[src] is the hole. Emitted only after reads (and before writes) of
+    /// a `let`/`const` the compiler cannot prove initialised.
+    CheckInit {
+        src: Reg,
+        name: ConstIdx,
+    },
     LoadNull {
         dst: Reg,
     },

@@ -132,6 +132,14 @@ fn compare(op: &str, x: Value, y: Value) -> Result<Option<std::cmp::Ordering>, F
     }
 }
 
+/// The ReferenceError of a read or write of `let`/`const` `K[name]` in
+/// its temporal dead zone.
+#[cold]
+#[inline(never)]
+fn uninitialized(name: &str) -> Fault {
+    Fault::Reference(format!("Cannot access '{name}' before initialization"))
+}
+
 /// `x < y`, or `x <= y` with `or_equal`, for the fused compare-and-jump
 /// instructions (false when either side is NaN). `swapped`: the source
 /// said `y > x` (`y >= x`), which only the TypeError reports.
@@ -1028,6 +1036,12 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::LoadK { dst, k } => set!(dst, konst!(k)),
                     Instr::LoadInt { dst, v } => set!(dst, Value::number(v as f64)),
                     Instr::LoadUndef { dst } => set!(dst, Value::UNDEFINED),
+                    Instr::LoadHole { dst } => set!(dst, Value::HOLE),
+                    Instr::CheckInit { src, name } => {
+                        if reg!(src) == Value::HOLE {
+                            fault!(uninitialized(atom!(name).as_str()));
+                        }
+                    }
                     Instr::LoadNull { dst } => set!(dst, Value::NULL),
                     Instr::LoadTrue { dst } => set!(dst, Value::TRUE),
                     Instr::LoadFalse { dst } => set!(dst, Value::FALSE),

@@ -15,6 +15,7 @@ use crate::builtins::numconv;
 pub enum Fault {
     Type(String),
     Range(String),
+    Reference(String),
     /// A Raya value to throw as is.
     Thrown(Value),
 }
