@@ -726,6 +726,8 @@ impl<'a> Codegen<'a> {
         {
             let st = self.f();
             st.proto.arity = arity.min(u16::MAX as u32) as u16;
+            st.proto.length =
+                f.params.iter().take_while(|p| !p.rest && p.default.is_none()).count().min(u16::MAX as usize) as u16;
             st.proto.has_rest = has_rest;
             st.proto.is_async = f.is_async;
             st.proto.is_arrow = f.is_arrow;

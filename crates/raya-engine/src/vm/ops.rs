@@ -379,7 +379,7 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
                 return Ok(Got::Value(heap.alloc_str(n)));
             }
             if key == names::LENGTH {
-                let n = f.proto().map(|p| p.arity).unwrap_or(0);
+                let n = f.proto().map(|p| p.length).unwrap_or(0);
                 return Ok(Got::Value(Value::number(n as f64)));
             }
             from_method(&realm.methods.function, key)
