@@ -604,9 +604,14 @@ fn is_array(_ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value,
 /// `Array.from(iterable or array-like)`. A mapping function (second
 /// argument) is not supported: natives cannot call back into Raya, so it is
 /// a TypeError; use `Array.from(x).map(fn)`.
+/// `Array.__fromNative(src, mapFn?)`: the copy behind `Array.from` (the
+/// prelude runs `mapFn`). A `mapFn` that is neither undefined nor a
+/// function is a TypeError before `src` is read, as in JS.
 fn from(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
-    if !arg(args, 1).is_undefined() {
-        return Err(ctx.type_error("Array.from: a mapping function is not supported; use Array.from(x).map(fn)"));
+    let map_fn = arg(args, 1);
+    if !map_fn.is_undefined() && !ops::is_callable(map_fn) {
+        let msg = format!("{} is not a function", describe_non_function(ctx.realm(), map_fn));
+        return Err(ctx.type_error(msg));
     }
     let src = arg(args, 0);
     if src.is_nullish() {
@@ -614,6 +619,21 @@ fn from(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Valu
     }
     let items = iterable_values(ctx, src, true)?.unwrap_or_default();
     Ok(ctx.array(items))
+}
+
+/// A value as V8 names it in a built-in's "is not a function" message:
+/// arrays as `[object Array]`, other objects by their class (`#<Foo>`),
+/// primitives as `String(v)` does.
+fn describe_non_function(realm: &Realm, v: Value) -> String {
+    let Some(obj) = v.as_obj() else { return ops::to_display(v) };
+    match &obj.body {
+        Body::Str(_) => ops::to_display(v),
+        Body::Array(_) => "[object Array]".to_string(),
+        _ => {
+            let name = ops::class_data(ops::class_of(realm, v)).map(|c| c.name.as_str().to_string());
+            format!("#<{}>", name.filter(|n| !n.is_empty()).unwrap_or_else(|| "Object".to_string()))
+        }
+    }
 }
 
 fn of(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {

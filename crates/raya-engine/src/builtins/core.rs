@@ -84,6 +84,7 @@ pub fn install_classes(b: &mut Builder) -> Realm {
     realm.globals[global_slot("NaN")] = Value::number(f64::NAN);
     realm.globals[global_slot("Infinity")] = Value::number(f64::INFINITY);
     realm.globals[global_slot("__installPrelude")] = b.native("__installPrelude", install_prelude);
+    realm.globals[global_slot("__callWith")] = b.native("__callWith", call_with_indirect);
     realm
 }
 
@@ -124,6 +125,12 @@ fn error_call(ctx: &mut NativeCtx, class: Value, args: &[Value]) -> Result<Value
 fn error_to_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     let s = ops::try_to_display(this).map_err(|f| ctx.fault(f))?;
     Ok(ctx.str(s))
+}
+
+/// `__callWith` reached as a value (`const f = __callWith; f(...)`): only a
+/// direct call can bind `this`, because built-ins never call into Raya.
+fn call_with_indirect(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    Err(ctx.type_error("__callWith can only be called directly"))
 }
 
 /// `__installPrelude({ name: fn, ... })`: installs Raya-written methods of

@@ -102,4 +102,9 @@ pub const GLOBAL_NAMES: &[&str] = &[
     // Hook used by stdlib/prelude.raya to hand its Raya-written methods
     // (Array.prototype.map, sort, ...) to the runtime.
     "__installPrelude",
+    // `__callWith(fn, thisArg, ...args)`: calls `fn` with `this` bound to
+    // `thisArg`. The compiler lowers a direct call to a plain `Call` with
+    // `thisArg` in the receiver register (the prelude's `thisArg`
+    // parameters); the value here is only seen if it is called indirectly.
+    "__callWith",
 ];

@@ -52,8 +52,10 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.method(t, "padEnd", pad_end);
     b.method(t, "repeat", repeat);
     b.method(t, "split", split);
-    b.method(t, "replace", replace);
-    b.method(t, "replaceAll", replace_all);
+    // With a string replacement; the prelude's `replace`/`replaceAll`
+    // handle function replacers and call these otherwise.
+    b.method(t, "__replace", replace);
+    b.method(t, "__replaceAll", replace_all);
     b.method(t, "concat", concat);
     b.method(t, "localeCompare", locale_compare);
     b.method(t, "toString", to_string);

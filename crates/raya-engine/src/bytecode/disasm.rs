@@ -218,12 +218,14 @@ impl<'p> Disasm<'p> {
             LoadK { dst, k } => format!("{}, {}", r(dst), self.k(f, k)),
             LoadInt { dst, v } => format!("{}, {v}", r(dst)),
             LoadUndef { dst }
+            | LoadHole { dst }
             | LoadNull { dst }
             | LoadTrue { dst }
             | LoadFalse { dst }
             | NewCell { dst }
             | NewObject { dst } => r(dst),
             GetGlobal { dst, idx } => format!("{}, {}", r(dst), self.g(idx)),
+            CheckInit { src, name } => format!("{}, {}", r(src), self.k(f, name)),
             SetGlobal { idx, src } => format!("{}, {}", self.g(idx), r(src)),
             CellGet { dst, cell } => format!("{}, {}", r(dst), r(cell)),
             CellSet { cell, src } => format!("{}, {}", r(cell), r(src)),
@@ -272,7 +274,10 @@ impl<'p> Disasm<'p> {
             Jmp { off } | Loop { off } => j(off),
             JmpIfTrue { cond, off } | JmpIfFalse { cond, off } => format!("{}, {}", r(cond), j(off)),
             JmpIfNullish { src, off } | JmpIfNotNullish { src, off } => format!("{}, {}", r(src), j(off)),
-            JmpIfNotLt { a, b, off } | JmpIfNotLe { a, b, off } | JmpIfLt { a, b, off } | JmpIfLe { a, b, off } => {
+            JmpIfNotLt { a, b, off, .. }
+            | JmpIfNotLe { a, b, off, .. }
+            | JmpIfLt { a, b, off, .. }
+            | JmpIfLe { a, b, off, .. } => {
                 format!("{}, {}, {}", r(a), r(b), j(off))
             }
             StepJmpIfLt { r: x, b, imm, off }
@@ -352,6 +357,8 @@ fn mnemonic(i: &Instr) -> &'static str {
         LoadK { .. } => "LoadK",
         LoadInt { .. } => "LoadInt",
         LoadUndef { .. } => "LoadUndef",
+        LoadHole { .. } => "LoadHole",
+        CheckInit { .. } => "CheckInit",
         LoadNull { .. } => "LoadNull",
         LoadTrue { .. } => "LoadTrue",
         LoadFalse { .. } => "LoadFalse",

@@ -113,6 +113,18 @@ pub enum Instr {
     LoadUndef {
         dst: Reg,
     },
+    /// R[dst] = the hole: a `let`/`const` not yet initialised (see
+    /// `CheckInit`).
+    LoadHole {
+        dst: Reg,
+    },
+    /// ReferenceError "Cannot access 'K[name]' before initialization" if
+    /// R[src] is the hole. Emitted only after reads (and before writes) of
+    /// a `let`/`const` the compiler cannot prove initialised.
+    CheckInit {
+        src: Reg,
+        name: ConstIdx,
+    },
     LoadNull {
         dst: Reg,
     },
@@ -354,26 +366,33 @@ pub enum Instr {
         off: i32,
     },
     /// Fused `if (R[a] < R[b])`-not-taken jump: jump when NOT (a < b).
+    /// `swapped`: the source said `R[b] > R[a]` (`>=` for the `Le` forms);
+    /// only a TypeError reads it, to name the operator and operands as
+    /// written.
     JmpIfNotLt {
         a: Reg,
         b: Reg,
         off: i32,
+        swapped: bool,
     },
     JmpIfNotLe {
         a: Reg,
         b: Reg,
         off: i32,
+        swapped: bool,
     },
     /// Fused loop test `while (R[a] < R[b])`: jump when a < b.
     JmpIfLt {
         a: Reg,
         b: Reg,
         off: i32,
+        swapped: bool,
     },
     JmpIfLe {
         a: Reg,
         b: Reg,
         off: i32,
+        swapped: bool,
     },
     /// The step and the test at the bottom of `for (…; i < n; i++)`:
     /// `R[r] += imm`, then jump if `R[r] < R[b]`, when both are numbers.
@@ -710,6 +729,9 @@ pub struct FuncProto {
     pub name: String,
     /// Number of declared parameters (excluding `this` and a rest param).
     pub arity: u16,
+    /// `f.length`: the parameters before the first one with a default
+    /// value (or the rest parameter), as in JS.
+    pub length: u16,
     /// The parameter after the declared ones collects extra arguments.
     pub has_rest: bool,
     pub is_async: bool,

@@ -48,6 +48,21 @@ pub(crate) enum Access<'a> {
     Global(u32),
     Undef,
     Num(f64),
+    /// A `let`/`const` use the resolver could not prove initialised
+    /// (`Resolution::tdz_checks`): where it lives, and its name for the
+    /// ReferenceError of `CheckInit`.
+    Checked(CheckedLoc, ConstIdx),
+}
+
+/// Where a checked binding lives; `Before`: in this function, before its
+/// declaration (no location yet), so any access is the error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum CheckedLoc {
+    Reg(Reg),
+    Cell(Reg),
+    Upval(u16),
+    Global(u32),
+    Before,
 }
 
 #[derive(Hash, PartialEq, Eq, Clone, Copy)]
@@ -477,7 +492,48 @@ impl<'a> Codegen<'a> {
     /// Access for a use of `ident` (as recorded by the resolver).
     pub(crate) fn ident_access(&mut self, ident: &Ident) -> Access<'a> {
         let r = self.res.refs.get(&ident.span.start).copied();
+        if self.res.tdz_checks.contains(&ident.span.start) {
+            let loc = match r {
+                Some(Ref::Global(g)) => Some(CheckedLoc::Global(g)),
+                Some(Ref::Local(id)) => Some(match self.access_raw(id) {
+                    Access::Reg(r) => CheckedLoc::Reg(r),
+                    Access::Cell(c) => CheckedLoc::Cell(c),
+                    Access::Upval(u) => CheckedLoc::Upval(u),
+                    Access::Global(g) => CheckedLoc::Global(g),
+                    _ => CheckedLoc::Before,
+                }),
+                _ => None,
+            };
+            if let Some(loc) = loc {
+                let name = self.k_str(&ident.name);
+                return Access::Checked(loc, name);
+            }
+        }
         self.ref_access(r)
+    }
+
+    /// Loads a checked binding into `dst` and checks it.
+    fn load_checked(&mut self, loc: CheckedLoc, name: ConstIdx, dst: Reg, pos: u32) {
+        match loc {
+            CheckedLoc::Reg(r) => {
+                if r != dst {
+                    self.emit(Instr::Move { dst, src: r }, pos);
+                }
+            }
+            CheckedLoc::Cell(c) => {
+                self.emit(Instr::CellGet { dst, cell: c }, pos);
+            }
+            CheckedLoc::Upval(idx) => {
+                self.emit(Instr::GetUpval { dst, idx }, pos);
+            }
+            CheckedLoc::Global(idx) => {
+                self.emit(Instr::GetGlobal { dst, idx }, pos);
+            }
+            CheckedLoc::Before => {
+                self.emit(Instr::LoadHole { dst }, pos);
+            }
+        }
+        self.emit(Instr::CheckInit { src: dst, name }, pos);
     }
 
     pub(crate) fn load_access(&mut self, a: Access<'a>, dst: Reg, pos: u32) {
@@ -501,6 +557,7 @@ impl<'a> Codegen<'a> {
                 self.emit(Instr::LoadUndef { dst }, pos);
             }
             Access::Num(n) => self.load_number(dst, n, pos),
+            Access::Checked(loc, name) => self.load_checked(loc, name, dst, pos),
         }
     }
 
@@ -522,6 +579,24 @@ impl<'a> Codegen<'a> {
                 self.emit(Instr::SetGlobal { idx, src }, pos);
             }
             Access::Undef | Access::Num(_) => {}
+            Access::Checked(loc, name) => {
+                // A write in the dead zone is an error too: check first.
+                let m = self.mark();
+                let t = match loc {
+                    CheckedLoc::Reg(r) => r,
+                    _ => self.alloc(),
+                };
+                self.load_checked(loc, name, t, pos);
+                self.free_to(m);
+                let a = match loc {
+                    CheckedLoc::Reg(r) => Access::Reg(r),
+                    CheckedLoc::Cell(c) => Access::Cell(c),
+                    CheckedLoc::Upval(u) => Access::Upval(u),
+                    CheckedLoc::Global(g) => Access::Global(g),
+                    CheckedLoc::Before => return,
+                };
+                self.store_access(a, src, pos);
+            }
         }
     }
 
@@ -555,10 +630,25 @@ impl<'a> Codegen<'a> {
         if b.captured {
             if new_cells {
                 self.emit(Instr::NewCell { dst: r }, ident.span.start);
+                self.hole_cell(id, r, ident.span.start);
             }
             self.set_loc(id, Loc::Cell(r));
         } else {
+            if self.res.tdz_bindings.contains(&id) {
+                self.emit(Instr::LoadHole { dst: r }, ident.span.start);
+            }
             self.set_loc(id, Loc::Reg(r));
+        }
+    }
+
+    /// A checked binding's fresh cell holds the hole until its declaration.
+    fn hole_cell(&mut self, id: BindingId, cell: Reg, pos: u32) {
+        if self.res.tdz_bindings.contains(&id) {
+            let m = self.mark();
+            let t = self.alloc();
+            self.emit(Instr::LoadHole { dst: t }, pos);
+            self.emit(Instr::CellSet { cell, src: t }, pos);
+            self.free_to(m);
         }
     }
 
@@ -571,6 +661,7 @@ impl<'a> Codegen<'a> {
             if let Some(id) = self.decl_id(i) {
                 if let Some(&(_, Loc::Cell(c))) = self.locs.get(&id) {
                     self.emit(Instr::NewCell { dst: c }, i.span.start);
+                    self.hole_cell(id, c, i.span.start);
                 }
             }
         }
@@ -635,6 +726,8 @@ impl<'a> Codegen<'a> {
         {
             let st = self.f();
             st.proto.arity = arity.min(u16::MAX as u32) as u16;
+            st.proto.length =
+                f.params.iter().take_while(|p| !p.rest && p.default.is_none()).count().min(u16::MAX as usize) as u16;
             st.proto.has_rest = has_rest;
             st.proto.is_async = f.is_async;
             st.proto.is_arrow = f.is_arrow;
@@ -1028,7 +1121,8 @@ impl<'a> Codegen<'a> {
             }
         }
         let Some(e) = init else {
-            if b.global.is_some() {
+            // A cell or global that may hold the hole needs the undefined.
+            if b.global.is_some() || self.res.tdz_bindings.contains(&id) {
                 let m = self.mark();
                 let t = self.alloc();
                 self.emit(Instr::LoadUndef { dst: t }, pos);
@@ -1539,6 +1633,18 @@ impl<'a> Codegen<'a> {
     pub(crate) fn module(&mut self, prog: &'a Program, prologue: impl FnOnce(&mut Self)) -> FuncProto {
         self.push_fn("", Span::default(), 0);
         prologue(self);
+        // Checked top-level `let`/`const`s hold the hole until declared.
+        let mut holes: Vec<u32> = self.res.tdz_bindings.iter().filter_map(|&b| self.binding(b).global).collect();
+        holes.sort_unstable();
+        if !holes.is_empty() {
+            let m = self.mark();
+            let t = self.alloc();
+            self.emit(Instr::LoadHole { dst: t }, 0);
+            for idx in holes {
+                self.emit(Instr::SetGlobal { idx, src: t }, 0);
+            }
+            self.free_to(m);
+        }
         self.hoist_block(&prog.body);
         self.stmts(&prog.body);
         let end = prog.body.last().map_or(0, |s| s.span.end.saturating_sub(1));
@@ -1562,6 +1668,9 @@ pub(crate) fn const_number(res: &Resolution, e: &Expr) -> Option<f64> {
         return Some(n);
     }
     let ExprKind::Ident(i) = &super::decls::unwrap_erased(e).kind else { return None };
+    if res.tdz_checks.contains(&i.span.start) {
+        return None;
+    }
     let v = match res.refs.get(&i.span.start)? {
         Ref::Local(id) => res
             .const_values

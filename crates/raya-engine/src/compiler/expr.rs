@@ -4,6 +4,7 @@
 use super::codegen::{Access, Codegen, FnKind, Loc};
 use super::decls::{has_assign, key_name, mentions, number_key, number_literal, unwrap_erased};
 use super::resolve::{BindKind, Ref};
+use crate::builtins::global_slot;
 use crate::bytecode::*;
 use crate::syntax::ast::*;
 
@@ -323,13 +324,14 @@ impl<'a> Codegen<'a> {
                 let (ra, rb) = self.operands(a, b);
                 // `a > b` is `b < a`, `a >= b` is `b <= a`; the `Not` forms
                 // jump when the comparison is false (NaN included).
-                let (x, y) = if matches!(op, BinaryOp::Lt | BinaryOp::LtEq) { (ra, rb) } else { (rb, ra) };
+                let swapped = matches!(op, BinaryOp::Gt | BinaryOp::GtEq);
+                let (x, y) = if swapped { (rb, ra) } else { (ra, rb) };
                 let strict = matches!(op, BinaryOp::Lt | BinaryOp::Gt);
                 let i = match (strict, jump_if) {
-                    (true, false) => Instr::JmpIfNotLt { a: x, b: y, off: 0 },
-                    (false, false) => Instr::JmpIfNotLe { a: x, b: y, off: 0 },
-                    (true, true) => Instr::JmpIfLt { a: x, b: y, off: 0 },
-                    (false, true) => Instr::JmpIfLe { a: x, b: y, off: 0 },
+                    (true, false) => Instr::JmpIfNotLt { a: x, b: y, off: 0, swapped },
+                    (false, false) => Instr::JmpIfNotLe { a: x, b: y, off: 0, swapped },
+                    (true, true) => Instr::JmpIfLt { a: x, b: y, off: 0, swapped },
+                    (false, true) => Instr::JmpIfLe { a: x, b: y, off: 0, swapped },
                 };
                 let j = self.emit(i, self.binop_pos(a));
                 self.free_to(m);
@@ -750,6 +752,24 @@ impl<'a> Codegen<'a> {
         let f = self.call_base(dst);
         let cu = unwrap_erased(callee);
         let spread = args.iter().any(|a| matches!(a, Argument::Spread(_)));
+        if !optional && self.is_call_with(cu, args) {
+            // `__callWith(fn, thisArg, ...args)`: an ordinary call whose
+            // receiver register holds `thisArg` instead of `undefined`.
+            let (Argument::Expr(fe), Argument::Expr(te)) = (&args[0], &args[1]) else { unreachable!() };
+            let pos = cu.span.start;
+            self.expr(fe, f);
+            let this_r = self.alloc();
+            self.expr(te, this_r);
+            let i = match (spawn, self.push_args(&args[2..], pos)) {
+                (true, Some(argc)) => Instr::Spawn { f, argc },
+                (true, None) => Instr::SpawnSpread { f },
+                (false, Some(argc)) => Instr::Call { f, argc },
+                (false, None) => Instr::CallSpread { f },
+            };
+            self.emit(i, pos);
+            self.finish_call(f, dst, m);
+            return;
+        }
         let mut method = None;
         let pos;
         match &cu.kind {
@@ -829,6 +849,16 @@ impl<'a> Codegen<'a> {
         };
         self.emit(i, pos);
         self.finish_call(f, dst, m);
+    }
+
+    /// Whether `callee(args)` is a direct call of the built-in
+    /// `__callWith` with the function and `this` as plain arguments.
+    fn is_call_with(&self, callee: &Expr, args: &[Argument]) -> bool {
+        let ExprKind::Ident(i) = &callee.kind else { return false };
+        i.name == "__callWith"
+            && matches!(self.res.refs.get(&i.span.start), Some(Ref::Global(g)) if *g as usize == global_slot("__callWith"))
+            && args.len() >= 2
+            && matches!((&args[0], &args[1]), (Argument::Expr(_), Argument::Expr(_)))
     }
 
     fn finish_call(&mut self, f: Reg, dst: Reg, m: u32) {

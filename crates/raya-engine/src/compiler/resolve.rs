@@ -12,6 +12,10 @@
 //! Module top-level bindings get global slots here; everything else is left
 //! to the code generator, which allocates registers and cells.
 //!
+//! It also finds the reads and writes of `let`/`const` bindings that might
+//! happen before the declaration has run (the temporal dead zone) — see
+//! [`Resolution::tdz_checks`] — so that only those pay for a check.
+//!
 //! Errors (undeclared names, assignments to constants, duplicate
 //! declarations, misplaced `break`/`continue`/`return`, bad imports) are
 //! reported as diagnostics; the walk always goes on, so one run reports all
@@ -23,7 +27,7 @@ use crate::builtins::GLOBAL_NAMES;
 use crate::syntax::ast::*;
 use crate::syntax::diagnostic::{Diagnostic, FileId};
 use crate::syntax::span::Span;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub(crate) type BindingId = u32;
 
@@ -111,6 +115,12 @@ pub(crate) struct Resolution {
     /// Global slots (of this and earlier modules) holding a `const` with a
     /// literal value.
     pub global_consts: HashMap<u32, ConstVal>,
+    /// Uses (by start offset) of a `let`/`const` that might run before its
+    /// declaration has: each is checked against the hole at run time (a
+    /// ReferenceError), and never constant-folded.
+    pub tdz_checks: HashSet<u32>,
+    /// The bindings with such uses: they hold the hole until declared.
+    pub tdz_bindings: HashSet<BindingId>,
 }
 
 impl Resolution {
@@ -140,6 +150,68 @@ struct JumpCtx {
 struct FuncCtx {
     is_module: bool,
     jumps: Vec<JumpCtx>,
+    /// Index into `Tdz::births`.
+    uid: usize,
+}
+
+/// A use of a `let`/`const`, judged once the whole module is walked.
+struct TdzUse {
+    offset: u32,
+    binding: BindingId,
+    /// The function, child of the binding's own function, that contains
+    /// the use (None: the use is in the binding's own function).
+    via: Option<usize>,
+    tick: u32,
+    clause: u32,
+}
+
+/// A use of a function declaration's name: from then on it may be called.
+struct FnUse {
+    target: BindingId,
+    via: Option<usize>,
+    tick: u32,
+}
+
+/// What the temporal-dead-zone analysis collects during the walk.
+///
+/// Walk order is execution order within one function: a use is safe if
+/// the binding's declaration completed earlier in the walk (a later
+/// `switch` clause is the exception: its bindings are safe only within
+/// their own clause). A use inside a nested function is safe if the
+/// declaration completed before that function could first run: a function
+/// expression, method or arrow runs no earlier than where it is created;
+/// a function declaration (hoisted) no earlier than the first use of its
+/// name, directly or through a function that could run by then (computed
+/// to a fixpoint once the module is walked). Other modules cannot call a
+/// module's functions before its body has run: bodies run in dependency
+/// order, and import cycles are compile errors.
+#[derive(Default)]
+struct Tdz {
+    tick: u32,
+    /// Per function: where it is created; None for a declaration.
+    births: Vec<Option<u32>>,
+    /// Function declaration binding -> its function; class declaration
+    /// binding -> its methods (they run no earlier than the first use of
+    /// the class's name either).
+    declared_fn: HashMap<BindingId, Vec<usize>>,
+    /// Set just before walking a function declaration or a member of a
+    /// class declaration.
+    next_decl: Option<BindingId>,
+    /// `let`/`const` binding -> when its declaration completed.
+    init: HashMap<BindingId, u32>,
+    uses: Vec<TdzUse>,
+    fn_uses: Vec<FnUse>,
+    /// The `switch` clause being walked (0: none), and its counter.
+    clause: u32,
+    clauses: u32,
+    /// Bindings declared by a `switch` clause -> that clause.
+    switch_clause: HashMap<BindingId, u32>,
+    /// Set while walking a declaration whose initialiser is a function
+    /// expression or arrow: that function cannot run before the binding
+    /// is initialised (`const f = (n) => … f(n - 1) …`), so its birth is
+    /// the end of the declaration; `deferred` is the function.
+    defer_next: bool,
+    deferred: Option<usize>,
 }
 
 pub(crate) struct Resolver<'l> {
@@ -153,6 +225,7 @@ pub(crate) struct Resolver<'l> {
     scopes: Vec<Scope>,
     funcs: Vec<FuncCtx>,
     pending_labels: Vec<String>,
+    tdz: Tdz,
     out: Resolution,
 }
 
@@ -172,9 +245,11 @@ pub(crate) fn resolve_module(
         scopes: Vec::new(),
         funcs: Vec::new(),
         pending_labels: Vec::new(),
+        tdz: Tdz::default(),
         out: Resolution::default(),
     };
     r.module_body(&prog.body);
+    r.finish_tdz();
     // Hoisting reports some errors before the walk reaches them: report in
     // source order.
     r.diags.sort_by_key(|d| d.span.start);
@@ -258,6 +333,12 @@ impl<'l> Resolver<'l> {
     }
 
     fn lookup(&mut self, name: &str) -> Option<BindingId> {
+        self.lookup_in(name).map(|(id, _)| id)
+    }
+
+    /// The binding of `name` and the function (index in `funcs`) whose
+    /// scope declares it.
+    fn lookup_in(&mut self, name: &str) -> Option<(BindingId, usize)> {
         let cur = self.cur_func();
         for s in self.scopes.iter().rev() {
             if let Some(&id) = s.names.get(name) {
@@ -265,15 +346,113 @@ impl<'l> Resolver<'l> {
                 if b.global.is_none() && s.func != cur {
                     b.captured = true;
                 }
-                return Some(id);
+                return Some((id, s.func));
             }
         }
         None
     }
 
+    // ---- the temporal dead zone (see `Tdz`) -------------------------------------
+
+    fn next_tick(&mut self) -> u32 {
+        self.tdz.tick += 1;
+        self.tdz.tick
+    }
+
+    /// A new function context's entry in `Tdz::births`.
+    fn new_func(&mut self, is_module: bool) -> FuncCtx {
+        let uid = self.tdz.births.len();
+        let birth = match self.tdz.next_decl.take() {
+            Some(b) => {
+                self.tdz.declared_fn.entry(b).or_default().push(uid);
+                None
+            }
+            None if std::mem::take(&mut self.tdz.defer_next) => {
+                self.tdz.deferred = Some(uid);
+                None
+            }
+            None => Some(self.next_tick()),
+        };
+        self.tdz.births.push(birth);
+        FuncCtx { is_module, jumps: Vec::new(), uid }
+    }
+
+    /// Records a use of binding `id`, declared in function `owner`.
+    fn note_use(&mut self, id: BindingId, owner: usize, offset: u32) {
+        let kind = self.out.bindings[id as usize].kind;
+        if !matches!(kind, BindKind::Let | BindKind::Const | BindKind::Function | BindKind::Class) {
+            return;
+        }
+        let via = (owner < self.cur_func()).then(|| self.funcs[owner + 1].uid);
+        let tick = self.next_tick();
+        if matches!(kind, BindKind::Function | BindKind::Class) {
+            self.tdz.fn_uses.push(FnUse { target: id, via, tick });
+        } else {
+            let clause = self.tdz.clause;
+            self.tdz.uses.push(TdzUse { offset, binding: id, via, tick, clause });
+        }
+    }
+
+    /// The declaration of the names of `p` has completed.
+    fn note_init(&mut self, p: &Pattern) {
+        let mut ids = Vec::new();
+        pattern_idents(p, &mut ids);
+        for i in ids {
+            if let Some(b) = self.out.binding_of_decl(i) {
+                let t = self.next_tick();
+                self.tdz.init.entry(b).or_insert(t);
+            }
+        }
+    }
+
+    /// Decides which uses need a run-time check (`Resolution::tdz_checks`).
+    fn finish_tdz(&mut self) {
+        let tdz = &self.tdz;
+        let mut birth: Vec<u32> = tdz.births.iter().map(|b| b.unwrap_or(u32::MAX)).collect();
+        loop {
+            let mut changed = false;
+            for u in &tdz.fn_uses {
+                let Some(fs) = tdz.declared_fn.get(&u.target) else { continue };
+                let at = match u.via {
+                    None => u.tick,
+                    Some(v) => birth[v],
+                };
+                for &f in fs {
+                    if at < birth[f] {
+                        birth[f] = at;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for u in &tdz.uses {
+            let clause = tdz.switch_clause.get(&u.binding);
+            let safe = tdz.init.get(&u.binding).is_some_and(|&t| match u.via {
+                None => t < u.tick && clause.is_none_or(|&c| c == u.clause),
+                Some(v) => t < birth[v] && clause.is_none(),
+            });
+            if !safe {
+                self.out.tdz_checks.insert(u.offset);
+                self.out.tdz_bindings.insert(u.binding);
+            }
+        }
+        // A clause's binding used from another clause may be read before
+        // its declaration ran though the code for it was generated: it gets
+        // a cell, which holds the hole from the `switch`'s start.
+        for &b in tdz.switch_clause.keys() {
+            if self.out.tdz_bindings.contains(&b) {
+                self.out.bindings[b as usize].captured = true;
+            }
+        }
+    }
+
     /// Resolves a use of `ident`, recording it; reports undeclared names.
     fn use_ident(&mut self, ident: &Ident) -> Option<BindingId> {
-        if let Some(id) = self.lookup(&ident.name) {
+        if let Some((id, owner)) = self.lookup_in(&ident.name) {
+            self.note_use(id, owner, ident.span.start);
             let b = &self.out.bindings[id as usize];
             let r = match b.global {
                 Some(g) => Ref::Global(g),
@@ -377,7 +556,8 @@ impl<'l> Resolver<'l> {
     // ---- module --------------------------------------------------------------
 
     fn module_body(&mut self, body: &[Stmt]) {
-        self.funcs.push(FuncCtx { is_module: true, jumps: Vec::new() });
+        let ctx = self.new_func(true);
+        self.funcs.push(ctx);
         self.push_scope();
         // Imports first: they are visible in the whole module.
         for s in body {
@@ -559,7 +739,10 @@ impl<'l> Resolver<'l> {
         match &s.kind {
             StmtKind::Expr(e) => self.expr(e),
             StmtKind::Var(d) => self.var_decl(d),
-            StmtKind::Function(f) => self.function(f),
+            StmtKind::Function(f) => {
+                self.tdz.next_decl = f.name.as_ref().and_then(|n| self.out.binding_of_decl(n));
+                self.function(f)
+            }
             StmtKind::Class(c) => self.class(c, true),
             StmtKind::TypeAlias { .. } | StmtKind::Interface { .. } | StmtKind::Empty | StmtKind::Import(_) => {}
             StmtKind::Block(b) => self.block(b),
@@ -615,6 +798,7 @@ impl<'l> Resolver<'l> {
                             self.declare(i, if *kind == VarKind::Const { BindKind::Const } else { BindKind::Let });
                         }
                         self.pattern_inner(target);
+                        self.note_init(target);
                     }
                     None => self.assign_pattern(target),
                 }
@@ -660,19 +844,32 @@ impl<'l> Resolver<'l> {
             StmtKind::Switch { discriminant, cases } => {
                 self.expr(discriminant);
                 self.push_scope();
+                let outer_clause = self.tdz.clause;
                 for c in cases {
                     self.hoist(&c.body);
+                    // Each clause's own `let`/`const`s.
+                    self.tdz.clauses += 1;
+                    let mut items = Vec::new();
+                    block_decls(&c.body, &mut items);
+                    for it in items {
+                        if let (DeclItem::Var(..), Some(b)) = (&it, self.out.binding_of_decl(it.ident())) {
+                            self.tdz.switch_clause.insert(b, self.tdz.clauses);
+                        }
+                    }
                 }
+                let first_clause = self.tdz.clauses - cases.len() as u32 + 1;
                 self.with_jump(JumpKind::Switch, labels, |r| {
                     for c in cases {
                         if let Some(t) = &c.test {
                             r.expr(t);
                         }
                     }
-                    for c in cases {
+                    for (k, c) in cases.iter().enumerate() {
+                        r.tdz.clause = first_clause + k as u32;
                         r.stmts(&c.body);
                     }
                 });
+                self.tdz.clause = outer_clause;
                 self.pop_scope();
             }
             StmtKind::Labeled { label, body } => {
@@ -727,6 +924,7 @@ impl<'l> Resolver<'l> {
                                 r.declare(i, if *kind == VarKind::Const { BindKind::Const } else { BindKind::Let });
                             }
                             r.pattern_inner(p);
+                            r.note_init(p);
                         }
                         r.hoist(&c.body);
                         r.stmts(&c.body);
@@ -818,8 +1016,16 @@ impl<'l> Resolver<'l> {
 
     fn var_decl(&mut self, d: &VarDecl) {
         for decl in &d.decls {
+            let mut deferred = None;
             if let Some(init) = &decl.init {
+                let saved = self.tdz.deferred.take();
+                self.tdz.defer_next = matches!(
+                    (&decl.target.kind, &super::decls::unwrap_erased(init).kind),
+                    (PatternKind::Ident(_), ExprKind::Function(_))
+                );
                 self.expr(init);
+                self.tdz.defer_next = false;
+                deferred = std::mem::replace(&mut self.tdz.deferred, saved);
                 if let (VarKind::Const, PatternKind::Ident(i), Some(v)) =
                     (d.kind, &decl.target.kind, ConstVal::of(init))
                 {
@@ -845,11 +1051,16 @@ impl<'l> Resolver<'l> {
                     self.declare(i, if d.kind == VarKind::Const { BindKind::Const } else { BindKind::Let });
                 }
             }
+            self.note_init(&decl.target);
+            if let Some(f) = deferred {
+                self.tdz.births[f] = Some(self.next_tick());
+            }
         }
     }
 
     /// Walks the expressions inside a declaration pattern (defaults,
-    /// computed keys); its names are declared by the caller.
+    /// computed keys); its names are declared by the caller. Each element
+    /// is bound before the next one's default runs (`[a, b = a]`).
     fn pattern_inner(&mut self, p: &Pattern) {
         match &p.kind {
             PatternKind::Ident(_) => {}
@@ -859,6 +1070,7 @@ impl<'l> Resolver<'l> {
                     if let Some(d) = &e.default {
                         self.expr(d);
                     }
+                    self.note_init(&e.pattern);
                 }
                 if let Some(r) = rest {
                     self.pattern_inner(r);
@@ -873,6 +1085,7 @@ impl<'l> Resolver<'l> {
                     if let Some(d) = &pr.default {
                         self.expr(d);
                     }
+                    self.note_init(&pr.value);
                 }
                 if let Some(r) = rest {
                     self.pattern_inner(r);
@@ -932,7 +1145,8 @@ impl<'l> Resolver<'l> {
 
     /// A function, arrow, method, getter, setter or constructor.
     fn function(&mut self, f: &Function) {
-        self.funcs.push(FuncCtx { is_module: false, jumps: Vec::new() });
+        let ctx = self.new_func(false);
+        self.funcs.push(ctx);
         self.push_scope();
         if !f.is_arrow {
             let id = self.new_binding("this", BindKind::This, f.span, None);
@@ -980,6 +1194,16 @@ impl<'l> Resolver<'l> {
             self.expr(ext);
         }
         let inner = !is_decl && c.name.is_some();
+        // The members of a declared class run no earlier than the first use
+        // of its name, unless a static initialiser can run them at once
+        // (`static x = new this()`).
+        let runs_at_definition =
+            c.members.iter().any(|m| m.is_static && matches!(m.kind, ClassMemberKind::Field { .. }));
+        let decl = if is_decl && !runs_at_definition {
+            c.name.as_ref().and_then(|n| self.out.binding_of_decl(n))
+        } else {
+            None
+        };
         if inner {
             self.push_scope();
             self.declare(c.name.as_ref().expect("name"), BindKind::ClassInner);
@@ -992,12 +1216,14 @@ impl<'l> Resolver<'l> {
                     if ctors > 1 {
                         self.error(m.span, "a class may only have one constructor", "second constructor", None);
                     }
+                    self.tdz.next_decl = decl;
                     self.function(f);
                 }
                 ClassMemberKind::Method { key, func }
                 | ClassMemberKind::Getter { key, func }
                 | ClassMemberKind::Setter { key, func } => {
                     self.prop_key(key);
+                    self.tdz.next_decl = decl;
                     self.function(func);
                 }
                 ClassMemberKind::Field { key, init, .. } => {
@@ -1013,7 +1239,9 @@ impl<'l> Resolver<'l> {
         // Instance field initialisers run as one method-like function.
         let has_fields = c.members.iter().any(|m| !m.is_static && matches!(m.kind, ClassMemberKind::Field { .. }));
         if has_fields {
-            self.funcs.push(FuncCtx { is_module: false, jumps: Vec::new() });
+            self.tdz.next_decl = decl;
+            let ctx = self.new_func(false);
+            self.funcs.push(ctx);
             self.push_scope();
             let id = self.new_binding("this", BindKind::This, c.span, None);
             self.scopes.last_mut().expect("scope").names.insert("this".into(), id);

@@ -325,7 +325,7 @@ fn counting_loops_step_and_test_in_one_instruction() {
         let target = at as i64 + 1 + off as i64;
         assert!(matches!(f.code[at + 1], Instr::AddI { dst, src, imm: i2 } if dst == r && src == r && i2 == imm));
         let (x, y, off2) = match f.code[at + 2] {
-            Instr::JmpIfLt { a, b, off } | Instr::JmpIfLe { a, b, off } => (a, b, off),
+            Instr::JmpIfLt { a, b, off, .. } | Instr::JmpIfLe { a, b, off, .. } => (a, b, off),
             ref other => panic!("fused step followed by {other:?}"),
         };
         assert!((x, y) == (r, b) || (x, y) == (b, r), "{:?}", f.code);
@@ -426,6 +426,85 @@ fn method_calls_use_call_method_and_spans_point_at_the_name() {
 }
 
 #[test]
+fn call_with_puts_this_arg_in_the_receiver_register() {
+    let p = compile("function f(g, t) { return __callWith(g, t, 1, 2); }");
+    let f = func(&p, "f");
+    // (R0 is `this`.) g -> R[f], t -> R[f+1], then two arguments: a plain
+    // call, no lookup of `__callWith` itself.
+    let call = f.code.iter().find_map(|i| match i {
+        Instr::Call { f, argc } => Some((*f, *argc)),
+        _ => None,
+    });
+    let (base, argc) = call.unwrap_or_else(|| panic!("no Call: {:?}", f.code));
+    assert_eq!(argc, 2);
+    assert!(f.code.iter().any(|i| matches!(i, Instr::Move { dst, src: 1 } if *dst == base)), "{:?}", f.code);
+    assert!(f.code.iter().any(|i| matches!(i, Instr::Move { dst, src: 2 } if *dst == base + 1)), "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::GetGlobal { .. } | Instr::LoadUndef { .. })), 0, "{:?}", f.code);
+}
+
+// ---- the temporal dead zone ------------------------------------------------------------
+
+fn checks(f: &FuncProto) -> usize {
+    count(f, |i| matches!(i, Instr::CheckInit { .. } | Instr::LoadHole { .. }))
+}
+
+fn all_checks(f: &FuncProto) -> usize {
+    checks(f) + f.protos.iter().map(|p| all_checks(p)).sum::<usize>()
+}
+
+#[test]
+fn tdz_proven_initialised_uses_cost_nothing() {
+    // Uses after the declaration, closures created after it, hoisted
+    // functions and methods first used after it, a recursive arrow, and an
+    // earlier element of the same pattern: no check, no hole, and literal
+    // constants still fold.
+    let p = compile(
+        "const N = 5; let total = 0;
+         function add(x) { total += x * N; return total; }
+         class Acc { get() { return total + N; } }
+         const fact = (n) => (n <= 1 ? 1 : n * fact(n - 1));
+         const [a, b = a] = [1];
+         for (let i = 0; i < 3; i++) { const k = i; add(k); }
+         const cb = () => total;
+         console.log(add(1), new Acc().get(), fact(3), cb(), b);
+         function block() { let y = 1; { const z = y; return () => z + y; } }",
+    );
+    assert_eq!(all_checks(&p.entry), 0);
+    let add = func(&p, "add");
+    assert!(add.code.iter().any(|i| matches!(i, Instr::LoadInt { v: 5, .. })), "{:?}", add.code);
+}
+
+#[test]
+fn tdz_checks_only_the_uses_that_may_run_early() {
+    // `f` is called before `x` is declared: its read of `x` is checked (and
+    // `x` starts as the hole); `g`, first used after, is not.
+    let p = compile("function f() { return x; } function g() { return x; } f(); let x = 1; g();");
+    assert_eq!(count(func(&p, "f"), |i| matches!(i, Instr::CheckInit { .. })), 1);
+    assert_eq!(checks(func(&p, "g")), 0);
+    assert_eq!(count(&p.entry, |i| matches!(i, Instr::LoadHole { .. })), 1);
+}
+
+#[test]
+fn tdz_use_before_the_declaration_in_one_function_always_throws() {
+    let p = compile("function f() { const a = b; const b = 1; return a; }");
+    let f = func(&p, "f");
+    let at = f.code.iter().position(|i| matches!(i, Instr::LoadHole { .. })).expect("hole");
+    assert!(matches!(f.code[at + 1], Instr::CheckInit { .. }), "{:?}", f.code);
+}
+
+#[test]
+fn tdz_switch_bindings_used_from_another_clause_are_cells_checked_there() {
+    let p = compile(
+        "function f(n) { switch (n) { case 0: let s = 1; return s; case 1: return s; } }
+         function g(n) { switch (n) { case 0: let s = 1; return s; default: return 0; } }",
+    );
+    let f = func(&p, "f");
+    assert_eq!(count(f, |i| matches!(i, Instr::CheckInit { .. })), 1, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::NewCell { .. })), 1, "{:?}", f.code);
+    assert_eq!(checks(func(&p, "g")), 0);
+}
+
+#[test]
 fn constants_are_deduplicated() {
     let p = compile("function f(o) { return [o.a, o.a, 'a', 1.5, 1.5, NaN, NaN]; }");
     let f = func(&p, "f");
@@ -436,7 +515,7 @@ fn constants_are_deduplicated() {
 fn greater_than_conditions_swap_operands() {
     let p = compile("function f(a, b) { if (a > b) return 1; return 2; }");
     let f = func(&p, "f");
-    assert!(f.code.iter().any(|i| matches!(i, Instr::JmpIfNotLt { a: 2, b: 1, .. })), "{:?}", f.code);
+    assert!(f.code.iter().any(|i| matches!(i, Instr::JmpIfNotLt { a: 2, b: 1, swapped: true, .. })), "{:?}", f.code);
 }
 
 #[test]

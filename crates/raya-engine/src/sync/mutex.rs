@@ -96,7 +96,8 @@ pub enum Unlocked {
 pub enum Lock {
     Acquired,
     Busy,
-    /// The task already holds it (mutexes are not re-entrant).
+    /// The task already holds it (mutexes are not re-entrant): `lock()`
+    /// throws, `tryLock()` returns false.
     Reentrant,
 }
 

@@ -11,6 +11,9 @@
 //! and `=` into `>=`, `>>`, `>>>`, `>>=`, `>>>=`, which lets it close nested
 //! type arguments such as `Map<string, Array<number>>`.
 //!
+//! Identifiers may contain `\u` escapes (`\u0061bc` is `abc`); words
+//! without a backslash never reach that slower path.
+//!
 //! Each token records whether a line terminator (possibly inside a comment)
 //! precedes it, for automatic semicolon insertion.
 
@@ -84,6 +87,7 @@ pub enum TokenKind {
     /// returns `Ident` or a keyword kind).
     #[regex("[a-zA-Z_$]", word)]
     #[regex(r"[^\x00-\x7F]", non_ascii)]
+    #[token("\\u", escaped_word)]
     #[doc(hidden)]
     WordStart,
     Ident(String),
@@ -504,8 +508,133 @@ fn id_continue_len(s: &str) -> usize {
 fn word(lex: &mut Lexer<TokenKind>) -> TokenKind {
     let n = id_continue_len(lex.remainder());
     lex.bump(n);
+    if lex.remainder().starts_with('\\') {
+        return word_with_escapes(lex);
+    }
     let w = lex.slice();
     keyword(w).unwrap_or_else(|| TokenKind::Ident(w.to_string()))
+}
+
+/// A word that starts with `\u`.
+fn escaped_word(lex: &mut Lexer<TokenKind>) -> TokenKind {
+    lex.bump(0);
+    word_with_escapes(lex)
+}
+
+/// Reads a `\u` escape at the start of `s` (`\uXXXX` or `\u{X…}`, as in
+/// strings): the code point and the escape's length, or the length to
+/// report and why it is invalid.
+fn scan_identifier_escape(s: &str) -> Result<(u32, usize), (usize, &'static str)> {
+    match scan_unicode_escape(&s[2..]) {
+        (n, Some(v)) => Ok((v, 2 + n)),
+        // `\u{…}` well formed but past U+10FFFF.
+        (n, None) if s[2..].starts_with('{') && s[..2 + n].ends_with('}') => {
+            Err((2 + n, "undefined Unicode code point"))
+        }
+        // Take a closing brace along (`\u{}`), so the rest reads as usual.
+        (n, None) if s[2 + n..].starts_with('}') => Err((3 + n, "invalid Unicode escape sequence")),
+        (n, None) => Err((2 + n, "invalid Unicode escape sequence")),
+    }
+}
+
+/// How a diagnostic names the character an escape stands for: `-`, or
+/// its code point when it would print as nothing (format characters,
+/// combining marks, controls, spaces, lone surrogates).
+fn describe_escaped_char(v: u32) -> String {
+    match char::from_u32(v) {
+        Some(c)
+            if !(c.is_control()
+                || c.is_whitespace()
+                || ('\u{0300}'..='\u{036F}').contains(&c)
+                || ('\u{200B}'..='\u{200F}').contains(&c)
+                || ('\u{202A}'..='\u{202E}').contains(&c)
+                || ('\u{2060}'..='\u{206F}').contains(&c)
+                || c == '\u{FEFF}') =>
+        {
+            format!("`{c}`")
+        }
+        _ => format!("U+{v:04X}"),
+    }
+}
+
+/// The slow path of a word: one with `\u` escapes (`\u0061bc`, `a\u{62}`),
+/// which spell the characters they stand for. Each escape must give a
+/// character the identifier may have at that place. A word with escapes is
+/// never a keyword: one that spells a reserved word is an error (as in JS),
+/// except where it is plainly a property name (`o.\u0069f`, `{ \u0069f: 1 }`).
+fn word_with_escapes(lex: &mut Lexer<TokenKind>) -> TokenKind {
+    let src = lex.source();
+    let start = lex.span().start;
+    let mut pos = start;
+    let mut name = String::new();
+    let mut escaped = false;
+    loop {
+        let rest = &src[pos..];
+        if rest.starts_with("\\u") {
+            escaped = true;
+            match scan_identifier_escape(rest) {
+                Ok((v, len)) => {
+                    let c = char::from_u32(v);
+                    let at_start = pos == start;
+                    let fits = c.is_some_and(|c| if at_start { is_id_start(c) } else { is_id_continue(c) });
+                    if fits {
+                        name.extend(c);
+                    } else {
+                        let what = describe_escaped_char(v);
+                        let place = if at_start { "start" } else { "be part of" };
+                        lex.extras.error(
+                            pos,
+                            pos + len,
+                            format!("`{}` ({what}) cannot {place} an identifier", &rest[..len]),
+                            "escape of a character not allowed here",
+                        );
+                    }
+                    pos += len;
+                }
+                Err((len, message)) => {
+                    let len = len.min(rest.len()).max(2);
+                    lex.extras.error(pos, pos + len, message, "in this identifier");
+                    pos += len;
+                }
+            }
+            continue;
+        }
+        match rest.chars().next() {
+            Some(c) if (if pos == start { is_id_start(c) } else { is_id_continue(c) }) => {
+                name.push(c);
+                pos += c.len_utf8();
+            }
+            _ => break,
+        }
+    }
+    lex.bump(pos - lex.span().end);
+    if escaped && keyword(&name).is_some() {
+        // A property name may be any word: `o.\u0069f`, `{ \u0069f: 1 }`.
+        let before = src[..start].trim_end();
+        let property = before.ends_with('.')
+            || ((before.ends_with('{') || before.ends_with(',')) && src[pos..].trim_start().starts_with(':'));
+        if !property {
+            lex.extras.error_hint(
+                start,
+                pos,
+                "keywords cannot contain escaped characters",
+                format!("this spells the keyword `{name}`"),
+                format!("write `{name}` without escapes"),
+            );
+            // Reported; a word that is a whole expression reads as meant, so
+            // that it causes no second error ("cannot find name `this`").
+            if let Some(k @ (TokenKind::This | TokenKind::True | TokenKind::False | TokenKind::Null)) = keyword(&name) {
+                return k;
+            }
+        }
+        return TokenKind::Ident(name);
+    }
+    if !escaped {
+        if let Some(k) = keyword(&name) {
+            return k;
+        }
+    }
+    TokenKind::Ident(name)
 }
 
 fn non_ascii(lex: &mut Lexer<TokenKind>) -> Filter<TokenKind> {
@@ -518,6 +647,9 @@ fn non_ascii(lex: &mut Lexer<TokenKind>) -> Filter<TokenKind> {
     if is_id_start(c) {
         let n = id_continue_len(lex.remainder());
         lex.bump(n);
+        if lex.remainder().starts_with('\\') {
+            return Filter::Emit(word_with_escapes(lex));
+        }
         return Filter::Emit(TokenKind::Ident(lex.slice().to_string()));
     }
     let span = lex.span();
@@ -1069,6 +1201,48 @@ mod tests {
         );
         assert_eq!(kinds("iffy if"), vec![T::Ident("iffy".into()), T::If]);
         assert_eq!(kinds("变量 _"), vec![T::Ident("变量".into()), T::Ident("_".into())]);
+    }
+
+    #[test]
+    fn unicode_escapes_in_identifiers() {
+        assert_eq!(kinds(r"\u0061bc"), vec![T::Ident("abc".into())]);
+        assert_eq!(kinds(r"a\u{62}c \u{0000061}"), vec![T::Ident("abc".into()), T::Ident("a".into())]);
+        assert_eq!(kinds(r"\u00e9t\u00E9 caf\u00e9"), vec![T::Ident("été".into()), T::Ident("café".into())]);
+        assert_eq!(kinds(r"\u0024x _\u0030"), vec![T::Ident("$x".into()), T::Ident("_0".into())]);
+        // ZWJ may continue an identifier.
+        assert_eq!(kinds(r"a\u200D"), vec![T::Ident("a\u{200D}".into())]);
+        // The escaped word ends where the identifier does.
+        assert_eq!(kinds(r"\u0061+b"), vec![T::Ident("a".into()), T::Plus, T::Ident("b".into())]);
+        // Escaped contextual keywords are plain identifiers; escaped
+        // reserved words are property names after `.` and before `:`.
+        assert_eq!(kinds(r"\u0061sync"), vec![T::Ident("async".into())]);
+        assert_eq!(kinds(r"o.\u0069f"), vec![T::Ident("o".into()), T::Dot, T::Ident("if".into())]);
+        assert_eq!(kinds(r"{ \u0069f: 1 }").get(1), Some(&T::Ident("if".into())));
+    }
+
+    #[test]
+    fn invalid_unicode_escapes_in_identifiers() {
+        let one = |src: &str| {
+            let (_, diags) = tokenize(src, 0);
+            assert_eq!(diags.len(), 1, "{src:?}: {diags:?}");
+            (diags[0].message.clone(), diags[0].span.start, diags[0].span.end)
+        };
+        assert_eq!(one(r"\u0030a"), ("`\\u0030` (`0`) cannot start an identifier".into(), 0, 6));
+        assert_eq!(one(r"a\u002Db"), ("`\\u002D` (`-`) cannot be part of an identifier".into(), 1, 7));
+        assert_eq!(one(r"\u{1F600}"), ("`\\u{1F600}` (`😀`) cannot start an identifier".into(), 0, 9));
+        assert_eq!(one(r"\u200D"), ("`\\u200D` (U+200D) cannot start an identifier".into(), 0, 6));
+        assert_eq!(one(r"x\u00 = 1"), ("invalid Unicode escape sequence".into(), 1, 5));
+        assert_eq!(one(r"x\u"), ("invalid Unicode escape sequence".into(), 1, 3));
+        assert_eq!(one(r"\u{} = 1"), ("invalid Unicode escape sequence".into(), 0, 4));
+        assert_eq!(one(r"\u{61 = 1"), ("invalid Unicode escape sequence".into(), 0, 5));
+        assert_eq!(one(r"\u{110000}a"), ("undefined Unicode code point".into(), 0, 10));
+        assert_eq!(one(r"let \u0069f = 1"), ("keywords cannot contain escaped characters".into(), 4, 11));
+        assert_eq!(one(r"x = \u0074his"), ("keywords cannot contain escaped characters".into(), 4, 13));
+        assert_eq!(one(r"\u0074rue ? a : b"), ("keywords cannot contain escaped characters".into(), 0, 9));
+        // Each bad escape of a pair is reported.
+        assert_eq!(errors(r"\uD83D\uDE00").len(), 2);
+        // `\x` escapes do not exist outside strings.
+        assert_eq!(errors(r"\x61"), vec![r"unexpected character `\\`".to_string()]);
     }
 
     #[test]

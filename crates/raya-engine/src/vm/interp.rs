@@ -133,16 +133,39 @@ fn compare(op: &str, x: Value, y: Value) -> Result<Option<std::cmp::Ordering>, F
     }
 }
 
+/// The ReferenceError of a read or write of `let`/`const` `K[name]` in
+/// its temporal dead zone.
+#[cold]
+#[inline(never)]
+fn uninitialized(name: &str) -> Fault {
+    Fault::Reference(format!("Cannot access '{name}' before initialization"))
+}
+
 /// `x < y`, or `x <= y` with `or_equal`, for the fused compare-and-jump
-/// instructions (false when either side is NaN).
+/// instructions (false when either side is NaN). `swapped`: the source
+/// said `y > x` (`y >= x`), which only the TypeError reports.
 #[inline(always)]
-fn less(x: Value, y: Value, or_equal: bool) -> Result<bool, Fault> {
+fn less(x: Value, y: Value, or_equal: bool, swapped: bool) -> Result<bool, Fault> {
     if x.is_number() && y.is_number() {
         let (a, b) = (x.as_number(), y.as_number());
         return Ok(if or_equal { a <= b } else { a < b });
     }
-    let ord = compare(if or_equal { "<=" } else { "<" }, x, y)?;
-    Ok(matches!(ord, Some(std::cmp::Ordering::Less)) || (or_equal && ord == Some(std::cmp::Ordering::Equal)))
+    less_slow(x, y, or_equal, swapped)
+}
+
+/// `less` for anything but two numbers: two strings, else the TypeError.
+#[inline(never)]
+fn less_slow(x: Value, y: Value, or_equal: bool, swapped: bool) -> Result<bool, Fault> {
+    if let (Some(a), Some(b)) = (ops::as_str(x), ops::as_str(y)) {
+        let ord = cmp_strings(a, b);
+        return Ok(ord == std::cmp::Ordering::Less || (or_equal && ord == std::cmp::Ordering::Equal));
+    }
+    Err(match (swapped, or_equal) {
+        (false, false) => operand_fault("<", x, y),
+        (false, true) => operand_fault("<=", x, y),
+        (true, false) => operand_fault(">", y, x),
+        (true, true) => operand_fault(">=", y, x),
+    })
 }
 
 fn closure_of(v: Value) -> Option<&'static Closure> {
@@ -267,7 +290,23 @@ impl<'rt> TaskInterpreter<'rt> {
     }
 
     /// Starts `callee(this, args)` as a new task; returns its `Task` object.
+    ///
+    /// A built-in callee (`async ch.send(v)`, `async m.lock()`) must run,
+    /// and possibly suspend, in the new task, but `start` can only begin a
+    /// task with a Raya frame: so the task starts in the prelude's
+    /// `Task.__runBuiltin(fn, this, args)`, whose one call is the built-in.
     pub fn spawn(&mut self, callee: Value, this: Value, args: &[Value]) -> Result<Value, Value> {
+        if closure_of(callee).is_none() && ops::is_callable(callee) {
+            let run = ops::lookup_static(self.rt.realm.classes.task, Atom::intern("__runBuiltin"));
+            if let Some(run) = run.filter(|r| closure_of(*r).is_some()) {
+                let list = self.rt.heap.alloc_array(args.to_vec());
+                return self.spawn_task(run, Value::UNDEFINED, &[callee, this, list]);
+            }
+        }
+        self.spawn_task(callee, this, args)
+    }
+
+    fn spawn_task(&mut self, callee: Value, this: Value, args: &[Value]) -> Result<Value, Value> {
         let id = super::object::next_id();
         let mut t = Task::new(id);
         self.start(&mut t, callee, this, args)?;
@@ -1006,6 +1045,12 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::LoadK { dst, k } => set!(dst, konst!(k)),
                     Instr::LoadInt { dst, v } => set!(dst, Value::number(v as f64)),
                     Instr::LoadUndef { dst } => set!(dst, Value::UNDEFINED),
+                    Instr::LoadHole { dst } => set!(dst, Value::HOLE),
+                    Instr::CheckInit { src, name } => {
+                        if reg!(src) == Value::HOLE {
+                            fault!(uninitialized(atom!(name).as_str()));
+                        }
+                    }
                     Instr::LoadNull { dst } => set!(dst, Value::NULL),
                     Instr::LoadTrue { dst } => set!(dst, Value::TRUE),
                     Instr::LoadFalse { dst } => set!(dst, Value::FALSE),
@@ -1243,23 +1288,23 @@ impl<'rt> TaskInterpreter<'rt> {
                             jump!(off)
                         }
                     }
-                    Instr::JmpIfNotLt { a, b, off } => {
-                        if !tri!(less(reg!(a), reg!(b), false)) {
+                    Instr::JmpIfNotLt { a, b, off, swapped } => {
+                        if !tri!(less(reg!(a), reg!(b), false, swapped)) {
                             branch!(off);
                         }
                     }
-                    Instr::JmpIfNotLe { a, b, off } => {
-                        if !tri!(less(reg!(a), reg!(b), true)) {
+                    Instr::JmpIfNotLe { a, b, off, swapped } => {
+                        if !tri!(less(reg!(a), reg!(b), true, swapped)) {
                             branch!(off);
                         }
                     }
-                    Instr::JmpIfLt { a, b, off } => {
-                        if tri!(less(reg!(a), reg!(b), false)) {
+                    Instr::JmpIfLt { a, b, off, swapped } => {
+                        if tri!(less(reg!(a), reg!(b), false, swapped)) {
                             branch!(off);
                         }
                     }
-                    Instr::JmpIfLe { a, b, off } => {
-                        if tri!(less(reg!(a), reg!(b), true)) {
+                    Instr::JmpIfLe { a, b, off, swapped } => {
+                        if tri!(less(reg!(a), reg!(b), true, swapped)) {
                             branch!(off);
                         }
                     }

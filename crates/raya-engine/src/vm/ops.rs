@@ -16,6 +16,7 @@ use crate::builtins::numconv;
 pub enum Fault {
     Type(String),
     Range(String),
+    Reference(String),
     /// A Raya value to throw as is.
     Thrown(Value),
 }
@@ -232,15 +233,22 @@ pub fn write_display(v: Value, out: &mut StrBuf, depth: usize) -> OpResult<()> {
                 // the error object (see the lock order in `vm::object`).
                 let d = d.lock().clone();
                 if let Some(name) = error_name(&d) {
-                    out.push_str(&name)?;
-                    if let Some(m) = d.props.get(names::MESSAGE) {
-                        let mut msg = StrBuf::new();
+                    // Error.prototype.toString: an undefined name reads as
+                    // "Error", an undefined message as ""; the ": " only
+                    // joins two non-empty parts.
+                    let name = match d.props.get(names::NAME) {
+                        Some(Value::UNDEFINED) => "Error".to_string(),
+                        _ => name,
+                    };
+                    let mut msg = StrBuf::new();
+                    if let Some(m) = d.props.get(names::MESSAGE).filter(|m| !m.is_undefined()) {
                         write_display(m, &mut msg, depth + 1)?;
-                        if !msg.is_empty() {
-                            out.push_str(": ")?;
-                            out.push_str(msg.as_str())?;
-                        }
                     }
+                    out.push_str(&name)?;
+                    if !name.is_empty() && !msg.is_empty() {
+                        out.push_str(": ")?;
+                    }
+                    out.push_str(msg.as_str())?;
                     Ok(())
                 } else {
                     out.push_str("[object Object]")
@@ -390,7 +398,7 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
                 return Ok(Got::Value(heap.alloc_str(n)));
             }
             if key == names::LENGTH {
-                let n = f.proto().map(|p| p.arity).unwrap_or(0);
+                let n = f.proto().map(|p| p.length).unwrap_or(0);
                 return Ok(Got::Value(Value::number(n as f64)));
             }
             from_method(&realm.methods.function, key)

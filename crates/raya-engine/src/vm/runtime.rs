@@ -398,6 +398,10 @@ impl Runtime {
                 let c = self.realm.classes.range_error;
                 self.make_error(task, c, &m)
             }
+            Fault::Reference(m) => {
+                let c = self.realm.classes.reference_error;
+                self.make_error(task, c, &m)
+            }
             Fault::Thrown(v) => v,
         }
     }

@@ -31,6 +31,11 @@ impl Value {
     pub const NULL: Value = Value(TAG_SPECIAL | 1);
     pub const FALSE: Value = Value(TAG_SPECIAL | 2);
     pub const TRUE: Value = Value(TAG_SPECIAL | 3);
+    /// What a `let`/`const` binding holds before its declaration has run
+    /// (the temporal dead zone), where the compiler could not prove it
+    /// initialised. Only `CheckInit` looks at it; no script ever sees it:
+    /// every read that could find it is checked.
+    pub const HOLE: Value = Value(TAG_SPECIAL | 4);
 
     #[inline(always)]
     pub fn number(f: f64) -> Value {
