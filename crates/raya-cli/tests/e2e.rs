@@ -13,7 +13,9 @@
 //!   `// @expect-stdout TEXT` and `// @expect-stderr TEXT` (stdout/stderr must
 //!   contain TEXT, leading/trailing blanks ignored; `{file}` stands for the
 //!   program's path), `// @expect-no-stdout`, `// @timeout SECONDS` (kill
-//!   the program sooner than the default 20 s; for tests of "ends promptly").
+//!   the program sooner than the default 20 s; for tests of "ends promptly"),
+//!   `// @stdin PATH` (feed that file, relative to the workspace root, to
+//!   the program's standard input; otherwise stdin is empty).
 //!   The `@expect-*` checks hold even before a snapshot is reviewed.
 //! - Programs of the concurrency areas (`TASK_AREAS`: tasks, promises,
 //!   channels, select, sync) are run three times, with `raya run --workers 1`,
@@ -113,6 +115,8 @@ struct Directives {
     expect_stderr: Vec<String>,
     expect_no_stdout: bool,
     timeout: Option<Duration>,
+    /// A file (relative to the workspace root) fed to the program's stdin.
+    stdin: Option<String>,
 }
 
 fn parse_directives(src: &str) -> Directives {
@@ -138,6 +142,7 @@ fn parse_directives(src: &str) -> Directives {
             "@expect-stdout" => d.expect_stdout.push(rest.to_string()),
             "@expect-stderr" => d.expect_stderr.push(rest.to_string()),
             "@expect-no-stdout" => d.expect_no_stdout = true,
+            "@stdin" => d.stdin = Some(rest.to_string()),
             "@timeout" => {
                 let secs: f64 = rest.parse().expect("@timeout SECONDS");
                 d.timeout = Some(Duration::from_secs_f64(secs));
@@ -167,8 +172,12 @@ fn run(cmd: Command) -> Outcome {
     run_with_timeout(cmd, TIMEOUT)
 }
 
-fn run_with_timeout(mut cmd: Command, limit: Duration) -> Outcome {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+fn run_with_timeout(cmd: Command, limit: Duration) -> Outcome {
+    run_with_input(cmd, Stdio::null(), limit)
+}
+
+fn run_with_input(mut cmd: Command, stdin: Stdio, limit: Duration) -> Outcome {
+    cmd.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
@@ -264,7 +273,11 @@ fn run_program(root: &Path, rel: &str, workers: Option<usize>) -> Outcome {
     for (k, v) in &d.env {
         cmd.env(k, v);
     }
-    run_with_timeout(cmd, d.timeout.unwrap_or(TIMEOUT))
+    let stdin = match &d.stdin {
+        Some(path) => Stdio::from(std::fs::File::open(root.join(path)).expect("the @stdin file")),
+        None => Stdio::null(),
+    };
+    run_with_input(cmd, stdin, d.timeout.unwrap_or(TIMEOUT))
 }
 
 /// Runs `f` on every item on a small thread pool; results in input order.
