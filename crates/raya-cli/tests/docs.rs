@@ -1,6 +1,6 @@
-//! Documentation tests: every ```ts block of `docs/**/*.md` is a program,
-//! run with the `raya` binary, so the documentation cannot drift from the
-//! language.
+//! Documentation tests: every ```ts block of `docs/**/*.md` and of the
+//! top-level `README.md` is a program, run with the `raya` binary, so the
+//! documentation cannot drift from the language.
 //!
 //! Conventions (also in docs/README.md):
 //! - ```` ```ts ```` — a program. It is written to `main.raya` in a fresh
@@ -305,6 +305,7 @@ fn every_code_block_of_the_docs_runs_as_documented() {
     let root = workspace_root();
     let mut pages = Vec::new();
     markdown_pages(&root.join("docs"), &mut pages);
+    pages.push(root.join("README.md"));
     pages.sort();
     let mut blocks = Vec::new();
     for page in &pages {
