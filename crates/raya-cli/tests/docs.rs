@@ -265,9 +265,7 @@ fn check_block(work: &Path, index: usize, b: &Block) -> Result<(), String> {
     cmd.arg("run").arg("main.raya").args(&b.args).current_dir(&dir);
     let o = run(cmd);
     let _ = std::fs::remove_dir_all(&dir);
-    let show = |o: &Outcome| {
-        format!("exit: {:?}\n--- stdout\n{}--- stderr\n{}", o.code, o.stdout, o.stderr)
-    };
+    let show = |o: &Outcome| format!("exit: {:?}\n--- stdout\n{}--- stderr\n{}", o.code, o.stdout, o.stderr);
     if o.timed_out {
         return Err(format!("timed out after {TIMEOUT:?}\n{}", show(&o)));
     }
@@ -350,7 +348,13 @@ fn every_code_block_of_the_docs_runs_as_documented() {
     }
     let mut failures = failures.into_inner().unwrap();
     failures.sort();
-    assert!(failures.is_empty(), "{} of {} doc blocks failed:\n\n{}", failures.len(), blocks.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} doc blocks failed:\n\n{}",
+        failures.len(),
+        blocks.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]
