@@ -1,7 +1,8 @@
 //! `raya`: run, check and disassemble Raya programs.
 
 use clap::{Parser, Subcommand};
-use raya_engine::compiler::{compile_file, CompileError};
+use raya_engine::compiler::{compile_file, compile_source, CompileError};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,6 +15,14 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(name = "raya", version, about = "The Raya language: TypeScript syntax, green threads on every core.")]
 #[command(disable_help_subcommand = false)]
+#[command(after_help = "Examples:
+  raya run app.raya a b        run app.raya with args [\"a\", \"b\"] (`raya app.raya a b` too)
+  raya --workers 1 app.raya    run on one worker thread
+  raya -e 'console.log(1 + 1)' run the code given
+  cat app.raya | raya run -    run the program read from standard input
+  raya check app.raya          report every compile error, run nothing
+  raya disasm app.raya         print the bytecode (`--all` adds the prelude)
+  raya help run                the options of `run`")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -21,7 +30,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run a program: `raya run FILE [ARGS...]` (or just `raya FILE`).
+    /// Run a program: `raya run FILE [ARGS...]` (or just `raya FILE`);
+    /// `raya run - ` reads it from standard input, `raya -e CODE` runs CODE.
+    #[command(after_help = "Environment:
+  RAYA_WORKERS=N   worker threads, as --workers N
+  RAYA_STATS=1     statistics at exit, as --stats")]
     Run {
         /// Worker threads (default: number of cores; also RAYA_WORKERS).
         #[arg(long, env = "RAYA_WORKERS")]
@@ -29,25 +42,73 @@ enum Command {
         /// Print scheduler statistics on stderr at exit (also RAYA_STATS=1).
         #[arg(long)]
         stats: bool,
-        /// The program.
-        file: PathBuf,
+        /// Run this code instead of a file (every following word goes to
+        /// the program as `args`).
+        #[arg(short = 'e', long = "eval", value_name = "CODE")]
+        eval: Option<String>,
+        /// The program (`-`: read it from standard input).
+        #[arg(required_unless_present = "eval")]
+        file: Option<PathBuf>,
         /// Arguments passed to the program as `args`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
     /// Compile only and report every error (exit code 0 or 2).
     Check { file: PathBuf },
-    /// Print the bytecode of every function, with source lines.
-    Disasm { file: PathBuf },
+    /// Print the bytecode of every function of the program, with source
+    /// lines.
+    Disasm {
+        file: PathBuf,
+        /// Also the built-in Raya code (the prelude, `std:` modules).
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 const SUBCOMMANDS: &[&str] = &["run", "check", "disasm", "help"];
 
+/// The flags of `raya` itself; every other first word belongs to `run`.
+const TOP_LEVEL_FLAGS: &[&str] = &["-h", "--help", "-V", "--version"];
+
+/// `word` is no file but one or two letters away from a subcommand
+/// (`raya chek x.raya`): that subcommand.
+fn misspelt_subcommand(word: &str) -> Option<&'static str> {
+    if word.starts_with('-') || word.contains('.') || word.contains('/') || std::path::Path::new(word).exists() {
+        return None;
+    }
+    SUBCOMMANDS.iter().copied().find(|sub| edit_distance(word, sub) <= 2)
+}
+
+/// Levenshtein distance (the words are a few letters long).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
 fn main() -> ExitCode {
     let mut argv: Vec<String> = std::env::args().collect();
-    // `raya FILE ...` is `raya run FILE ...`.
+    // `raya FILE ...`, `raya -e CODE` and `raya --workers 2 FILE` are
+    // `raya run ...`.
     if let Some(first) = argv.get(1) {
-        if !first.starts_with('-') && !SUBCOMMANDS.contains(&first.as_str()) {
+        // Anything but the top level's own flags is `run`'s: its options
+        // (and clap's "a similar argument exists" for a misspelt one), a
+        // file, `-`.
+        let top_level = TOP_LEVEL_FLAGS.contains(&first.as_str()) || SUBCOMMANDS.contains(&first.as_str());
+        if !top_level {
+            if let Some(sub) = misspelt_subcommand(first) {
+                eprintln!("error: no such file or subcommand '{first}'\n\n  tip: did you mean `raya {sub}`?");
+                return ExitCode::from(2);
+            }
             argv.insert(1, "run".into());
         }
     }
@@ -60,17 +121,37 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run { workers, stats, file, args } => {
+        Command::Run { workers, stats, eval, file, mut args } => {
             if workers == Some(0) {
                 eprintln!("error: --workers must be at least 1");
                 return ExitCode::from(2);
             }
             let stats = stats || std::env::var("RAYA_STATS").is_ok_and(|v| v == "1");
-            let program = match compile_file(&file) {
+            let compiled = match (eval, file) {
+                (Some(code), file) => {
+                    // With -e there is no file: a word clap took for one
+                    // is the program's first argument.
+                    if let Some(f) = file {
+                        args.insert(0, f.to_string_lossy().into_owned());
+                    }
+                    compile_source("<eval>", &code)
+                }
+                (None, Some(file)) if file.as_os_str() == "-" => {
+                    let mut code = String::new();
+                    if let Err(e) = std::io::stdin().read_to_string(&mut code) {
+                        eprintln!("error: cannot read the program from standard input: {e}");
+                        return ExitCode::from(2);
+                    }
+                    compile_source("<stdin>", &code)
+                }
+                (None, Some(file)) => compile_file(&file),
+                (None, None) => unreachable!("clap requires a file unless -e is given"),
+            };
+            let program = match compiled {
                 Ok(p) => p,
                 Err(e) => return compile_failed(&e),
             };
-            let opts = raya_engine::driver::RunOptions { args, workers, stats };
+            let opts = raya_engine::driver::RunOptions { args, workers, stats, ..Default::default() };
             let code = raya_engine::driver::run_program_with(&program, opts);
             ExitCode::from(code.clamp(0, 255) as u8)
         }
@@ -78,9 +159,9 @@ fn main() -> ExitCode {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => compile_failed(&e),
         },
-        Command::Disasm { file } => match compile_file(&file) {
+        Command::Disasm { file, all } => match compile_file(&file) {
             Ok(p) => {
-                print!("{}", raya_engine::bytecode::disasm::disassemble(&p));
+                print!("{}", raya_engine::bytecode::disasm::disassemble_with(&p, all));
                 ExitCode::SUCCESS
             }
             Err(e) => compile_failed(&e),

@@ -668,6 +668,80 @@ fn cli_file_without_run_is_run() {
 }
 
 #[test]
+fn cli_eval_runs_the_code_given() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["-e", "console.log(6 * 7, args)", "a", "--b"]));
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "42 [ 'a', '--b' ]\n", ""), "{o:?}");
+    let o = run(raya_command(&root, &["run", "--workers", "1", "-e", "console.log(await (async () => 1)())"]));
+    assert_eq!((o.code, o.stdout.as_str()), (Some(0), "1\n"), "{o:?}");
+}
+
+#[test]
+fn cli_eval_compile_error_names_the_code() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["-e", "let x = ;"]));
+    assert_eq!(o.code, Some(2), "{o:?}");
+    assert!(o.stderr.contains("<eval>:1:9"), "file, line and column of the error: {o:?}");
+    assert!(o.stdout.is_empty(), "{o:?}");
+}
+
+#[test]
+fn cli_program_from_stdin() {
+    let root = workspace_root();
+    for words in [&["run", "-", "x"][..], &["-", "x"][..]] {
+        let mut child = raya_command(&root, words)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start raya");
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(b"console.log('from stdin', args);\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "raya {words:?}: {out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "from stdin [ 'x' ]\n", "raya {words:?}");
+    }
+}
+
+#[test]
+fn cli_run_options_before_the_file() {
+    let root = workspace_root();
+    for words in
+        [&["--workers", "2", "examples/hello.raya"][..], &["--workers=1", "--stats", "examples/hello.raya"][..]]
+    {
+        let o = run(raya_command(&root, words));
+        assert_eq!((o.code, o.stdout.as_str()), (Some(0), "Hello, Raya!\n"), "raya {words:?}: {o:?}");
+    }
+    let o = run(raya_command(&root, &["--workers", "0", "examples/hello.raya"]));
+    assert_eq!(o.code, Some(2), "{o:?}");
+}
+
+#[test]
+fn cli_help_shows_the_way() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["help"]));
+    for sub in ["raya run app.raya", "raya check", "raya disasm", "raya -e", "raya run -"] {
+        assert!(o.stdout.contains(sub), "`raya help` shows an example of `{sub}`: {o:?}");
+    }
+    let o = run(raya_command(&root, &["run", "--help"]));
+    for var in ["RAYA_WORKERS", "RAYA_STATS"] {
+        assert!(o.stdout.contains(var), "`raya run --help` names {var}: {o:?}");
+    }
+}
+
+#[test]
+fn cli_usage_errors_suggest_the_nearest() {
+    let root = workspace_root();
+    let o = run(raya_command(&root, &["chek", "examples/hello.raya"]));
+    assert_eq!(o.code, Some(2), "{o:?}");
+    assert!(o.stderr.contains("did you mean `raya check`?"), "{o:?}");
+    let o = run(raya_command(&root, &["--wrkers", "2", "examples/hello.raya"]));
+    assert_eq!(o.code, Some(2), "{o:?}");
+    assert!(o.stderr.contains("'--workers'"), "suggests the option: {o:?}");
+    assert!(o.stdout.is_empty(), "nothing runs: {o:?}");
+}
+
+#[test]
 fn cli_check() {
     let root = workspace_root();
     let o = run(raya_command(&root, &["check", "examples/hello.raya"]));
@@ -691,6 +765,10 @@ fn cli_disasm() {
     assert_eq!(o.code, Some(0), "raya disasm: {o:?}");
     assert!(!o.stdout.trim().is_empty(), "raya disasm prints the bytecode");
     assert!(!o.stdout.contains("FizzBuzz\n16\n"), "raya disasm must not run the program");
+    assert!(!o.stdout.contains("<prelude>"), "the prelude is left out without --all");
+    let o = run(raya_command(&root, &["disasm", "--all", "examples/fizzbuzz.raya"]));
+    assert_eq!(o.code, Some(0), "raya disasm --all: {o:?}");
+    assert!(o.stdout.contains("<prelude>"), "--all lists the prelude too");
 }
 
 #[test]

@@ -1,14 +1,16 @@
 //! Embedding Raya in a Rust program: a host function, an async host
-//! function completed from a Rust thread, and a script that uses both.
+//! function completed from a Rust thread, a built-in module the host
+//! allows (`std:fs`), and a script that uses them.
 //!
 //! Run it with `cargo run -p raya-engine --example embed`.
 
-use raya_engine::{ExternalPromise, HostError, HostValue, Vm};
+use raya_engine::{Capability, ExternalPromise, HostError, HostValue, Vm};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The script: ordinary Raya; the host functions are plain globals.
 const SCRIPT: &str = r#"
+import { exists } from "std:fs";
 const cities = ["Lisbon", "Oslo"];
 // Both requests run at the same time, on host threads.
 const reports = await [fetchWeather(cities[0]), fetchWeather(cities[1])];
@@ -21,11 +23,17 @@ try {
   hostLog("error: " + e.message);
 }
 console.log("average:", (reports[0].temp + reports[1].temp) / 2);
+hostLog("working directory exists: " + exists("."));
 "#;
 
 /// Runs the script; returns the lines the script passed to `hostLog`.
 pub fn run() -> Result<Vec<String>, HostError> {
-    let vm = Vm::builder().workers(2).build();
+    // Built-in modules that reach the outside world need a capability:
+    // this VM lets scripts use files (`std:fs`) and nothing else, so a
+    // script importing `std:process` or `std:net` does not compile
+    // ("module `std:process` is not available: the host did not grant the
+    // `process` capability"). `raya run` grants everything.
+    let vm = Vm::builder().workers(2).allow(Capability::Fs).build();
     let lines = Arc::new(Mutex::new(Vec::new()));
 
     // A synchronous host function: runs on the worker, returns at once.

@@ -46,7 +46,7 @@
 
 use crate::builtins::inspect;
 use crate::compiler::Program;
-use crate::scheduler::{Scheduler, WorkerCx};
+use crate::scheduler::{BlockingPool, Scheduler, WorkerCx};
 use crate::sync::{Outcome, Registered, Resume, TaskCell, Wait, Waiter};
 use crate::vm::atom::names;
 use crate::vm::interp::{is_waitable, RunOutcome, TaskInterpreter};
@@ -83,6 +83,10 @@ pub struct RunOptions {
     pub workers: Option<usize>,
     /// Print scheduler and GC statistics on stderr at exit.
     pub stats: bool,
+    /// Where blocking work (files, child processes, blocking host
+    /// functions) runs; None: a pool of the run's own, with the default
+    /// limits.
+    pub blocking_pool: Option<Arc<BlockingPool>>,
 }
 
 struct Shared {
@@ -98,6 +102,8 @@ struct Shared {
     /// Embedder state of a hosted run (see [`run_program_hosted`]), read by
     /// host-function natives through [`current_handle`].
     host: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    /// See [`RunOptions::blocking_pool`].
+    pool: Arc<BlockingPool>,
 }
 
 impl Shared {
@@ -136,6 +142,11 @@ impl Handle {
     /// The embedder state passed to [`run_program_hosted`].
     pub fn host_data(&self) -> Option<&Arc<dyn std::any::Any + Send + Sync>> {
         self.shared.host.as_ref()
+    }
+
+    /// The pool the program's blocking work runs on (see `std::io`).
+    pub fn blocking_pool(&self) -> &BlockingPool {
+        &self.shared.pool
     }
 
     /// Whether both handles name the same running program.
@@ -216,6 +227,7 @@ fn run_inner<R>(
 ) -> R {
     let (mut rt, entry) = Runtime::new(&program.entry, &program.sources, program.global_names.len(), opts.args.clone());
     crate::builtins::process::set_args(&mut rt);
+    crate::std::install(&mut rt, &program.std_modules);
     setup(&mut rt);
     // The main task.
     let id = crate::vm::object::next_id();
@@ -241,6 +253,7 @@ fn run_inner<R>(
         exit_code: AtomicI32::new(0),
         exited: AtomicBool::new(false),
         host,
+        pool: opts.blocking_pool.clone().unwrap_or_default(),
     });
     let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
     sched.spawn(Job::Run(main.clone()));
@@ -296,28 +309,14 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
             let mut text = String::from("DeadlockError: all tasks are blocked\n");
             text.push_str(&blocked_report(rt));
             rt.write_stderr(&text);
+            // Often the cause: a task that failed can no longer send what
+            // another waits for.
+            report_unhandled(rt, main);
             return 1;
         }
     }
-    // In task-id order, so the report does not depend on scheduling.
-    let mut failed = std::mem::take(&mut *rt.world.failed_tasks.lock());
-    failed.sort_by_key(|t| match t.as_obj().map(|o| &o.body) {
-        Some(Body::Task(cell)) => cell.id,
-        _ => 0,
-    });
-    for t in failed {
-        let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
-        if Arc::ptr_eq(cell, main) {
-            continue; // reported above as the uncaught error
-        }
-        let (observed, outcome) = {
-            let g = cell.completion.inner.lock();
-            (g.observed, g.outcome)
-        };
-        if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
-            rt.write_stderr(&format!("Unhandled error in task {}: {}\n", cell.id, uncaught_text(e)));
-            code = 1;
-        }
+    if report_unhandled(rt, main) {
+        code = 1;
     }
     let blocked: Vec<Value> = sorted_live(rt);
     if !blocked.is_empty() {
@@ -327,6 +326,35 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
         rt.write_stderr(&text);
     }
     code
+}
+
+/// `Unhandled error in task N: …` for every failed task whose error nobody
+/// observed (but main, whose error is reported as uncaught), in task-id
+/// order so the report does not depend on scheduling. True if there was
+/// any.
+fn report_unhandled(rt: &mut Runtime, main: &Arc<TaskCell>) -> bool {
+    let mut any = false;
+    let mut failed = std::mem::take(&mut *rt.world.failed_tasks.lock());
+    failed.sort_by_key(|t| match t.as_obj().map(|o| &o.body) {
+        Some(Body::Task(cell)) => cell.id,
+        _ => 0,
+    });
+    for t in failed {
+        let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
+        if Arc::ptr_eq(cell, main) {
+            continue; // reported as the uncaught error
+        }
+        let (observed, outcome) = {
+            let g = cell.completion.inner.lock();
+            (g.observed, g.outcome)
+        };
+        if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
+            let text = uncaught_report(rt, e);
+            rt.write_stderr(&format!("Unhandled error in task {}: {}\n", cell.id, text));
+            any = true;
+        }
+    }
+    any
 }
 
 fn sorted_live(rt: &Runtime) -> Vec<Value> {
@@ -483,6 +511,13 @@ impl VmRunner {
                 rt.flush_stdout();
             }
         }
+        // Output leaves the buffer when the task that wrote it stops
+        // running, so nothing waits for the program's end (a server's log,
+        // progress lines of a long computation).
+        if !rt.flush_pending() && !self.shared.exited.swap(true, Ordering::AcqRel) {
+            // stdout is a closed pipe: end quietly with code 0.
+            self.shared.exit_code.store(0, Ordering::Release);
+        }
     }
 
     /// This worker's runtime (created on first use), as a GC mutator until
@@ -578,14 +613,14 @@ pub fn wake_all(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
 ///   re-checked *after* the token is armed (with `all_gen` naming the new
 ///   generation), so if it settles on another worker meanwhile, either
 ///   the re-check sees it or its waker finds the token armed.
-fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
+fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
     let next = cell.token.next_gen();
     cell.all_gen.store(next, Ordering::Release);
     let gen = cell.token.arm();
     debug_assert_eq!(gen, next);
     let mut exec_guard = cell.exec.lock();
-    let Some(exec) = exec_guard.as_mut() else { return };
-    let Some(scan) = exec.await_scan.as_mut().filter(|s| s.array == array) else { return };
+    let Some(exec) = exec_guard.as_mut() else { return gen };
+    let Some(scan) = exec.await_scan.as_mut().filter(|s| s.array == array) else { return gen };
     let from = scan.next;
     let registered = std::mem::replace(&mut scan.registered, true);
     drop(exec_guard);
@@ -600,7 +635,7 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
             *cell.resume.lock() = Some(Resume::Retry);
             rt.woken.push(cell.clone());
         }
-        return;
+        return gen;
     }
     let waiter = Waiter { task: cell.clone(), gen: crate::sync::SHARED_GEN, tag: crate::sync::TAG_AWAIT };
     let mut any_settled = false;
@@ -615,10 +650,19 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) {
         *cell.resume.lock() = Some(Resume::Retry);
         rt.woken.push(cell.clone());
     }
+    gen
 }
 
 /// Step 2 of the protocol: the task's state is saved; arm its token and
 /// register it with what it waits for, re-checking each condition.
+///
+/// Invariant (no lost cancellation): a `t.cancel()` racing this suspension
+/// either claims the armed wait itself or is seen by the re-check after
+/// registering. The canceller raises the flag and then reads the token
+/// (`TaskCell::request_cancel`); this side arms the token and then reads
+/// the flag. All four accesses are SeqCst, so at least one side sees the
+/// other's write; and since both then claim the same generation, exactly
+/// one of them delivers the cancellation.
 fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
     if cell.is_cancel_requested() {
         // Cancellation is sticky: every suspension of a cancelled task
@@ -627,13 +671,24 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
         cx.push_local(Job::Run(cell.clone()));
         return;
     }
+    let gen = register_wait(rt, cx, cell, w);
+    if cell.claim_if_cancelled(gen) {
+        // Registrations made for this generation are now stale; every
+        // wait object drops those lazily, so none confuses the next wait.
+        *cell.resume.lock() = Some(Resume::Cancel);
+        rt.woken.push(cell.clone());
+    }
+}
+
+/// Arms the token and registers the task with what it waits for; returns
+/// the generation of the wait it is left in.
+fn register_wait(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) -> u64 {
     if let Wait::All(array) = w {
-        park_all(rt, cell, array);
-        return;
+        return park_all(rt, cell, array);
     }
     // Registrations of an earlier `await [..]` must not claim this wait.
     cell.all_gen.store(0, Ordering::Release);
-    let gen = cell.token.arm();
+    let mut gen = cell.token.arm();
     let waiter = Waiter { task: cell.clone(), gen, tag: 0 };
     match w {
         Wait::All(_) => unreachable!("handled above"),
@@ -647,7 +702,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
                 if !registered && waiter.claim() {
                     *cell.resume.lock() = Some(Resume::Retry);
                     rt.woken.push(cell.clone());
-                    return;
+                    return gen;
                 }
             }
         }
@@ -692,6 +747,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
                             rt.woken.push(cell.clone());
                         } else {
                             waiter.gen = cell.token.arm();
+                            gen = waiter.gen;
                             continue;
                         }
                     }
@@ -700,6 +756,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
             }
         }
     }
+    gen
 }
 
 /// Records `key` as a timer of the task's wait of generation `gen`, to be
@@ -738,8 +795,20 @@ fn cancel_timers(cx: &WorkerCx<Job>, cell: &TaskCell) {
 
 /// `Uncaught <error stack>` on stderr.
 pub fn report_uncaught(rt: &mut Runtime, e: Value) {
-    let text = uncaught_text(e);
+    let text = uncaught_report(rt, e);
     rt.write_stderr(&format!("Uncaught {text}\n"));
+}
+
+/// [`uncaught_text`] with the source line of the innermost frame and a
+/// caret under the failing expression after the header line (as Deno
+/// shows an uncaught error), for reports on stderr.
+pub fn uncaught_report(rt: &Runtime, e: Value) -> String {
+    let text = uncaught_text(e);
+    let Some(frames_at) = text.find("\n    at ") else { return text };
+    match crate::vm::runtime::code_frame(&rt.world.sources, &text[frames_at..]) {
+        Some(frame) => format!("{}\n{}{}", &text[..frames_at], frame, &text[frames_at..]),
+        None => text,
+    }
 }
 
 /// The text `Uncaught` is followed by: the error's stack, or its inspection.

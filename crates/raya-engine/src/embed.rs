@@ -46,13 +46,20 @@
 //!   FIFO order); the calling task is suspended on a wait object that the
 //!   pool thread completes the same way, so the worker goes on with other
 //!   tasks.
+//! * Built-in modules that reach the outside world (`std:fs`,
+//!   `std:process`, `std:net`) are importable only with the capability the
+//!   host granted ([`VmBuilder::allow`]; none by default). Importing one
+//!   that was not granted is a compile error; a program compiled elsewhere
+//!   with more capabilities is refused by [`Vm::execute`]
+//!   ([`HostError::Capability`]). What was not granted is never installed.
 
 #![warn(missing_docs)]
 
 use crate::compiler::{self, CompileError, Program};
 use crate::driver::{self, Handle, RunOptions};
 use crate::scheduler::{BlockingPool, DEFAULT_BLOCKING_KEEP_ALIVE, DEFAULT_MAX_BLOCKING_THREADS};
-use crate::sync::{Outcome, PromiseCell, Registered, Resume, TaskCell, Timer, Wait, WaitObject, Waiter};
+pub use crate::std::{Capabilities, Capability};
+use crate::sync::{Outcome, PromiseCell, Resume};
 use crate::vm::atom::Atom;
 use crate::vm::native::NativeCtx;
 use crate::vm::object::{Body, Function, Mut, Native, NativeFn, ObjectData, PropMap};
@@ -288,6 +295,9 @@ pub enum HostError {
     AlreadySettled,
     /// A value could not cross the boundary (see [`HostValue`]).
     Conversion(String),
+    /// The program imports a built-in module this VM does not allow (it
+    /// was compiled elsewhere, with more capabilities): nothing ran.
+    Capability(String),
 }
 
 impl std::fmt::Display for HostError {
@@ -299,6 +309,7 @@ impl std::fmt::Display for HostError {
             HostError::Deadlock => f.write_str("DeadlockError: all tasks are blocked"),
             HostError::AlreadySettled => f.write_str("the external promise is already settled"),
             HostError::Conversion(s) => write!(f, "conversion error: {s}"),
+            HostError::Capability(s) => f.write_str(s),
         }
     }
 }
@@ -315,6 +326,7 @@ impl PartialEq for HostError {
             (HostError::Deadlock, HostError::Deadlock) => true,
             (HostError::AlreadySettled, HostError::AlreadySettled) => true,
             (HostError::Conversion(a), HostError::Conversion(b)) => a == b,
+            (HostError::Capability(a), HostError::Capability(b)) => a == b,
             _ => false,
         }
     }
@@ -338,11 +350,9 @@ enum HostFn {
     Async(AsyncFn),
 }
 
-/// The host functions of one run, by trampoline index, and the pool their
-/// blocking calls run on.
+/// The host functions of one run, by trampoline index.
 struct HostTable {
     fns: Vec<(&'static str, HostFn)>,
-    pool: Arc<BlockingPool>,
 }
 
 /// Function names live as long as the process (a native's name is
@@ -489,75 +499,18 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
             }
             Ok(promise)
         }
-        HostFn::Blocking(f) => {
-            let state = Arc::new(Mutex::new(BlockState::default()));
-            let key = handle.keep_alive();
-            let st = state.clone();
-            let h = handle.clone();
-            let submitted = table.pool.submit(move || {
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&hargs)))
-                    .unwrap_or_else(|_| Err(format!("host function `{name}` panicked")));
-                h.on_runtime(Box::new(move |rt| {
-                    let resume = match r {
-                        Ok(v) => Resume::Value(from_host(rt, &v)),
-                        Err(m) => Resume::Throw(host_error(rt, &m)),
-                    };
-                    let mut s = st.lock();
-                    match s.waiter.take() {
-                        Some(w) => {
-                            if w.claim() {
-                                w.deliver(resume, &mut rt.woken);
-                            }
-                        }
-                        None => s.result = Some(resume),
-                    }
-                }));
-                h.release(key);
-            });
-            if let Err(e) = submitted {
-                handle.release(key);
-                return Err(ctx.plain_error(format!("{name}: {e}")));
-            }
-            ctx.rt.suspend = Some(Wait::Object(Box::new(BlockingCall { state, name })));
-            Ok(Value::UNDEFINED)
-        }
-    }
-}
-
-#[derive(Default)]
-struct BlockState {
-    waiter: Option<Waiter>,
-    /// The call finished before the task registered (its host job ran on
-    /// another worker first). The calling worker is a GC mutator until the
-    /// task registered, so no collection can free the value meanwhile.
-    result: Option<Resume>,
-}
-
-/// A task suspended in a blocking host call.
-struct BlockingCall {
-    state: Arc<Mutex<BlockState>>,
-    name: &'static str,
-}
-
-impl WaitObject for BlockingCall {
-    fn register(&self, w: Waiter, _woken: &mut Vec<Arc<TaskCell>>, _timers: &mut Vec<Timer>) -> Registered {
-        let mut s = self.state.lock();
-        if let Some(r) = s.result.take() {
-            return if w.claim() { Registered::Ready(r) } else { Registered::Queued };
-        }
-        s.waiter = Some(w);
-        Registered::Queued
-    }
-
-    fn describe(&self) -> std::borrow::Cow<'static, str> {
-        format!("in blocking host function `{}`", self.name).into()
-    }
-
-    fn roots(&self) -> Vec<Value> {
-        match self.state.lock().result {
-            Some(Resume::Value(v)) | Some(Resume::Throw(v)) => vec![v],
-            _ => Vec::new(),
-        }
+        HostFn::Blocking(f) => crate::std::io::block_on(
+            ctx,
+            format!("in blocking host function `{name}`"),
+            move || {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&hargs)))
+                    .unwrap_or_else(|_| Err(format!("host function `{name}` panicked")))
+            },
+            |rt, _, r| match r {
+                Ok(v) => Resume::Value(from_host(rt, &v)),
+                Err(m) => Resume::Throw(host_error(rt, &m)),
+            },
+        ),
     }
 }
 
@@ -649,6 +602,7 @@ pub struct VmBuilder {
     workers: Option<usize>,
     blocking_threads: Option<usize>,
     args: Vec<String>,
+    capabilities: Capabilities,
 }
 
 impl VmBuilder {
@@ -675,6 +629,23 @@ impl VmBuilder {
     /// The script's `args` global.
     pub fn args(mut self, args: Vec<String>) -> Self {
         self.args = args;
+        self
+    }
+
+    /// Lets programs import the built-in modules that need `c`
+    /// (`Capability::Fs`: `std:fs`; `Capability::Process`: `std:process`;
+    /// `Capability::Net`: `std:net`, `std:http`). By default a VM grants
+    /// none: a script reaches only what the host allowed. Importing a
+    /// module that was not allowed is a compile error naming the
+    /// capability. (`raya run` allows all.)
+    pub fn allow(mut self, c: Capability) -> Self {
+        self.capabilities = self.capabilities.with(c);
+        self
+    }
+
+    /// Grants every capability (see [`allow`](Self::allow)).
+    pub fn allow_all(mut self) -> Self {
+        self.capabilities = Capabilities::all();
         self
     }
 
@@ -786,8 +757,11 @@ impl Vm {
         self.register(name, HostFn::Async(Arc::new(f)))
     }
 
-    fn host_names(&self) -> Vec<String> {
-        self.inner.fns.lock().iter().map(|(n, _)| n.to_string()).collect()
+    fn compile_options(&self) -> compiler::CompileOptions {
+        compiler::CompileOptions {
+            host_globals: self.inner.fns.lock().iter().map(|(n, _)| n.to_string()).collect(),
+            capabilities: self.inner.opts.capabilities,
+        }
     }
 
     /// Compiles the program whose entry module is `src` (named `name` in
@@ -795,13 +769,13 @@ impl Vm {
     /// functions registered so far are its globals. Errors are returned as
     /// a value: every diagnostic of every file.
     pub fn compile_source(&self, name: &str, src: &str) -> Result<Program, CompileError> {
-        compiler::compile_source_with_globals(name, src, &self.host_names())
+        compiler::compile_source_with(name, src, &self.compile_options())
     }
 
     /// Compiles the program whose entry module is the file at `path` (see
     /// [`Vm::compile_source`]).
     pub fn compile_file(&self, path: impl AsRef<Path>) -> Result<Program, CompileError> {
-        compiler::compile_file_with_globals(path.as_ref(), &self.host_names())
+        compiler::compile_file_with(path.as_ref(), &self.compile_options())
     }
 
     /// Runs `program`: its main module runs as the main task, and this
@@ -814,7 +788,15 @@ impl Vm {
     /// `exit(code)` with `code != 0` or unhandled task errors,
     /// [`HostError::Deadlock`].
     pub fn execute(&self, program: &Program) -> Result<HostValue, HostError> {
-        let table = Arc::new(HostTable { fns: self.inner.fns.lock().clone(), pool: self.inner.pool.clone() });
+        if let Some(link) = program.std_modules.iter().find(|l| {
+            crate::std::find(l.name).and_then(|m| m.capability).is_some_and(|c| !self.inner.opts.capabilities.has(c))
+        }) {
+            return Err(HostError::Capability(format!(
+                "the program imports `std:{}`, which this VM does not allow",
+                link.name
+            )));
+        }
+        let table = Arc::new(HostTable { fns: self.inner.fns.lock().clone() });
         let first = crate::builtins::GLOBAL_NAMES.len();
         let names: Vec<String> = program.global_names.iter().skip(first).take(program.host_globals).cloned().collect();
         let t = table.clone();
@@ -844,7 +826,12 @@ impl Vm {
                 Some(Outcome::Value(v)) => to_host(v, &mut Vec::new()).map_err(HostError::Conversion),
             }
         };
-        let opts = RunOptions { args: self.inner.opts.args.clone(), workers: self.inner.opts.workers, stats: false };
+        let opts = RunOptions {
+            args: self.inner.opts.args.clone(),
+            workers: self.inner.opts.workers,
+            stats: false,
+            blocking_pool: Some(self.inner.pool.clone()),
+        };
         let host: Arc<dyn std::any::Any + Send + Sync> = table;
         driver::run_program_hosted(program, opts, Some(host), &mut setup, &mut end)
     }

@@ -8,9 +8,10 @@ pub mod compiler;
 pub mod driver;
 pub mod embed;
 pub mod scheduler;
+pub mod std;
 pub mod sync;
 pub mod syntax;
 pub mod vm;
 
 pub use compiler::{CompileError, Program};
-pub use embed::{ExecHandle, ExternalPromise, HostError, HostValue, Vm, VmBuilder};
+pub use embed::{Capabilities, Capability, ExecHandle, ExternalPromise, HostError, HostValue, Vm, VmBuilder};

@@ -1,7 +1,7 @@
 //! The embedding API (`raya_engine::embed`): every path, plus the
 //! `embed` example built and run through Cargo.
 
-use raya_engine::{ExternalPromise, HostError, HostValue, Vm};
+use raya_engine::{Capability, ExternalPromise, HostError, HostValue, Vm};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -210,6 +210,48 @@ impl Gate {
         *self.open.lock().unwrap() = true;
         self.cv.notify_all();
     }
+}
+
+#[test]
+fn cancelling_a_blocking_call_releases_the_task_and_the_program_at_once() {
+    let (vm, seen) = vm_with_report();
+    let gate = Arc::new(Gate::default());
+    let g = gate.clone();
+    vm.register_blocking_fn("stuck", move |_| {
+        g.wait();
+        Ok(HostValue::from("too late"))
+    });
+    let started = Instant::now();
+    let h = vm.execute_async(
+        &vm.compile_source(
+            "cancel.raya",
+            r#"
+        const t = (async () => {
+          try { report(stuck()); } catch (e) { report(e.name); }
+          await sleep(1); // cancellation is sticky: this throws too
+        })();
+        await sleep(20);
+        t.cancel();
+        try { await t; } catch (e) { report("awaited " + e.name); }
+        report(t.isCancelled());
+        "#,
+        )
+        .unwrap(),
+    );
+    // The job never returns until the gate opens, yet the program ends:
+    // the cancelled wait let go of its keep-alive.
+    let r = h.wait_timeout(LIMIT).expect("the program ends while the job is still stuck");
+    assert_eq!(r, Ok(HostValue::Undefined));
+    assert!(started.elapsed() < LIMIT);
+    gate.open();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            HostValue::from("TaskCancelledError"),
+            HostValue::from("awaited TaskCancelledError"),
+            HostValue::Bool(true)
+        ]
+    );
 }
 
 #[test]
@@ -534,6 +576,33 @@ fn compile_file_sees_host_fns_in_every_module() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn built_in_modules_need_their_capability() {
+    let src = r#"import { exists } from "std:fs"; report(exists("."));"#;
+    // Not granted (the default): a compile error naming the capability, at
+    // the import's source string.
+    let (vm, _) = vm_with_report();
+    let err = vm.compile_source("caps.raya", src).expect_err("std:fs is not granted");
+    let text = err.render();
+    assert!(text.contains("module `std:fs` is not available: the host did not grant the `fs` capability"), "{text}");
+    assert!(text.contains("caps.raya:1:24"), "{text}");
+    // Granted: the import works.
+    let vm = Vm::builder().workers(1).allow(Capability::Fs).build();
+    let seen = register_report(&vm);
+    run(&vm, src).expect("runs");
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::Bool(true)]);
+    // A program compiled with more capabilities than the VM that runs it
+    // allows does not run at all.
+    let program = raya_engine::compiler::compile_source("caps.raya", "import { exists } from 'std:fs'; exists('.');")
+        .expect("the compiler alone grants everything");
+    let strict = Vm::builder().workers(1).build();
+    assert_eq!(
+        strict.execute(&program),
+        Err(HostError::Capability("the program imports `std:fs`, which this VM does not allow".into()))
+    );
+    assert!(Vm::builder().allow_all().build().execute(&program).is_ok());
+}
+
 /// The example's code, compiled into this test too.
 #[allow(dead_code)]
 #[path = "../examples/embed.rs"]
@@ -544,7 +613,12 @@ fn the_embed_example_runs() {
     let lines = example::run().expect("the example's script runs");
     assert_eq!(
         lines,
-        vec!["weather in Lisbon: sunny, 21", "weather in Oslo: snow, -3", "error: unknown city Atlantis"]
+        vec![
+            "weather in Lisbon: sunny, 21",
+            "weather in Oslo: snow, -3",
+            "error: unknown city Atlantis",
+            "working directory exists: true"
+        ]
     );
     // `cargo test` builds the examples next to the test binaries: run the
     // real one when it is there (a `cargo test --test embed` run skips it).
@@ -561,5 +635,5 @@ fn the_embed_example_runs() {
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(stdout.contains("[host] weather in Lisbon: sunny, 21"), "{stdout}");
     assert!(stdout.contains("average: 9"), "{stdout}");
-    assert!(stdout.contains("script finished (3 host log lines)"), "{stdout}");
+    assert!(stdout.contains("script finished (4 host log lines)"), "{stdout}");
 }

@@ -100,10 +100,10 @@ fn cancel(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Va
     if t.is_done() {
         return Ok(Value::UNDEFINED);
     }
-    t.cancel.store(true, std::sync::atomic::Ordering::Release);
     // A suspended task is woken with TaskCancelledError at its suspension
-    // point: claim it like any waker (exactly one claim wins).
-    if t.token.claim_current() {
+    // point: claim it like any waker (exactly one claim wins; the hook of
+    // a wait on the outside world runs with the claim).
+    if t.request_cancel() {
         *t.resume.lock() = Some(Resume::Cancel);
         ctx.rt.woken.push(t);
     }

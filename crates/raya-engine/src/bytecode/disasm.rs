@@ -23,6 +23,13 @@ use std::sync::Arc;
 /// The listing of every function of `program`. The prelude's functions
 /// come last, after the program's own.
 pub fn disassemble(program: &Program) -> String {
+    disassemble_with(program, true)
+}
+
+/// [`disassemble`]; with `all` false, the functions of the engine's own
+/// Raya code (the prelude, `std:` sources) are left out (their numbers
+/// stay as in the full listing, so references read the same).
+pub fn disassemble_with(program: &Program, all: bool) -> String {
     // Printing order (and function numbers): the entry, then depth first,
     // with the prelude module body moved after the other modules.
     let mut order: Vec<(&FuncProto, Kind)> = Vec::new();
@@ -31,7 +38,11 @@ pub fn disassemble(program: &Program) -> String {
         order.iter().enumerate().map(|(i, (f, _))| (*f as *const FuncProto, i)).collect();
     let mut d = Disasm { program, out: String::new(), ids };
     for (i, (f, kind)) in order.iter().enumerate() {
-        d.function(i, f, *kind);
+        let builtin =
+            f.file < program.sources.len() && crate::vm::runtime::is_builtin_source(&program.sources.get(f.file).name);
+        if all || !builtin {
+            d.function(i, f, *kind);
+        }
     }
     d.out
 }

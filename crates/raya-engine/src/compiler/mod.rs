@@ -29,6 +29,7 @@ mod tests;
 
 use crate::builtins::GLOBAL_NAMES;
 use crate::bytecode::{FuncProto, Instr};
+use crate::std::{Capabilities, StdLink};
 use crate::syntax::ast;
 use crate::syntax::diagnostic::{Diagnostic, FileId, SourceMap};
 use crate::syntax::span::Span;
@@ -53,6 +54,29 @@ pub struct Program {
     /// Number of host globals (see [`compile_source_with_globals`]): they
     /// occupy the slots right after `builtins::GLOBAL_NAMES`.
     pub host_globals: usize,
+    /// The built-in modules (`std:fs`, ...) the program imports, and where
+    /// their natives go (see `crate::std`).
+    pub std_modules: Vec<StdLink>,
+}
+
+/// What a compilation may use besides the language itself.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// Extra global names (host functions of the embedding API): every
+    /// module sees them as read-only globals, in the slots right after the
+    /// built-in globals, in this order (a module that declares a top-level
+    /// binding of the same name shadows it).
+    pub host_globals: Vec<String>,
+    /// The built-in modules that may be imported: importing one whose
+    /// capability is missing is a compile error naming it.
+    pub capabilities: Capabilities,
+}
+
+impl Default for CompileOptions {
+    /// No host globals; every capability (as `raya run`).
+    fn default() -> Self {
+        CompileOptions { host_globals: Vec::new(), capabilities: Capabilities::all() }
+    }
 }
 
 /// Compilation failed: every error of every file.
@@ -92,20 +116,18 @@ impl std::fmt::Display for CompileError {
 
 impl std::error::Error for CompileError {}
 
-/// Compiles the program whose entry module is the file at `path`.
+/// Compiles the program whose entry module is the file at `path` (every
+/// built-in module may be imported).
 pub fn compile_file(path: &Path) -> Result<Program, CompileError> {
-    compile_file_with_globals(path, &[])
+    compile_file_with(path, &CompileOptions::default())
 }
 
-/// [`compile_file`] with extra global names (host functions of the
-/// embedding API): every module sees them as read-only globals, in the
-/// slots right after the built-in globals, in this order (a module that
-/// declares a top-level binding of the same name shadows it).
-pub fn compile_file_with_globals(path: &Path, extra: &[String]) -> Result<Program, CompileError> {
+/// [`compile_file`] with host globals and capabilities.
+pub fn compile_file_with(path: &Path, opts: &CompileOptions) -> Result<Program, CompileError> {
     let display = path.to_string_lossy().into_owned();
     let path = with_suffix_fallback(path);
     match read_source(&path) {
-        Ok(text) => compile_main(normalize(&path), display_name(&path, &display), text, extra),
+        Ok(text) => compile_main(normalize(&path), display_name(&path, &display), text, opts),
         Err(msg) => Err(CompileError::plain(SourceMap::default(), format!("cannot read '{display}': {msg}"))),
     }
 }
@@ -113,13 +135,12 @@ pub fn compile_file_with_globals(path: &Path, extra: &[String]) -> Result<Progra
 /// Compiles `src` as the entry module named `name`; its imports are
 /// resolved relative to the current directory.
 pub fn compile_source(name: &str, src: &str) -> Result<Program, CompileError> {
-    compile_source_with_globals(name, src, &[])
+    compile_source_with(name, src, &CompileOptions::default())
 }
 
-/// [`compile_source`] with extra global names (see
-/// [`compile_file_with_globals`]).
-pub fn compile_source_with_globals(name: &str, src: &str, extra: &[String]) -> Result<Program, CompileError> {
-    compile_main(PathBuf::from(name), name.to_string(), src.to_string(), extra)
+/// [`compile_source`] with host globals and capabilities.
+pub fn compile_source_with(name: &str, src: &str, opts: &CompileOptions) -> Result<Program, CompileError> {
+    compile_main(PathBuf::from(name), name.to_string(), src.to_string(), opts)
 }
 
 // ---- linking state shared by the modules -------------------------------------
@@ -191,6 +212,13 @@ struct Loader {
     order: Vec<usize>,
     stack: Vec<usize>,
     diags: Vec<Diagnostic>,
+    capabilities: Capabilities,
+    /// Built-in modules loaded so far: name -> (natives module, source
+    /// module if it has one).
+    std_loaded: HashMap<&'static str, (usize, Option<usize>)>,
+    /// Modules compiled from a built-in module's source: they may import
+    /// `std:NAME/native`.
+    std_sources: std::collections::HashSet<usize>,
 }
 
 impl Loader {
@@ -257,6 +285,9 @@ impl Loader {
     /// Loads (once) the module an import names; reports failures at the
     /// import.
     fn load_import(&mut self, from: usize, source: &str, span: Span, file: FileId) -> Option<usize> {
+        if let Some(name) = source.strip_prefix("std:") {
+            return self.load_std(from, name, span, file);
+        }
         let joined = self.modules[from].dir.join(source);
         let path = with_suffix_fallback(&joined);
         let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
@@ -287,6 +318,90 @@ impl Loader {
             }
         }
     }
+}
+
+impl Loader {
+    /// `std:NAME` (see `crate::std`): its natives become a module of
+    /// hidden global slots, its source (if any) an ordinary module.
+    fn load_std(&mut self, from: usize, name: &str, span: Span, file: FileId) -> Option<usize> {
+        let (base, natives_only) = match name.strip_suffix("/native") {
+            Some(base) if self.std_sources.contains(&from) => (base, true),
+            _ => (name, false),
+        };
+        let Some(module) = crate::std::find(base) else {
+            let mut d = Diagnostic::new(file, span, format!("unknown built-in module `std:{name}`"))
+                .with_label("no such module");
+            let near = crate::std::MODULES.iter().map(|m| (edit_distance(m.name, name), m.name)).min();
+            if let Some((_, near)) = near.filter(|&(dist, _)| dist <= 3) {
+                d = d.with_hint(format!("did you mean `std:{near}`?"));
+            }
+            self.diags.push(d);
+            return None;
+        };
+        if let Some(cap) = module.capability.filter(|&c| !self.capabilities.has(c)) {
+            self.diags.push(
+                Diagnostic::new(
+                    file,
+                    span,
+                    format!(
+                        "module `std:{}` is not available: the host did not grant the `{}` capability",
+                        module.name,
+                        cap.name()
+                    ),
+                )
+                .with_label("not granted"),
+            );
+            return None;
+        }
+        let (natives, source) = match self.std_loaded.get(module.name) {
+            Some(&loaded) => loaded,
+            None => {
+                let natives_name = if module.source.is_some() {
+                    format!("std:{}/native", module.name)
+                } else {
+                    format!("std:{}", module.name)
+                };
+                let exports = module
+                    .natives
+                    .iter()
+                    .map(|&(n, _)| (n.to_string(), self.linker.add_global(&format!("{natives_name}.{n}"))))
+                    .collect();
+                // A placeholder in `modules`, so both lists stay indexed
+                // alike; it has no code and is never visited.
+                let natives = self.add_module(natives_name, String::new(), PathBuf::from("."));
+                self.linker.modules[natives].exports = exports;
+                self.state[natives] = Visit::Done;
+                let source = module.source.map(|text| {
+                    let m = self.add_module(format!("std:{}", module.name), text.to_string(), PathBuf::from("."));
+                    self.std_sources.insert(m);
+                    m
+                });
+                self.std_loaded.insert(module.name, (natives, source));
+                (natives, source)
+            }
+        };
+        if natives_only {
+            Some(natives)
+        } else {
+            Some(source.unwrap_or(natives))
+        }
+    }
+}
+
+/// Levenshtein distance (for "did you mean" hints on short names).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + (ca != cb) as usize).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// `path`, or `path.raya` when `path` does not exist and has no `.raya`
@@ -375,19 +490,19 @@ fn contains_word(line: &str, name: &str) -> bool {
 /// helper thread with a large stack (reserved lazily by the OS) so that
 /// deeply nested code (a chain of 100,000 `+`) compiles whatever the
 /// caller's stack size.
-fn compile_main(path: PathBuf, name: String, text: String, extra: &[String]) -> Result<Program, CompileError> {
+fn compile_main(path: PathBuf, name: String, text: String, opts: &CompileOptions) -> Result<Program, CompileError> {
     const STACK_SIZE: usize = 1 << 30;
     let outcome = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("raya-compiler".into())
             .stack_size(STACK_SIZE)
-            .spawn_scoped(scope, || compile_here(path.clone(), name.clone(), text.clone(), extra))
+            .spawn_scoped(scope, || compile_here(path.clone(), name.clone(), text.clone(), opts))
             .map(|h| h.join())
     });
     match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
-        Err(_) => compile_here(path, name, text, extra),
+        Err(_) => compile_here(path, name, text, opts),
     }
 }
 
@@ -442,7 +557,8 @@ fn add_host_imports(ld: &mut Loader, extra: &[String], first_slot: usize) {
     }
 }
 
-fn compile_here(path: PathBuf, name: String, text: String, extra: &[String]) -> Result<Program, CompileError> {
+fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions) -> Result<Program, CompileError> {
+    let extra = &opts.host_globals[..];
     let mut ld = Loader {
         linker: Linker {
             globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).chain(extra.iter().cloned()).collect(),
@@ -456,6 +572,9 @@ fn compile_here(path: PathBuf, name: String, text: String, extra: &[String]) -> 
         order: Vec::new(),
         stack: Vec::new(),
         diags: Vec::new(),
+        capabilities: opts.capabilities,
+        std_loaded: HashMap::new(),
+        std_sources: Default::default(),
     };
     let prelude = ld.add_module("<prelude>".into(), PRELUDE.to_string(), PathBuf::from("."));
     ld.state[prelude] = Visit::Done;
@@ -548,10 +667,24 @@ fn compile_here(path: PathBuf, name: String, text: String, extra: &[String]) -> 
     if !diags.is_empty() {
         return Err(CompileError { sources: ld.linker.sources, diagnostics: diags });
     }
+    let mut std_modules: Vec<StdLink> = ld
+        .std_loaded
+        .iter()
+        .map(|(&name, &(natives, _))| {
+            let first = crate::std::find(name).and_then(|m| m.natives.first()).map(|(n, _)| n.to_string());
+            StdLink {
+                name,
+                first_slot: first.and_then(|n| ld.linker.modules[natives].exports.get(&n).copied()).unwrap_or(0),
+                ns_slot: ld.linker.modules[natives].ns_slot,
+            }
+        })
+        .collect();
+    std_modules.sort_by_key(|l| l.name);
     Ok(Program {
         entry: Arc::new(entry),
         sources: ld.linker.sources,
         global_names: ld.linker.globals,
         host_globals: extra.len(),
+        std_modules,
     })
 }

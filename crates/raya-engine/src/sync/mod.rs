@@ -44,7 +44,8 @@ impl WaitToken {
     pub fn arm(&self) -> u64 {
         let cur = self.0.load(Ordering::Acquire);
         let gen = (cur >> 1) + 1;
-        self.0.store(gen << 1 | 1, Ordering::Release);
+        // SeqCst: ordered against the cancel flag (see `driver::park`).
+        self.0.store(gen << 1 | 1, Ordering::SeqCst);
         gen
     }
 
@@ -62,7 +63,9 @@ impl WaitToken {
 
     /// Claims whatever wait is armed now (used by cancellation).
     pub fn claim_current(&self) -> bool {
-        let cur = self.0.load(Ordering::Acquire);
+        // SeqCst: a canceller's flag store comes before this load (see
+        // `TaskCell::request_cancel`).
+        let cur = self.0.load(Ordering::SeqCst);
         cur & 1 == 1 && self.claim(cur >> 1)
     }
 

@@ -25,7 +25,7 @@ use crate::syntax::diagnostic::SourceMap;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The global variable slots: read and written by any worker, each access
@@ -135,6 +135,14 @@ pub struct World {
     /// Bumped whenever `realm` is replaced, so threads notice cheaply.
     pub realm_version: AtomicU64,
     pub output: Mutex<Output>,
+    /// `output.stdout` holds bytes not yet written to the process's
+    /// stdout. Read without the lock at the end of every task run (see
+    /// `Runtime::flush_pending`); set and cleared under it.
+    pub stdout_pending: AtomicBool,
+    /// A write to the process's stdout failed with a broken pipe (the
+    /// reader is gone, as in `raya run x.raya | head -1`): the program
+    /// ends quietly with exit code 0, as a Go program does.
+    pub stdout_closed: AtomicBool,
     /// Every unfinished task's object, by id: GC roots, and the list the
     /// deadlock and never-finished reports walk.
     pub live_tasks: TaskTable,
@@ -203,6 +211,8 @@ impl Runtime {
             realm: Mutex::new(realm.clone()),
             realm_version: AtomicU64::new(0),
             output: Mutex::new(Output { stdout: Vec::with_capacity(8192), ..Default::default() }),
+            stdout_pending: AtomicBool::new(false),
+            stdout_closed: AtomicBool::new(false),
             live_tasks: Default::default(),
             failed_tasks: Default::default(),
         });
@@ -259,16 +269,46 @@ impl Runtime {
         }
     }
 
+    /// Appends to the stdout buffer. Output reaches the process's stdout
+    /// at the latest when the writing task's run ends (it suspends, is
+    /// preempted at the end of its time slice, or finishes: the driver
+    /// calls [`Runtime::flush_pending`]), so a server's log appears at
+    /// once and a computing task's within one time slice, while a loop
+    /// that prints many lines per slice still costs one write per slice.
+    /// Once stdout is a closed pipe, writing ends the program (exit 0).
     pub fn write_stdout(&mut self, s: &str) {
+        if self.world.stdout_closed.load(Ordering::Relaxed) {
+            self.exit_code.get_or_insert(0);
+            return;
+        }
         let mut out = self.world.output.lock();
         out.stdout.extend_from_slice(s.as_bytes());
-        if out.stdout.len() > 1 << 16 && !out.capture_stdout {
-            flush(&mut out);
+        if out.capture_stdout {
+            return;
+        }
+        if out.stdout.len() > 1 << 16 {
+            flush(&mut out, &self.world);
+            if self.world.stdout_closed.load(Ordering::Relaxed) {
+                self.exit_code.get_or_insert(0);
+            }
+        } else {
+            self.world.stdout_pending.store(true, Ordering::Relaxed);
         }
     }
 
     pub fn flush_stdout(&mut self) {
-        flush(&mut self.world.output.lock());
+        flush(&mut self.world.output.lock(), &self.world);
+    }
+
+    /// Writes out buffered stdout, if there is any; false once stdout is
+    /// a closed pipe (the program should end). Cheap when nothing is
+    /// pending: one relaxed load. A write on another worker that this load
+    /// misses is flushed when that writer's own run ends.
+    pub fn flush_pending(&mut self) -> bool {
+        if self.world.stdout_pending.load(Ordering::Relaxed) {
+            self.flush_stdout();
+        }
+        !self.world.stdout_closed.load(Ordering::Relaxed)
     }
 
     pub fn write_stderr(&mut self, s: &str) {
@@ -277,7 +317,7 @@ impl Runtime {
             buf.extend_from_slice(s.as_bytes());
             return;
         }
-        flush(&mut out);
+        flush(&mut out, &self.world);
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(s.as_bytes());
         let _ = err.flush();
@@ -323,15 +363,21 @@ impl Runtime {
     /// The frames of `task`, innermost first, one `\n    at ...` each.
     pub fn stack_trace(&self, task: &Task) -> String {
         let mut out = String::new();
-        // At most ten frames, innermost first, as V8 does by default.
-        for (depth, f) in task.frames.iter().rev().take(10).enumerate() {
+        let sources = &self.world.sources;
+        // At most ten frames, innermost first, as V8 does by default;
+        // frames of built-in Raya code (the prelude, `std:` sources) are
+        // the engine's business, not the user's, and are left out.
+        let frames = task.frames.iter().rev().enumerate().filter(|(_, f)| {
+            let file = f.proto().proto.file;
+            file >= sources.len() || !is_builtin_source(&sources.get(file).name)
+        });
+        for (depth, f) in frames.take(10) {
             let p = &f.proto().proto;
             let pc = if depth == 0 { task.top_pc().unwrap_or(f.pc) } else { f.pc };
             let pc = (pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
             let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
             let file = p.file;
             let name = frame_name(f.closure, p);
-            let sources = &self.world.sources;
             if file < sources.len() {
                 let (line, col) = sources.line_col(file, offset);
                 out.push_str(&format!("\n    at {} ({}:{}:{})", name, sources.get(file).name, line, col));
@@ -374,17 +420,91 @@ fn frame_name(closure: Value, p: &crate::bytecode::FuncProto) -> String {
     }
 }
 
+/// A source file of the engine's own (the prelude, a `std:` module's Raya
+/// part) rather than the user's.
+pub fn is_builtin_source(name: &str) -> bool {
+    name == "<prelude>" || name.starts_with("std:")
+}
+
+/// The source line of a stack's innermost frame with a caret under its
+/// column, for uncaught errors (as Deno shows them): `stack` is an
+/// error's `stack` text; None if it names no frame in a known file.
+pub fn code_frame(sources: &SourceMap, stack: &str) -> Option<String> {
+    let first = stack.lines().find_map(|l| l.strip_prefix("    at "))?;
+    let loc = first.strip_suffix(')').and_then(|l| l.rsplit_once(" (")).map_or(first, |(_, loc)| loc);
+    let (rest, col) = loc.rsplit_once(':')?;
+    let (file, line) = rest.rsplit_once(':')?;
+    let (line, col): (usize, usize) = (line.parse().ok()?, col.parse().ok()?);
+    let id = (0..sources.len()).find(|&i| sources.get(i).name == file)?;
+    let text = sources.get(id).text.lines().nth(line.checked_sub(1)?)?;
+    let trimmed = text.trim_start();
+    let indent = text.chars().count() - trimmed.chars().count();
+    let caret_at = col.checked_sub(1)?.checked_sub(indent)?;
+    if trimmed.is_empty() || caret_at > trimmed.chars().count() {
+        return None;
+    }
+    Some(format!("  {}\n  {}^", trimmed.trim_end(), " ".repeat(caret_at)))
+}
+
 pub fn make_closure(heap: &mut Heap, proto: Arc<RtProto>, upvals: Box<[Value]>) -> Value {
     heap.alloc(Body::Function(Function::Closure(Closure { proto, upvals, home: Mut::new(Value::UNDEFINED) })))
 }
 
-fn flush(out: &mut Output) {
+fn flush(out: &mut Output, world: &World) {
     if out.capture_stdout {
         return;
     }
+    world.stdout_pending.store(false, Ordering::Relaxed);
+    if out.stdout.is_empty() {
+        return;
+    }
     let mut w = std::io::stdout().lock();
-    // A closed stdout (e.g. `| head`) must not crash the VM.
-    let _ = w.write_all(&out.stdout);
-    let _ = w.flush();
+    // A closed stdout (e.g. `| head`) must not crash the VM: the program
+    // ends quietly instead (the driver and `write_stdout` look at the flag).
+    let result = w.write_all(&out.stdout).and_then(|()| w.flush());
+    if let Err(e) = result {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            world.stdout_closed.store(true, Ordering::Relaxed);
+        }
+    }
     out.stdout.clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources() -> SourceMap {
+        let mut s = SourceMap::default();
+        s.add("<prelude>".into(), "function map() {}\n".into());
+        s.add("app.raya".into(), "let a = 1;\n    foo(bar);\n".into());
+        s
+    }
+
+    #[test]
+    fn code_frame_shows_the_innermost_frame_line_with_a_caret() {
+        let s = sources();
+        let frame = code_frame(&s, "\n    at f (app.raya:2:9)\n    at <main> (app.raya:1:1)").unwrap();
+        assert_eq!(frame, "  foo(bar);\n      ^", "indentation trimmed, caret moved with it");
+        let frame = code_frame(&s, "\n    at <main> (app.raya:1:1)").unwrap();
+        assert_eq!(frame, "  let a = 1;\n  ^");
+    }
+
+    #[test]
+    fn code_frame_is_none_without_a_usable_location() {
+        let s = sources();
+        assert_eq!(code_frame(&s, ""), None, "no frame");
+        assert_eq!(code_frame(&s, "\n    at f"), None, "no location");
+        assert_eq!(code_frame(&s, "\n    at f (other.raya:1:1)"), None, "unknown file");
+        assert_eq!(code_frame(&s, "\n    at f (app.raya:9:1)"), None, "line past the end");
+        assert_eq!(code_frame(&s, "\n    at f (app.raya:2:40)"), None, "column past the end");
+        assert_eq!(code_frame(&s, "\n    at f (app.raya:2:2)"), None, "column inside the indentation");
+    }
+
+    #[test]
+    fn builtin_sources_are_recognised() {
+        assert!(is_builtin_source("<prelude>"));
+        assert!(is_builtin_source("std:http"));
+        assert!(!is_builtin_source("app.raya"));
+    }
 }
