@@ -77,7 +77,30 @@ pub fn install_classes(b: &mut Builder) -> Realm {
     realm.globals[global_slot("Infinity")] = Value::number(f64::INFINITY);
     realm.globals[global_slot("__installPrelude")] = b.native("__installPrelude", install_prelude);
     realm.globals[global_slot("__callWith")] = b.native("__callWith", call_with_indirect);
+    let mut fm = std::mem::take(&mut realm.methods.function);
+    b.method(&mut fm, "bind", bind);
+    realm.methods.function = fm;
     realm
+}
+
+/// `f.bind(thisArg, ...args)`: a bound function (see `Function::Bound`);
+/// the call itself is the interpreter's.
+fn bind(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    use crate::vm::object::{Body, Bound, Function};
+    let (name, length) = match this.as_obj().map(|o| &o.body) {
+        Some(Body::Function(f)) => (f.name().to_owned(), f.length()),
+        Some(Body::Class(c)) => (c.lock().name.as_str().to_owned(), 0),
+        _ => return Err(ctx.type_error("Bind must be called on a function")),
+    };
+    let bound = args.get(1..).unwrap_or(&[]);
+    let b = Bound {
+        target: this,
+        this: arg(args, 0),
+        args: bound.into(),
+        name: format!("bound {name}"),
+        length: length.saturating_sub(bound.len() as u32),
+    };
+    Ok(ctx.heap().alloc(Body::Function(Function::Bound(b))))
 }
 
 fn error_class(b: &mut Builder, name: &str, parent: Value) -> Value {
@@ -145,6 +168,12 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
                 methods.set.set(Atom::intern(rest), v);
             } else if let Some(rest) = name.strip_prefix("mutex:") {
                 methods.mutex.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("function:") {
+                methods.function.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("promise:") {
+                methods.promise.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("task:") {
+                methods.task.set(Atom::intern(rest), v);
             } else if let Some(rest) = name.strip_prefix("static:") {
                 // `static:Class:name` adds a static member to a built-in class.
                 let (class, member) = rest.split_once(':').unwrap_or((rest, ""));
@@ -153,6 +182,7 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
                     "Task" => c.task,
                     "Array" => c.array,
                     "Promise" => c.promise,
+                    "Object" => c.object,
                     _ => Value::UNDEFINED,
                 };
                 statics.push((target, Atom::intern(member), v));

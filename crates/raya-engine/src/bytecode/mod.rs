@@ -717,6 +717,9 @@ pub struct FuncProto {
     pub name: String,
     /// Number of declared parameters (excluding `this` and a rest param).
     pub arity: u16,
+    /// JS `f.length`: the parameters before the first one with a default
+    /// (or the rest parameter).
+    pub length: u16,
     /// The parameter after the declared ones collects extra arguments.
     pub has_rest: bool,
     pub is_async: bool,

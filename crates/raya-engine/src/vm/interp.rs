@@ -487,6 +487,16 @@ impl<'rt> TaskInterpreter<'rt> {
                 Ok(Invoked::Pushed)
             }
             Body::Function(Function::Native(n)) => self.invoke_native(task, n.f, f, argc, ret, flags),
+            Body::Function(Function::Bound(b)) => {
+                // The bound arguments go before the call's own, so the
+                // window moves above the caller's frame (the registers
+                // after the call's arguments may be live). Bound chains
+                // (`f.bind(a).bind(b)`) unwrap one level per `invoke`.
+                let mut args = Vec::with_capacity(b.args.len() + argc);
+                args.extend_from_slice(&b.args);
+                args.extend_from_slice(&task.regs[f + 2..f + 2 + argc]);
+                self.call_above(task, b.target, b.this, &args, ret, flags)
+            }
             Body::Class(cd) => {
                 if callee == self.rt.realm.classes.string && argc >= 1 {
                     let x = task.regs[f + 2];
@@ -590,6 +600,13 @@ impl<'rt> TaskInterpreter<'rt> {
                 task.regs[f + 1] = this;
                 self.push_frame(task, callee, c, f + 1, argc, f, flags::CONSTRUCT)?;
                 return Ok(Invoked::Pushed);
+            }
+            Some(Body::Function(Function::Bound(b))) => {
+                let target = ops::function_name(b.target).unwrap_or_default();
+                return Err(Fault::Type(format!(
+                    "{} is not a constructor (write `new {target}(...)` with the arguments instead of binding)",
+                    b.name
+                )));
             }
             _ => {
                 let name = ops::function_name(callee).unwrap_or_else(|| ops::to_display(callee));
