@@ -22,6 +22,11 @@ pub fn install_classes(b: &mut Builder) -> Realm {
     let set = b.class("Set", u, BuiltinKind::Set, None, None);
     let error = error_class(b, "Error", u);
     let sub = |b: &mut Builder, name: &str| error_class(b, name, error);
+    let aggregate_error = b.class("AggregateError", error, BuiltinKind::Ordinary, Some(aggregate_error_ctor), None);
+    {
+        let name_v = b.heap.alloc_str("AggregateError");
+        Builder::class_data(aggregate_error).proto_props.set(names::NAME, name_v);
+    }
     let classes = Classes {
         object,
         function,
@@ -70,6 +75,7 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         ("Mutex", c.mutex),
         ("WaitGroup", c.wait_group),
         ("Semaphore", c.semaphore),
+        ("AggregateError", aggregate_error),
     ] {
         realm.globals[global_slot(name)] = v;
     }
@@ -129,6 +135,20 @@ fn error_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value,
     Ok(this)
 }
 
+/// `new AggregateError(errors, message?)` (what `Promise.any` throws when
+/// every input failed): `errors` is a copy of the array.
+fn aggregate_error_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let Some(errors) = ops::array_data(arg(args, 0)).map(|a| a.clone()) else {
+        return Err(ctx.type_error("AggregateError expects an array of errors"));
+    };
+    error_ctor(ctx, this, args.get(1..).unwrap_or(&[]))?;
+    let list = ctx.heap().alloc_array(errors);
+    if let Some(mut d) = ops::object_data(this) {
+        d.props.set(Atom::intern("errors"), list);
+    }
+    Ok(this)
+}
+
 /// `Error(message)` without `new` behaves like `new Error(message)`.
 /// (Calling a class without `new` passes the class as `this`.)
 fn error_call(ctx: &mut NativeCtx, class: Value, args: &[Value]) -> Result<Value, Value> {
@@ -156,6 +176,7 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
     let entries: Vec<(Atom, Value)> = d.props.keys().iter().copied().zip(d.props.vals().iter().copied()).collect();
     drop(d);
     let mut statics = Vec::new();
+    let mut globals: Vec<(String, Value)> = Vec::new();
     ctx.rt.update_realm(|realm| {
         let methods = &mut realm.methods;
         for (k, v) in entries {
@@ -168,6 +189,8 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
                 methods.set.set(Atom::intern(rest), v);
             } else if let Some(rest) = name.strip_prefix("mutex:") {
                 methods.mutex.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("global:") {
+                globals.push((rest.to_owned(), v));
             } else if let Some(rest) = name.strip_prefix("function:") {
                 methods.function.set(Atom::intern(rest), v);
             } else if let Some(rest) = name.strip_prefix("promise:") {
@@ -191,6 +214,12 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
             }
         }
     });
+    for (name, v) in globals {
+        match GLOBAL_NAMES.iter().position(|&n| n == name) {
+            Some(slot) => ctx.rt.world.globals.set(slot, v),
+            None => return Err(ctx.type_error(format!("__installPrelude: unknown global {name}"))),
+        }
+    }
     for (class, member, v) in statics {
         if let Some(mut cd) = ops::class_data(class) {
             cd.statics.set(member, v);

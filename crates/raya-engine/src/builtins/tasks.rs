@@ -29,7 +29,9 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.method(p, "resolve", resolve);
     b.method(p, "reject", reject);
     b.method(p, "isDone", promise_is_done);
+    b.method(p, "__trySettle", try_settle);
     b.static_native(realm.classes.promise, "resolved", resolved);
+    b.static_native(realm.classes.promise, "__isWaitable", is_waitable_native);
 }
 
 fn number_arg(ctx: &mut NativeCtx, args: &[Value], i: usize, what: &str) -> Result<f64, Value> {
@@ -135,17 +137,47 @@ fn this_promise(ctx: &mut NativeCtx, this: Value) -> Result<Arc<PromiseCell>, Va
 }
 
 fn settle_promise(ctx: &mut NativeCtx, this: Value, o: Outcome) -> Result<Value, Value> {
+    if settle_once(ctx, this, o)? {
+        Ok(Value::UNDEFINED)
+    } else {
+        Err(ctx.plain_error("Promise is already settled"))
+    }
+}
+
+/// Settles the promise `this` unless it already is; false if it was.
+fn settle_once(ctx: &mut NativeCtx, this: Value, o: Outcome) -> Result<bool, Value> {
     let p = this_promise(ctx, this)?;
     match p.completion.settle(o) {
         Some(waiters) => {
-            if matches!(o, Outcome::Error(_)) && waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
-                p.completion.inner.lock().observed = true;
+            if matches!(o, Outcome::Error(_)) {
+                let mut g = p.completion.inner.lock();
+                if waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
+                    g.observed = true;
+                }
+                if !g.observed {
+                    // Reported at the end unless someone awaits it (or
+                    // attaches a handler) by then.
+                    ctx.rt.world.failed_tasks.lock().push(this);
+                }
             }
             crate::driver::wake_all(ctx.rt, waiters, o);
-            Ok(Value::UNDEFINED)
+            Ok(true)
         }
-        None => Err(ctx.plain_error("Promise is already settled")),
+        None => Ok(false),
     }
+}
+
+/// `p.__trySettle(ok, v)`: the `resolve`/`reject` of an executor: settles
+/// unless already settled (a second call is ignored, as in JS); true if
+/// it settled.
+fn try_settle(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let o = if arg(args, 0).truthy() { Outcome::Value(arg(args, 1)) } else { Outcome::Error(arg(args, 1)) };
+    settle_once(ctx, this, o).map(Value::bool)
+}
+
+/// `Promise.__isWaitable(v)`: a task or a promise (what resolving adopts).
+fn is_waitable_native(_ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    Ok(Value::bool(is_waitable(arg(args, 0))))
 }
 
 fn resolve(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {

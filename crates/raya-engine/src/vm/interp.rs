@@ -628,6 +628,14 @@ impl<'rt> TaskInterpreter<'rt> {
             BuiltinKind::Semaphore => Some(channels::construct_semaphore),
             _ => return Err(Fault::Type(format!("{} is not a constructor", class_name.as_str()))),
         };
+        if kind == BuiltinKind::Promise && argc >= 1 {
+            // `new Promise(executor)`: the prelude's `Promise.__exec` runs
+            // the executor on this task and returns the promise.
+            let exec = ops::lookup_static(callee, Atom::intern("__exec")).unwrap_or(Value::UNDEFINED);
+            let p = self.rt.heap.alloc(Body::Promise(Arc::new(crate::sync::PromiseCell::default())));
+            let executor = task.regs[f + 2];
+            return self.call_above(task, exec, Value::UNDEFINED, &[p, executor], f, 0);
+        }
         if let Some(ctor) = builtin {
             return self.construct_builtin(task, ctor, f, argc);
         }
