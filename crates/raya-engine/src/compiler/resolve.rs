@@ -186,6 +186,22 @@ pub(crate) fn resolve_module(
     (r.out, r.diags)
 }
 
+/// What to write instead of a Node or browser global that Raya does not
+/// have (the hint of `cannot find name`).
+fn node_habit_hint(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "setImmediate" => "use `setTimeout(fn, 0)`, or `queueMicrotask(fn)`",
+        "clearImmediate" => "use `setTimeout(fn, 0)` and `clearTimeout(timer)`",
+        "require" => "use `import { name } from \"./module\"` (or `import x from \"./module\"` for a default export)",
+        "module" | "exports" => "export with `export function f() {}`, `export { a, b }` or `export default value`",
+        "process" => "the process's arguments, environment and exit are the globals `args`, `env(name)` and `exit(code)`",
+        "globalThis" | "window" | "global" => "declare a module-level `let` or `const` and export it",
+        "arguments" => "use a rest parameter: `function f(...args) {}`",
+        "__dirname" | "__filename" => "paths in imports are relative to the importing file",
+        _ => return None,
+    })
+}
+
 impl<'l> Resolver<'l> {
     // ---- diagnostics -------------------------------------------------------
 
@@ -300,6 +316,8 @@ impl<'l> Resolver<'l> {
                 None => {
                     let hint = if n == "var" {
                         None
+                    } else if let Some(h) = node_habit_hint(n) {
+                        Some(h.to_string())
                     } else {
                         self.similar_name(n).map(|s| format!("a name with a similar spelling exists: `{s}`"))
                     };
