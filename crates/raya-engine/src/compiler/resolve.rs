@@ -194,7 +194,9 @@ fn node_habit_hint(name: &str) -> Option<&'static str> {
         "clearImmediate" => "use `setTimeout(fn, 0)` and `clearTimeout(timer)`",
         "require" => "use `import { name } from \"./module\"` (or `import x from \"./module\"` for a default export)",
         "module" | "exports" => "export with `export function f() {}`, `export { a, b }` or `export default value`",
-        "process" => "the process's arguments, environment and exit are the globals `args`, `env(name)` and `exit(code)`",
+        "process" => {
+            "the process's arguments, environment and exit are the globals `args`, `env(name)` and `exit(code)`"
+        }
         "globalThis" | "window" | "global" => "declare a module-level `let` or `const` and export it",
         "arguments" => "use a rest parameter: `function f(...args) {}`",
         "__dirname" | "__filename" => "paths in imports are relative to the importing file",
@@ -480,7 +482,8 @@ impl<'l> Resolver<'l> {
             match m.exports.entry(name) {
                 std::collections::hash_map::Entry::Occupied(e) => {
                     let msg = format!("duplicate export `{}`", e.key());
-                    let hint = (e.key() == "default").then(|| "a module has one default export; export the others by name".to_string());
+                    let hint = (e.key() == "default")
+                        .then(|| "a module has one default export; export the others by name".to_string());
                     self.error(span, msg, "exported twice", hint);
                 }
                 std::collections::hash_map::Entry::Vacant(e) => {
@@ -561,7 +564,10 @@ impl<'l> Resolver<'l> {
         let list = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         let (msg, label, hint) = if imported.name == "default" {
             let hint = match names.first() {
-                Some(n) => format!("`{mname}` exports only names ({list}): import by name, e.g. `import {{ {n} }} from \"{}\"`", imp.source),
+                Some(n) => format!(
+                    "`{mname}` exports only names ({list}): import by name, e.g. `import {{ {n} }} from \"{}\"`",
+                    imp.source
+                ),
                 None => format!("`{mname}` exports nothing; add `export default ...` to it"),
             };
             (format!("module `{}` has no default export", imp.source), "no `export default` in that module", hint)

@@ -1066,7 +1066,9 @@ impl<'s> Parser<'s> {
         let named_decl = match self.kind() {
             T::Function => matches!(self.peek_kind(1), T::Ident(_)) || *self.peek_kind(1) == T::Star,
             T::Class => matches!(self.peek_kind(1), T::Ident(ref n) if n != "extends" && n != "implements"),
-            T::Ident(n) if n == "async" => *self.peek_kind(1) == T::Function && matches!(self.peek_kind(2), T::Ident(_)),
+            T::Ident(n) if n == "async" => {
+                *self.peek_kind(1) == T::Function && matches!(self.peek_kind(2), T::Ident(_))
+            }
             _ => false,
         };
         if named_decl {

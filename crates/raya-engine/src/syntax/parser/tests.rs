@@ -445,7 +445,8 @@ fn st(s: &Stmt) -> String {
             match &i.kind {
                 ImportKind::Named(ns) => format!("{{{}}}", join(ns, |(a, b)| format!("{}:{}", a.name, b.name))),
                 ImportKind::Namespace(n) => format!("* {}", n.name),
-                ImportKind::ReExport(ns) => format!("reexport {{{}}}", join(ns, |(a, b)| format!("{}:{}", a.name, b.name))),
+                ImportKind::ReExport(ns) =>
+                    format!("reexport {{{}}}", join(ns, |(a, b)| format!("{}:{}", a.name, b.name))),
                 ImportKind::ReExportAll => "reexport *".into(),
             }
         ),
