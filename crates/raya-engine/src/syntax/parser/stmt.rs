@@ -1063,6 +1063,17 @@ impl<'s> Parser<'s> {
     /// value takes that name as JS gives it.
     fn parse_export_default(&mut self) -> PResult<StmtKind> {
         let kw = self.bump();
+        if self.depth > 1 {
+            // The exported binding is declared where the statement stands;
+            // only the module scope can export it.
+            self.error_hint(
+                kw,
+                "`export default` is only allowed at the top level of a module",
+                "not at top level",
+                "move it out of the block or function",
+            );
+            return Err(Fail);
+        }
         let named_decl = match self.kind() {
             T::Function => matches!(self.peek_kind(1), T::Ident(_)) || *self.peek_kind(1) == T::Star,
             T::Class => matches!(self.peek_kind(1), T::Ident(ref n) if n != "extends" && n != "implements"),

@@ -817,6 +817,14 @@ fn modules() {
     assert_eq!(ok("export { a, default as b } from './x'"), "(import \"./x\" reexport {a:a default:b})");
     assert_eq!(ok("export * from './x'"), "(import \"./x\" reexport *)");
     assert_eq!(errs("export { default }"), vec!["expected identifier, found keyword `default`"]);
+    assert_eq!(
+        errs("function f() { export default 1; }"),
+        vec!["`export default` is only allowed at the top level of a module"]
+    );
+    assert_eq!(
+        errs("{ export default class {} }"),
+        vec!["`export default` is only allowed at the top level of a module"]
+    );
     assert_eq!(errs("export * as ns from './x'"), vec!["`export * as name from` is not supported"]);
     assert_eq!(errs("import { a } from x"), vec!["expected a module path string, found `x`"]);
     assert_eq!(errs("import { class } from './x'"), vec!["expected `as`, found `}`"]);
