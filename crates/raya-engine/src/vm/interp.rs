@@ -1504,7 +1504,12 @@ impl<'rt> TaskInterpreter<'rt> {
                             Got::Getter(_) => Value::UNDEFINED,
                         };
                         if !ops::is_callable(m) {
-                            fault!(Fault::Type(format!("{}.{} is not a function", receiver_name(recv), key.as_str())));
+                            fault!(Fault::Type(format!(
+                                "{}.{} is not a function{}",
+                                receiver_name(recv),
+                                key.as_str(),
+                                missing_method_hint(recv, key)
+                            )));
                         }
                         set!(f, m);
                         invoked!(self.invoke(task, m, fa, argc as usize, fa, 0));
@@ -2098,6 +2103,21 @@ fn outcome_value(o: Outcome) -> Result<Value, Fault> {
     }
 }
 
+/// What to write instead, for a method a TypeScript habit expects where
+/// Raya's value has none (appended to "x.m is not a function").
+fn missing_method_hint(recv: Value, key: Atom) -> &'static str {
+    let waitable = is_waitable(recv);
+    match key.as_str() {
+        "then" | "catch" | "finally" if !waitable => {
+            " (only tasks and promises have it: wrap a plain value as `Promise.resolve(value)`)"
+        }
+        "unref" | "ref" | "refresh" | "hasRef" if waitable => {
+            " (a timer is a task: clear it with `clearTimeout(timer)` when it is no longer needed)"
+        }
+        _ => "",
+    }
+}
+
 fn receiver_name(v: Value) -> String {
     if v.is_nullish() {
         return ops::to_display(v);
@@ -2108,6 +2128,8 @@ fn receiver_name(v: Value) -> String {
             ops::class_data(c).map(|c| c.name.as_str().to_owned()).unwrap_or_else(|| "object".into())
         }
         Some(Body::Class(c)) => c.lock().name.as_str().to_owned(),
+        Some(Body::Task(_)) => "Task".into(),
+        Some(Body::Promise(_)) => "Promise".into(),
         _ => ops::type_of(v).to_owned(),
     }
 }
