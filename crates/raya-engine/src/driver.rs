@@ -336,11 +336,24 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
 fn report_unhandled(rt: &mut Runtime, main: &Arc<TaskCell>) -> bool {
     let mut any = false;
     let mut failed = std::mem::take(&mut *rt.world.failed_tasks.lock());
+    // Tasks by id, then rejected promises in the order they were rejected.
     failed.sort_by_key(|t| match t.as_obj().map(|o| &o.body) {
         Some(Body::Task(cell)) => cell.id,
-        _ => 0,
+        _ => u32::MAX,
     });
     for t in failed {
+        if let Some(Body::Promise(p)) = t.as_obj().map(|o| &o.body) {
+            let (observed, outcome) = {
+                let g = p.completion.inner.lock();
+                (g.observed, g.outcome)
+            };
+            if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
+                let text = uncaught_report(rt, e);
+                rt.write_stderr(&format!("Unhandled promise rejection: {text}\n"));
+                any = true;
+            }
+            continue;
+        }
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
         if Arc::ptr_eq(cell, main) {
             continue; // reported as the uncaught error

@@ -22,6 +22,11 @@ pub fn install_classes(b: &mut Builder) -> Realm {
     let set = b.class("Set", u, BuiltinKind::Set, None, None);
     let error = error_class(b, "Error", u);
     let sub = |b: &mut Builder, name: &str| error_class(b, name, error);
+    let aggregate_error = b.class("AggregateError", error, BuiltinKind::Ordinary, Some(aggregate_error_ctor), None);
+    {
+        let name_v = b.heap.alloc_str("AggregateError");
+        Builder::class_data(aggregate_error).proto_props.set(names::NAME, name_v);
+    }
     let classes = Classes {
         object,
         function,
@@ -78,6 +83,7 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         ("WaitGroup", c.wait_group),
         ("Semaphore", c.semaphore),
         ("IOError", c.io_error),
+        ("AggregateError", aggregate_error),
     ] {
         realm.globals[global_slot(name)] = v;
     }
@@ -85,7 +91,30 @@ pub fn install_classes(b: &mut Builder) -> Realm {
     realm.globals[global_slot("Infinity")] = Value::number(f64::INFINITY);
     realm.globals[global_slot("__installPrelude")] = b.native("__installPrelude", install_prelude);
     realm.globals[global_slot("__callWith")] = b.native("__callWith", call_with_indirect);
+    let mut fm = std::mem::take(&mut realm.methods.function);
+    b.method(&mut fm, "bind", bind);
+    realm.methods.function = fm;
     realm
+}
+
+/// `f.bind(thisArg, ...args)`: a bound function (see `Function::Bound`);
+/// the call itself is the interpreter's.
+fn bind(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    use crate::vm::object::{Body, Bound, Function};
+    let (name, length) = match this.as_obj().map(|o| &o.body) {
+        Some(Body::Function(f)) => (f.name().to_owned(), f.length()),
+        Some(Body::Class(c)) => (c.lock().name.as_str().to_owned(), 0),
+        _ => return Err(ctx.type_error("Bind must be called on a function")),
+    };
+    let bound = args.get(1..).unwrap_or(&[]);
+    let b = Bound {
+        target: this,
+        this: arg(args, 0),
+        args: bound.into(),
+        name: format!("bound {name}"),
+        length: length.saturating_sub(bound.len() as u32),
+    };
+    Ok(ctx.heap().alloc(Body::Function(Function::Bound(b))))
 }
 
 fn error_class(b: &mut Builder, name: &str, parent: Value) -> Value {
@@ -111,6 +140,20 @@ fn error_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value,
     }
     let task = ctx.task;
     ctx.rt.attach_stack(task, this);
+    Ok(this)
+}
+
+/// `new AggregateError(errors, message?)` (what `Promise.any` throws when
+/// every input failed): `errors` is a copy of the array.
+fn aggregate_error_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let Some(errors) = ops::array_data(arg(args, 0)).map(|a| a.clone()) else {
+        return Err(ctx.type_error("AggregateError expects an array of errors"));
+    };
+    error_ctor(ctx, this, args.get(1..).unwrap_or(&[]))?;
+    let list = ctx.heap().alloc_array(errors);
+    if let Some(mut d) = ops::object_data(this) {
+        d.props.set(Atom::intern("errors"), list);
+    }
     Ok(this)
 }
 
@@ -142,6 +185,7 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
     let entries: Vec<(Atom, Value)> = d.props.keys().iter().copied().zip(d.props.vals().iter().copied()).collect();
     drop(d);
     let mut statics = Vec::new();
+    let mut globals: Vec<(String, Value)> = Vec::new();
     ctx.rt.update_realm(|realm| {
         let methods = &mut realm.methods;
         for (k, v) in entries {
@@ -154,6 +198,14 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
                 methods.set.set(Atom::intern(rest), v);
             } else if let Some(rest) = name.strip_prefix("mutex:") {
                 methods.mutex.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("global:") {
+                globals.push((rest.to_owned(), v));
+            } else if let Some(rest) = name.strip_prefix("function:") {
+                methods.function.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("promise:") {
+                methods.promise.set(Atom::intern(rest), v);
+            } else if let Some(rest) = name.strip_prefix("task:") {
+                methods.task.set(Atom::intern(rest), v);
             } else if let Some(rest) = name.strip_prefix("static:") {
                 // `static:Class:name` adds a static member to a built-in class.
                 let (class, member) = rest.split_once(':').unwrap_or((rest, ""));
@@ -162,6 +214,7 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
                     "Task" => c.task,
                     "Array" => c.array,
                     "Promise" => c.promise,
+                    "Object" => c.object,
                     _ => Value::UNDEFINED,
                 };
                 statics.push((target, Atom::intern(member), v));
@@ -170,6 +223,12 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
             }
         }
     });
+    for (name, v) in globals {
+        match GLOBAL_NAMES.iter().position(|&n| n == name) {
+            Some(slot) => ctx.rt.world.globals.set(slot, v),
+            None => return Err(ctx.type_error(format!("__installPrelude: unknown global {name}"))),
+        }
+    }
     for (class, member, v) in statics {
         if let Some(mut cd) = ops::class_data(class) {
             cd.statics.set(member, v);

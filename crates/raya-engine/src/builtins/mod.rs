@@ -99,6 +99,14 @@ pub const GLOBAL_NAMES: &[&str] = &[
     "stdin",
     "stdout",
     "stderr",
+    // Node's forms (LANGUAGE.md §6 "Promises"): written in the prelude,
+    // which fills these slots through `__installPrelude` ("global:NAME").
+    "setTimeout",
+    "setInterval",
+    "clearTimeout",
+    "clearInterval",
+    "queueMicrotask",
+    "AggregateError",
     // Hook used by stdlib/prelude.raya to hand its Raya-written methods
     // (Array.prototype.map, sort, ...) to the runtime.
     "__installPrelude",

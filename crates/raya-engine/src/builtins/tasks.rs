@@ -29,7 +29,11 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.method(p, "resolve", resolve);
     b.method(p, "reject", reject);
     b.method(p, "isDone", promise_is_done);
+    b.method(p, "__trySettle", try_settle);
+    b.method(p, "__resolveOrAdopt", resolve_or_adopt);
+    b.method(p, "__rejectOnce", reject_once);
     b.static_native(realm.classes.promise, "resolved", resolved);
+    b.static_native(realm.classes.promise, "__isWaitable", is_waitable_native);
 }
 
 fn number_arg(ctx: &mut NativeCtx, args: &[Value], i: usize, what: &str) -> Result<f64, Value> {
@@ -135,17 +139,83 @@ fn this_promise(ctx: &mut NativeCtx, this: Value) -> Result<Arc<PromiseCell>, Va
 }
 
 fn settle_promise(ctx: &mut NativeCtx, this: Value, o: Outcome) -> Result<Value, Value> {
+    if settle_once(ctx, this, o)? {
+        Ok(Value::UNDEFINED)
+    } else {
+        Err(ctx.plain_error("Promise is already settled"))
+    }
+}
+
+/// Settles the promise `this` unless it already is; false if it was.
+fn settle_once(ctx: &mut NativeCtx, this: Value, o: Outcome) -> Result<bool, Value> {
     let p = this_promise(ctx, this)?;
     match p.completion.settle(o) {
         Some(waiters) => {
-            if matches!(o, Outcome::Error(_)) && waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
-                p.completion.inner.lock().observed = true;
+            if matches!(o, Outcome::Error(_)) {
+                let mut g = p.completion.inner.lock();
+                if waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
+                    g.observed = true;
+                }
+                if !g.observed {
+                    // Reported at the end unless someone awaits it (or
+                    // attaches a handler) by then.
+                    ctx.rt.world.failed_tasks.lock().push(this);
+                }
             }
             crate::driver::wake_all(ctx.rt, waiters, o);
-            Ok(Value::UNDEFINED)
+            Ok(true)
         }
-        None => Err(ctx.plain_error("Promise is already settled")),
+        None => Ok(false),
     }
+}
+
+/// `p.__trySettle(ok, v)`: the `resolve`/`reject` of an executor: settles
+/// unless already settled (a second call is ignored, as in JS); true if
+/// it settled.
+fn try_settle(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let o = if arg(args, 0).truthy() { Outcome::Value(arg(args, 1)) } else { Outcome::Error(arg(args, 1)) };
+    settle_once(ctx, this, o).map(Value::bool)
+}
+
+/// Claims the promise for an executor's first `resolve`/`reject`; false if
+/// an earlier call did.
+fn claim(ctx: &mut NativeCtx, this: Value) -> Result<bool, Value> {
+    let p = this_promise(ctx, this)?;
+    Ok(!p.claimed.swap(true, std::sync::atomic::Ordering::AcqRel))
+}
+
+/// An executor's `resolve(v)` (all of it but adoption): ignored unless it
+/// is the first call; settles with a plain value, rejects resolving with
+/// the promise itself (as JS does), and returns true when `v` is a task or
+/// promise to adopt (the prelude spawns the task that does it).
+fn resolve_or_adopt(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    if !claim(ctx, this)? {
+        return Ok(Value::FALSE);
+    }
+    let v = arg(args, 0);
+    if v == this {
+        let e = ctx.type_error("Chaining cycle detected for promise #<Promise>");
+        settle_once(ctx, this, Outcome::Error(e))?;
+        return Ok(Value::FALSE);
+    }
+    if is_waitable(v) {
+        return Ok(Value::TRUE);
+    }
+    settle_once(ctx, this, Outcome::Value(v))?;
+    Ok(Value::FALSE)
+}
+
+/// An executor's `reject(e)`: ignored unless it is the first call.
+fn reject_once(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    if claim(ctx, this)? {
+        settle_once(ctx, this, Outcome::Error(arg(args, 0)))?;
+    }
+    Ok(Value::UNDEFINED)
+}
+
+/// `Promise.__isWaitable(v)`: a task or a promise (what resolving adopts).
+fn is_waitable_native(_ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    Ok(Value::bool(is_waitable(arg(args, 0))))
 }
 
 fn resolve(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {

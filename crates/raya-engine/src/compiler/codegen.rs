@@ -722,12 +722,12 @@ impl<'a> Codegen<'a> {
     pub(crate) fn function(&mut self, f: &'a Function, name: &str, kind: FnKind) -> u32 {
         let arity = f.params.iter().filter(|p| !p.rest).count() as u32;
         let has_rest = f.params.iter().any(|p| p.rest);
+        let js_length = f.params.iter().take_while(|p| !p.rest && p.default.is_none()).count();
         self.push_fn(name, f.span, arity + has_rest as u32);
         {
             let st = self.f();
             st.proto.arity = arity.min(u16::MAX as u32) as u16;
-            st.proto.length =
-                f.params.iter().take_while(|p| !p.rest && p.default.is_none()).count().min(u16::MAX as usize) as u16;
+            st.proto.length = js_length.min(u16::MAX as usize) as u16;
             st.proto.has_rest = has_rest;
             st.proto.is_async = f.is_async;
             st.proto.is_arrow = f.is_arrow;

@@ -534,6 +534,7 @@ fn add_host_imports(ld: &mut Loader, extra: &[String], first_slot: usize) {
                     ast::ImportKind::Namespace(l) => {
                         declared.insert(l.name.clone());
                     }
+                    ast::ImportKind::ReExport(_) | ast::ImportKind::ReExportAll => {}
                 }
             }
         }

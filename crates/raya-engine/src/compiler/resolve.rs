@@ -226,6 +226,9 @@ pub(crate) struct Resolver<'l> {
     funcs: Vec<FuncCtx>,
     pending_labels: Vec<String>,
     tdz: Tdz,
+    /// Exports made by `export { a } from` / `export * from` (the latter
+    /// flagged: a local export of the same name wins over it).
+    reexports: Vec<(String, u32, Span, bool)>,
     out: Resolution,
 }
 
@@ -246,6 +249,7 @@ pub(crate) fn resolve_module(
         funcs: Vec::new(),
         pending_labels: Vec::new(),
         tdz: Tdz::default(),
+        reexports: Vec::new(),
         out: Resolution::default(),
     };
     r.module_body(&prog.body);
@@ -255,6 +259,24 @@ pub(crate) fn resolve_module(
     r.diags.sort_by_key(|d| d.span.start);
     r.out.global_consts = r.linker.global_consts.clone();
     (r.out, r.diags)
+}
+
+/// What to write instead of a Node or browser global that Raya does not
+/// have (the hint of `cannot find name`).
+fn node_habit_hint(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "setImmediate" => "use `setTimeout(fn, 0)`, or `queueMicrotask(fn)`",
+        "clearImmediate" => "use `setTimeout(fn, 0)` and `clearTimeout(timer)`",
+        "require" => "use `import { name } from \"./module\"` (or `import x from \"./module\"` for a default export)",
+        "module" | "exports" => "export with `export function f() {}`, `export { a, b }` or `export default value`",
+        "process" => {
+            "the process's arguments, environment and exit are the globals `args`, `env(name)` and `exit(code)`"
+        }
+        "globalThis" | "window" | "global" => "declare a module-level `let` or `const` and export it",
+        "arguments" => "use a rest parameter: `function f(...args) {}`",
+        "__dirname" | "__filename" => "paths in imports are relative to the importing file",
+        _ => return None,
+    })
 }
 
 impl<'l> Resolver<'l> {
@@ -297,6 +319,11 @@ impl<'l> Resolver<'l> {
     /// slot), reporting a duplicate.
     fn declare(&mut self, ident: &Ident, kind: BindKind) -> BindingId {
         if let Some(&prev) = self.scopes.last().and_then(|s| s.names.get(&ident.name)) {
+            if ident.name == "default" {
+                // A second `export default`: reported as a duplicate export.
+                self.out.decls.insert(ident.span.start, prev);
+                return prev;
+            }
             let p = &self.out.bindings[prev as usize];
             let what = match p.kind {
                 BindKind::Param => "a parameter",
@@ -470,6 +497,8 @@ impl<'l> Resolver<'l> {
                 None => {
                     let hint = if n == "var" {
                         None
+                    } else if let Some(h) = node_habit_hint(n) {
+                        Some(h.to_string())
                     } else {
                         self.similar_name(n).map(|s| format!("a name with a similar spelling exists: `{s}`"))
                     };
@@ -613,12 +642,29 @@ impl<'l> Resolver<'l> {
                 _ => {}
             }
         }
+        let mut star = Vec::new();
+        for (name, slot, span, is_star) in std::mem::take(&mut self.reexports) {
+            if is_star {
+                star.push((name, slot));
+            } else {
+                exports.push((name, slot, span));
+            }
+        }
+        for (name, slot) in star {
+            // `export *` never clashes: a name exported otherwise wins (as
+            // in JS).
+            if !exports.iter().any(|(n, _, _)| *n == name) {
+                self.linker.modules[self.module].exports.entry(name).or_insert(slot);
+            }
+        }
         for (name, slot, span) in exports {
             let m = &mut self.linker.modules[self.module];
             match m.exports.entry(name) {
                 std::collections::hash_map::Entry::Occupied(e) => {
                     let msg = format!("duplicate export `{}`", e.key());
-                    self.error(span, msg, "exported twice", None);
+                    let hint = (e.key() == "default")
+                        .then(|| "a module has one default export; export the others by name".to_string());
+                    self.error(span, msg, "exported twice", hint);
                 }
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(slot);
@@ -632,6 +678,34 @@ impl<'l> Resolver<'l> {
     fn import(&mut self, imp: &ImportDecl) {
         let target = self.imports.get(&imp.source_span.start).copied().flatten();
         match &imp.kind {
+            ImportKind::ReExportAll => {
+                if let Some(m) = target {
+                    let mut names: Vec<(String, u32)> = self.linker.modules[m]
+                        .exports
+                        .iter()
+                        .filter(|(n, _)| n.as_str() != "default")
+                        .map(|(n, &g)| (n.clone(), g))
+                        .collect();
+                    names.sort();
+                    for (n, g) in names {
+                        self.reexports.push((n, g, imp.source_span, true));
+                    }
+                    let types: Vec<String> = self.linker.modules[m].type_exports.iter().cloned().collect();
+                    self.linker.modules[self.module].type_exports.extend(types);
+                }
+            }
+            ImportKind::ReExport(list) => {
+                for (imported, exported) in list {
+                    let Some(m) = target else { continue };
+                    if let Some(&g) = self.linker.modules[m].exports.get(&imported.name) {
+                        self.reexports.push((exported.name.clone(), g, exported.span, false));
+                    } else if self.linker.modules[m].type_exports.contains(&imported.name) {
+                        self.linker.modules[self.module].type_exports.insert(exported.name.clone());
+                    } else if !self.linker.modules[m].broken {
+                        self.missing_export(imp, m, imported);
+                    }
+                }
+            }
             ImportKind::Named(list) => {
                 for (imported, local) in list {
                     let slot = match target {
@@ -641,24 +715,7 @@ impl<'l> Resolver<'l> {
                             None if self.linker.modules[m].type_exports.contains(&imported.name) => continue,
                             None => {
                                 if !self.linker.modules[m].broken {
-                                    let mname = self.linker.modules[m].name.clone();
-                                    let mut names: Vec<&String> = self.linker.modules[m].exports.keys().collect();
-                                    names.sort();
-                                    let hint = if names.is_empty() {
-                                        format!("`{mname}` exports nothing")
-                                    } else {
-                                        format!(
-                                            "`{}` exports: {}",
-                                            mname,
-                                            names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
-                                        )
-                                    };
-                                    self.error(
-                                        imported.span,
-                                        format!("module `{}` has no export named `{}`", imp.source, imported.name),
-                                        "not exported",
-                                        Some(hint),
-                                    );
+                                    self.missing_export(imp, m, imported);
                                 }
                                 None
                             }
@@ -676,6 +733,33 @@ impl<'l> Resolver<'l> {
                 self.declare_import(local, slot);
             }
         }
+    }
+
+    /// `import { x } from "m"` (or `import x from "m"`, `export { x } from
+    /// "m"`) where `m` has no such export.
+    fn missing_export(&mut self, imp: &ImportDecl, m: usize, imported: &Ident) {
+        let mname = self.linker.modules[m].name.clone();
+        let mut names: Vec<&String> = self.linker.modules[m].exports.keys().filter(|n| *n != "default").collect();
+        names.sort();
+        let list = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+        let (msg, label, hint) = if imported.name == "default" {
+            let hint = match names.first() {
+                Some(n) => format!(
+                    "`{mname}` exports only names ({list}): import by name, e.g. `import {{ {n} }} from \"{}\"`",
+                    imp.source
+                ),
+                None => format!("`{mname}` exports nothing; add `export default ...` to it"),
+            };
+            (format!("module `{}` has no default export", imp.source), "no `export default` in that module", hint)
+        } else {
+            let hint = if names.is_empty() {
+                format!("`{mname}` exports nothing")
+            } else {
+                format!("`{mname}` exports: {list}")
+            };
+            (format!("module `{}` has no export named `{}`", imp.source, imported.name), "not exported", hint)
+        };
+        self.error(imported.span, msg, label, Some(hint));
     }
 
     fn declare_import(&mut self, local: &Ident, slot: Option<u32>) {

@@ -638,6 +638,25 @@ fn importing_a_missing_export_or_file_is_an_error() {
 }
 
 #[test]
+fn reexports_resolve_to_the_original_slots() {
+    let d = temp_dir("reexport");
+    std::fs::write(d.join("base.raya"), "export default 1;\nexport const a = 2;\nexport const b = 3;").unwrap();
+    // `export *` leaves out `default`, and a name exported otherwise wins
+    // over the star's.
+    std::fs::write(
+        d.join("mid.raya"),
+        "export * from './base';\nexport { default as first } from './base';\nexport const b = 30;",
+    )
+    .unwrap();
+    std::fs::write(d.join("main.raya"), "import { a, b, first } from './mid';\nconsole.log(a, b, first);").unwrap();
+    compile_file(&d.join("main.raya")).unwrap_or_else(|e| panic!("{}", e.render()));
+    std::fs::write(d.join("bad.raya"), "import x from './mid';\nconsole.log(x);").unwrap();
+    let e = compile_file(&d.join("bad.raya")).unwrap_err();
+    let msgs: Vec<&str> = e.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(msgs, vec!["module `./mid` has no default export"]);
+}
+
+#[test]
 fn unreadable_entry_files_are_one_line_errors() {
     let d = temp_dir("unreadable");
     let e = compile_file(&d.join("nope.raya")).unwrap_err();

@@ -210,6 +210,11 @@ pub struct PromiseCell {
     pub completion: Completion,
     /// Settled by host code; while unsettled it keeps the program alive.
     pub external: bool,
+    /// An executor's `resolve` or `reject` has been called (`new
+    /// Promise(executor)`): later calls are ignored, even while the promise
+    /// is still pending because it adopts a task or promise. Set by one
+    /// atomic swap, so racing calls from several tasks agree on the winner.
+    pub claimed: std::sync::atomic::AtomicBool,
 }
 
 /// What a suspended task waits for (the interpreter's `Suspended` reason).

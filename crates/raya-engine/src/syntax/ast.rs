@@ -184,6 +184,11 @@ pub enum ImportKind {
     Named(Vec<(Ident, Ident)>),
     /// `import * as u from "..."`.
     Namespace(Ident),
+    /// `export { a, b as c } from "..."`: (imported name, exported name);
+    /// binds nothing locally.
+    ReExport(Vec<(Ident, Ident)>),
+    /// `export * from "..."`: every named export (not `default`).
+    ReExportAll,
 }
 
 #[derive(Debug, Clone)]

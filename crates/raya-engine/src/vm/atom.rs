@@ -132,6 +132,7 @@ const PREDEFINED: &[&str] = &[
     "size",
     "capacity",
     "available",
+    "__exec",
 ];
 
 pub mod names {
@@ -152,6 +153,8 @@ pub mod names {
     pub const SIZE: Atom = Atom(13);
     pub const CAPACITY: Atom = Atom(14);
     pub const AVAILABLE: Atom = Atom(15);
+    /// `Promise.__exec`, the prelude's executor runner (`new Promise(fn)`).
+    pub const PROMISE_EXEC: Atom = Atom(16);
 }
 
 #[cfg(test)]
@@ -163,6 +166,7 @@ mod tests {
         assert_eq!(Atom::intern("length"), names::LENGTH);
         assert_eq!(Atom::intern("cause"), names::CAUSE);
         assert_eq!(Atom::intern("available"), names::AVAILABLE);
+        assert_eq!(Atom::intern("__exec"), names::PROMISE_EXEC);
         assert_eq!(names::STACK.as_str(), "stack");
     }
 

@@ -251,6 +251,13 @@ impl Marker {
                 }
             }
             Body::Function(Function::Native(n)) => self.mark(n.data),
+            Body::Function(Function::Bound(b)) => {
+                self.mark(b.target);
+                self.mark(b.this);
+                for &v in b.args.iter() {
+                    self.mark(v);
+                }
+            }
             Body::Class(c) => {
                 let c = c.get_stopped();
                 self.mark(c.parent);

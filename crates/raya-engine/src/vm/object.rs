@@ -582,6 +582,20 @@ pub type NativeFn = fn(&mut super::native::NativeCtx, Value, &[Value]) -> Result
 pub enum Function {
     Closure(Closure),
     Native(Native),
+    /// `f.bind(thisArg, ...args)`: calling it calls `target` with `this`
+    /// and `args` before the call's own arguments. The interpreter unpacks
+    /// it at the call (no built-in calls back into Raya).
+    Bound(Bound),
+}
+
+pub struct Bound {
+    pub target: Value,
+    pub this: Value,
+    pub args: Box<[Value]>,
+    /// `"bound " + target.name`, fixed when bound (as in JS).
+    pub name: String,
+    /// `max(0, target.length - args.length)`.
+    pub length: u32,
 }
 
 pub struct Closure {
@@ -604,13 +618,23 @@ impl Function {
         match self {
             Function::Closure(c) => &c.proto.proto.name,
             Function::Native(n) => n.name,
+            Function::Bound(b) => &b.name,
         }
     }
 
     pub fn proto(&self) -> Option<&FuncProto> {
         match self {
             Function::Closure(c) => Some(&c.proto.proto),
-            Function::Native(_) => None,
+            Function::Native(_) | Function::Bound(_) => None,
+        }
+    }
+
+    /// JS `f.length`: the declared parameters (bound ones subtracted).
+    pub fn length(&self) -> u32 {
+        match self {
+            Function::Closure(c) => c.proto.proto.length as u32,
+            Function::Native(_) => 0,
+            Function::Bound(b) => b.length,
         }
     }
 }

@@ -347,7 +347,38 @@ fn describe_for_error(v: Value) -> &'static str {
     }
 }
 
+/// `v.constructor` for values that are not objects or class instances:
+/// the built-in class that makes them.
+fn builtin_constructor(realm: &Realm, v: Value) -> Option<Value> {
+    let c = &realm.classes;
+    if v.is_number() {
+        return Some(c.number);
+    }
+    if v == Value::TRUE || v == Value::FALSE {
+        return Some(c.boolean);
+    }
+    Some(match &v.as_obj()?.body {
+        Body::Str(_) => c.string,
+        Body::Array(_) => c.array,
+        Body::Function(_) | Body::Class(_) => c.function,
+        Body::Map(_) => c.map,
+        Body::Set(_) => c.set,
+        Body::Task(_) => c.task,
+        Body::Promise(_) => c.promise,
+        Body::Channel(_) => c.channel,
+        Body::Mutex(_) => c.mutex,
+        Body::WaitGroup(_) => c.wait_group,
+        Body::Semaphore(_) => c.semaphore,
+        _ => return None,
+    })
+}
+
 pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResult<Got> {
+    if key == names::CONSTRUCTOR {
+        if let Some(c) = builtin_constructor(realm, obj) {
+            return Ok(Got::Value(c));
+        }
+    }
     if obj.is_number() {
         return Ok(from_method(&realm.methods.number, key));
     }
@@ -371,6 +402,12 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
             }
             if let Some(v) = lookup_proto(d.class, key) {
                 return Ok(from_slot(v));
+            }
+            if key == names::CONSTRUCTOR {
+                // The class that made the instance; plain objects were made
+                // by Object.
+                let c = if d.class.is_undefined() { realm.classes.object } else { d.class };
+                return Ok(Got::Value(c));
             }
             from_method(&realm.methods.object, key)
         }
@@ -398,8 +435,10 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
                 return Ok(Got::Value(heap.alloc_str(n)));
             }
             if key == names::LENGTH {
-                let n = f.proto().map(|p| p.length).unwrap_or(0);
-                return Ok(Got::Value(Value::number(n as f64)));
+                return Ok(Got::Value(Value::number(f.length() as f64)));
+            }
+            if key == names::CONSTRUCTOR {
+                return Ok(Got::Value(realm.classes.function));
             }
             from_method(&realm.methods.function, key)
         }

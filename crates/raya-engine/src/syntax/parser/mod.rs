@@ -110,6 +110,10 @@ pub(crate) struct Parser<'s> {
     recoveries: usize,
     /// The nesting limit was reported (it is reported once).
     too_deep: bool,
+    /// Statements a module-level statement expands to after itself
+    /// (`export default function f() {}` is the declaration, then
+    /// `export { f as default }`).
+    pending: Vec<Stmt>,
 }
 
 impl<'s> Parser<'s> {
@@ -126,6 +130,7 @@ impl<'s> Parser<'s> {
             cond_then_depth: 0,
             recoveries: 0,
             too_deep: false,
+            pending: Vec::new(),
         }
     }
 
@@ -573,6 +578,7 @@ impl<'s> Parser<'s> {
             if let Some(s) = self.parse_statement_recovering() {
                 body.push(s);
             }
+            body.append(&mut self.pending);
             if self.pos == before {
                 self.bump();
             }

@@ -927,14 +927,31 @@ impl<'s> Parser<'s> {
                 ImportKind::Namespace(self.ident()?)
             }
             T::Ident(_) => {
-                let span = self.cur().span;
-                self.error_hint(
-                    span,
-                    "default imports are not supported",
-                    "default import",
-                    "import by name: `import { name } from \"./module.raya\"`",
-                );
-                return Err(Fail);
+                // `import x from "m"` / `import x, { a } from "m"`: `x` is
+                // the export named `default`.
+                let local = self.ident()?;
+                let mut names = vec![(Ident { name: "default".into(), span: local.span }, local)];
+                if self.eat(&T::Comma) {
+                    if !self.at(&T::LBrace) {
+                        return Err(self.unexpected("`{` (a namespace import goes in its own `import`)"));
+                    }
+                    self.bump();
+                    while !self.at(&T::RBrace) {
+                        let imported = self.ident_name()?;
+                        let local = if self.at_ident("as") {
+                            self.bump();
+                            self.ident()?
+                        } else {
+                            imported.clone()
+                        };
+                        names.push((imported, local));
+                        if !self.eat(&T::Comma) {
+                            break;
+                        }
+                    }
+                    self.expect_list_close(&T::RBrace)?;
+                }
+                ImportKind::Named(names)
             }
             _ => return Err(self.unexpected("`{`, `*` or a module path")),
         };
@@ -950,29 +967,28 @@ impl<'s> Parser<'s> {
     fn parse_export(&mut self) -> PResult<StmtKind> {
         self.bump();
         match self.kind() {
-            T::Default => {
-                let span = self.cur().span;
-                self.error_hint(
-                    span,
-                    "`export default` is not supported",
-                    "default export",
-                    "export a named declaration instead, e.g. `export function main() {}`",
-                );
-                Err(Fail)
-            }
+            T::Default => self.parse_export_default(),
             T::Star => {
-                let span = self.cur().span;
-                self.error_hint(
-                    span,
-                    "re-exports are not supported",
-                    "re-export",
-                    "import the names, then export them",
-                );
-                Err(Fail)
+                self.bump();
+                if self.at_ident("as") {
+                    let span = self.cur().span;
+                    self.error_hint(
+                        span,
+                        "`export * as name from` is not supported",
+                        "namespace re-export",
+                        "import the namespace, then export it: `import * as name from \"./m\"; export { name };`",
+                    );
+                    return Err(Fail);
+                }
+                self.expect_contextual("from")?;
+                let (source, source_span) = self.parse_module_source()?;
+                self.semicolon()?;
+                Ok(StmtKind::Import(ImportDecl { source, source_span, kind: ImportKind::ReExportAll }))
             }
             T::LBrace => {
                 self.bump();
                 let mut specs = Vec::new();
+                let mut keyword_locals = Vec::new();
                 while !self.at(&T::RBrace) {
                     if self.at_ident("type") && matches!(self.peek_kind(1), T::Ident(_)) && !self.peek_is_ident(1, "as")
                     {
@@ -983,7 +999,12 @@ impl<'s> Parser<'s> {
                             self.ident_name()?;
                         }
                     } else {
-                        let local = self.ident()?;
+                        // A keyword is checked once the `from` is known:
+                        // only a re-export may name `default`.
+                        if self.kind().is_keyword() {
+                            keyword_locals.push(self.cur().span);
+                        }
+                        let local = self.ident_name()?;
                         let exported = if self.at_ident("as") {
                             self.bump();
                             self.ident_name()?
@@ -998,12 +1019,18 @@ impl<'s> Parser<'s> {
                 }
                 self.expect_list_close(&T::RBrace)?;
                 if self.at_ident("from") {
-                    let span = self.cur().span;
+                    self.bump();
+                    let (source, source_span) = self.parse_module_source()?;
+                    self.semicolon()?;
+                    let list = specs.into_iter().map(|s| (s.local, s.exported)).collect();
+                    return Ok(StmtKind::Import(ImportDecl { source, source_span, kind: ImportKind::ReExport(list) }));
+                }
+                if let Some(&span) = keyword_locals.first() {
                     self.error_hint(
                         span,
-                        "re-exports are not supported",
-                        "re-export",
-                        "import the names, then export them",
+                        format!("expected identifier, found keyword `{}`", self.text(span)),
+                        "expected identifier",
+                        "only a re-export (`export { default as name } from \"./m\"`) may name a keyword",
                     );
                     return Err(Fail);
                 }
@@ -1027,6 +1054,71 @@ impl<'s> Parser<'s> {
             }
             _ => Err(self.unexpected("a declaration or `{` after `export`")),
         }
+    }
+
+    /// `export default ...`: a named function or class is declared as
+    /// written and exported as `default` too; anything else (an expression,
+    /// an anonymous function or class) initialises a module binding named
+    /// `default`, which no source can name (it is a keyword), and whose
+    /// value takes that name as JS gives it.
+    fn parse_export_default(&mut self) -> PResult<StmtKind> {
+        let kw = self.bump();
+        if self.depth > 1 {
+            // The exported binding is declared where the statement stands;
+            // only the module scope can export it.
+            self.error_hint(
+                kw,
+                "`export default` is only allowed at the top level of a module",
+                "not at top level",
+                "move it out of the block or function",
+            );
+            return Err(Fail);
+        }
+        let named_decl = match self.kind() {
+            T::Function => matches!(self.peek_kind(1), T::Ident(_)) || *self.peek_kind(1) == T::Star,
+            T::Class => matches!(self.peek_kind(1), T::Ident(ref n) if n != "extends" && n != "implements"),
+            T::Ident(n) if n == "async" => {
+                *self.peek_kind(1) == T::Function && matches!(self.peek_kind(2), T::Ident(_))
+            }
+            _ => false,
+        };
+        if named_decl {
+            let start = self.start();
+            let decl = self.parse_statement()?;
+            let name = match &decl.kind {
+                StmtKind::Function(f) => f.name.clone(),
+                StmtKind::Class(c) => c.name.clone(),
+                _ => None,
+            };
+            if let Some(local) = name {
+                let exported = Ident { name: "default".into(), span: kw };
+                let span = self.span_from(start);
+                self.pending.push(Stmt { kind: StmtKind::ExportList(vec![ExportSpecifier { local, exported }]), span });
+            }
+            return Ok(decl.kind);
+        }
+        let start = self.start();
+        let init = self.parse_assign(false)?;
+        let is_decl = matches!(init.kind, ExprKind::Function(_) | ExprKind::Class(_));
+        if !is_decl {
+            self.semicolon()?;
+        } else {
+            self.eat(&T::Semi);
+        }
+        let local = Ident { name: "default".into(), span: kw };
+        let span = self.span_from(start);
+        self.pending.push(Stmt {
+            kind: StmtKind::ExportList(vec![ExportSpecifier { local: local.clone(), exported: local.clone() }]),
+            span,
+        });
+        Ok(StmtKind::Var(VarDecl {
+            kind: VarKind::Const,
+            decls: vec![VarDeclarator {
+                target: Pattern { kind: PatternKind::Ident(local), span: kw },
+                ty: None,
+                init: Some(init),
+            }],
+        }))
     }
 
     fn export_decl(&mut self) -> PResult<StmtKind> {

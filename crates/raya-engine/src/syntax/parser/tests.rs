@@ -445,6 +445,9 @@ fn st(s: &Stmt) -> String {
             match &i.kind {
                 ImportKind::Named(ns) => format!("{{{}}}", join(ns, |(a, b)| format!("{}:{}", a.name, b.name))),
                 ImportKind::Namespace(n) => format!("* {}", n.name),
+                ImportKind::ReExport(ns) =>
+                    format!("reexport {{{}}}", join(ns, |(a, b)| format!("{}:{}", a.name, b.name))),
+                ImportKind::ReExportAll => "reexport *".into(),
             }
         ),
         StmtKind::Export(s) => format!("(export {})", st(s)),
@@ -805,10 +808,24 @@ fn modules() {
     assert_eq!(ok("export { a, b as c, }"), "(export {a:a b:c})");
     assert_eq!(ok("export type T = number"), "(export (type T number))");
     assert_eq!(ok("export interface I { }"), "(export (interface I {}))");
-    assert_eq!(errs("import d from './x'"), vec!["default imports are not supported"]);
-    assert_eq!(errs("export default 1"), vec!["`export default` is not supported"]);
-    assert_eq!(errs("export { a } from './x'"), vec!["re-exports are not supported"]);
-    assert_eq!(errs("export * from './x'"), vec!["re-exports are not supported"]);
+    assert_eq!(ok("import d from './x'"), "(import \"./x\" {default:d})");
+    assert_eq!(ok("import d, { a, b as c } from './x'"), "(import \"./x\" {default:d a:a b:c})");
+    assert_eq!(ok("export default 1"), "(const default=1)\n(export {default:default})");
+    assert_eq!(ok("export default function f() {}"), "(fn f () {})\n(export {f:default})");
+    assert_eq!(ok("export default class C {}"), "(class C)\n(export {C:default})");
+    assert_eq!(ok("export default class {}"), "(const default=(class))\n(export {default:default})");
+    assert_eq!(ok("export { a, default as b } from './x'"), "(import \"./x\" reexport {a:a default:b})");
+    assert_eq!(ok("export * from './x'"), "(import \"./x\" reexport *)");
+    assert_eq!(errs("export { default }"), vec!["expected identifier, found keyword `default`"]);
+    assert_eq!(
+        errs("function f() { export default 1; }"),
+        vec!["`export default` is only allowed at the top level of a module"]
+    );
+    assert_eq!(
+        errs("{ export default class {} }"),
+        vec!["`export default` is only allowed at the top level of a module"]
+    );
+    assert_eq!(errs("export * as ns from './x'"), vec!["`export * as name from` is not supported"]);
     assert_eq!(errs("import { a } from x"), vec!["expected a module path string, found `x`"]);
     assert_eq!(errs("import { class } from './x'"), vec!["expected `as`, found `}`"]);
 }
@@ -1396,7 +1413,6 @@ fn edge_cases() {
         ("f(a)(b)`x`", "tagged templates are not supported"),
         ("class { }", "expected class name, found `{`"),
         ("new.target", "`new.target` is not supported"),
-        ("export default class {}", "`export default` is not supported"),
         ("let [a, ...b,] = c", "a rest element must be last in a destructuring pattern"),
         ("let {...b, a} = c", "a rest element must be last in a destructuring pattern"),
         ("function f(...a, b) {}", "a rest parameter must be the last parameter"),
