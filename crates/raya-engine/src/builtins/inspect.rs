@@ -525,6 +525,10 @@ impl Inspector {
             Body::Mutex(m) => format!("Mutex {{ locked: {} }}", m.is_locked()),
             Body::WaitGroup(g) => format!("WaitGroup {{ count: {} }}", g.count()),
             Body::Semaphore(s) => format!("Semaphore {{ available: {} }}", s.available()),
+            Body::Host(h) => match h.desc.inspect {
+                Some(f) => format!("{} {{ {} }}", h.desc.name, f(h)),
+                None => format!("{} {{}}", h.desc.name),
+            },
             Body::Accessor(a) => {
                 let a = *a.lock();
                 accessor_label(a.get, a.set).into()
@@ -774,6 +778,7 @@ impl Inspector {
             IterState::Array { .. } => return "Object [Array Iterator] {}".into(),
             IterState::Str { .. } => return "Object [String Iterator] {}".into(),
             IterState::Channel { .. } => return "Object [Channel Iterator] {}".into(),
+            IterState::Host { .. } => return "Object [Iterator] {}".into(),
             IterState::Map { map, next, kind } => (*map, *next, *kind),
         };
         let (data, is_set) = match map.as_obj().map(|o| &o.body) {

@@ -261,9 +261,27 @@ pub trait WaitObject: Send {
     fn describe(&self) -> Cow<'static, str>;
     /// GC: values the registration keeps alive.
     fn roots(&self) -> Vec<Value>;
+    /// When woken with `Resume::Retry`, re-run the call that suspended
+    /// (same callee, same arguments) instead of resuming after it. A
+    /// socket operation that would block suspends this way and simply
+    /// tries its syscall again when the poller reports readiness.
+    fn rerun(&self) -> bool {
+        false
+    }
 }
 
 impl Wait {
+    /// Whether the call that suspended with this wait is executed again
+    /// when the task resumes (see [`WaitObject::rerun`]): waits on tasks
+    /// re-run to find them settled.
+    pub fn reruns(&self) -> bool {
+        match self {
+            Wait::Settled(_) => true,
+            Wait::Object(o) => o.rerun(),
+            _ => false,
+        }
+    }
+
     pub fn describe(&self) -> Cow<'static, str> {
         match self {
             Wait::Settled(v) if v.len() == 1 => match v[0].as_obj().map(|o| &o.body) {

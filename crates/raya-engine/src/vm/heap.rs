@@ -235,11 +235,13 @@ impl Marker {
                 self.mark_all(&vs);
             }
             Body::Mutex(_) | Body::WaitGroup(_) | Body::Semaphore(_) => {}
+            Body::Host(h) => self.mark(h.class),
             Body::Iter(it) => match it.get_stopped() {
                 IterState::Array { arr, .. } => self.mark(*arr),
                 IterState::Channel { ch, .. } => self.mark(*ch),
                 IterState::Str { s, .. } => self.mark(*s),
                 IterState::Map { map, .. } => self.mark(*map),
+                IterState::Host { obj } => self.mark(*obj),
             },
         }
     }

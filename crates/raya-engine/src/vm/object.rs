@@ -257,11 +257,13 @@ pub enum Body {
     Mutex(Arc<crate::sync::mutex::MutexCell>),
     WaitGroup(Arc<crate::sync::mutex::WaitGroupCell>),
     Semaphore(Arc<crate::sync::mutex::SemaphoreCell>),
+    /// An object backed by Rust state (a socket, a file); see `vm::host`.
+    Host(super::host::HostObj),
 }
 
 impl Body {
     /// How many variants there are: [`Body::tag`] is below this.
-    pub const TAGS: usize = 16;
+    pub const TAGS: usize = 17;
     pub const STR_TAG: u8 = 0;
     pub const ARRAY_TAG: u8 = 1;
     pub const OBJECT_TAG: u8 = 2;
@@ -278,6 +280,7 @@ impl Body {
     pub const MUTEX_TAG: u8 = 13;
     pub const WAIT_GROUP_TAG: u8 = 14;
     pub const SEMAPHORE_TAG: u8 = 15;
+    pub const HOST_TAG: u8 = 16;
 
     /// A small number naming the variant, for caches keyed on the kind of
     /// a value (see `Methods::native_method`). The match compiles to a
@@ -301,6 +304,7 @@ impl Body {
             Body::Mutex(_) => Self::MUTEX_TAG,
             Body::WaitGroup(_) => Self::WAIT_GROUP_TAG,
             Body::Semaphore(_) => Self::SEMAPHORE_TAG,
+            Body::Host(_) => Self::HOST_TAG,
         }
     }
 }
@@ -605,6 +609,8 @@ pub enum IterState {
     Str { s: Value, next: usize },
     /// Maps: entry index; `kind` 0 = keys, 1 = values, 2 = [k, v] entries.
     Map { map: Value, next: usize, kind: u8 },
+    /// A host object whose class has a `next` native (`vm::host`).
+    Host { obj: Value },
     /// Channels (`for (const v of ch)`): receives until closed and
     /// drained. `waiting`: the `IterNext` suspended and its value (null =
     /// closed) was delivered into its destination register.

@@ -132,6 +132,7 @@ pub fn class_of(realm: &Realm, v: Value) -> Value {
         Some(Body::Mutex(_)) => c.mutex,
         Some(Body::WaitGroup(_)) => c.wait_group,
         Some(Body::Semaphore(_)) => c.semaphore,
+        Some(Body::Host(h)) => h.class,
         _ => Value::UNDEFINED,
     }
 }
@@ -400,6 +401,10 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
         Body::Semaphore(s) => match key {
             names::AVAILABLE => return Ok(Got::Value(Value::number(s.available() as f64))),
             _ => from_method(&realm.methods.semaphore, key),
+        },
+        Body::Host(h) => match lookup_proto(h.class, key) {
+            Some(v) => from_slot(v),
+            None => from_method(&realm.methods.object, key),
         },
         Body::Map(m) => {
             if key == names::SIZE {
