@@ -21,6 +21,7 @@
 
 pub mod fs;
 pub mod io;
+pub mod net;
 
 use crate::vm::atom::Atom;
 use crate::vm::object::{Body, Function, Mut, Native, NativeFn, ObjectData, PropMap};
@@ -103,6 +104,7 @@ pub struct StdModule {
 /// Every built-in module.
 pub static MODULES: &[&StdModule] = &[
     &fs::MODULE,
+    &net::MODULE,
     #[cfg(test)]
     &tests::SELFTEST,
 ];
