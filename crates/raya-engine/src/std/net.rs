@@ -288,12 +288,19 @@ fn poller_of(ctx: &mut NativeCtx) -> Result<crate::driver::Handle, Value> {
     }
 }
 
+/// See `make_listener`.
+const LISTEN_BACKLOG: libc::c_int = 511;
+
 fn make_listener(rt: &mut Runtime, l: TcpListener) -> std::io::Result<Value> {
     let Some(h) = crate::driver::current_handle() else {
         return Err(std::io::Error::other("no running program"));
     };
     let poller = h.poller().map_err(|e| std::io::Error::new(e.kind(), e.to_string()))?;
     l.set_nonblocking(true)?;
+    // The accept queue Node uses (std's is 128): a burst of clients
+    // beyond it waits a second for its SYN to be retried.
+    // SAFETY: a plain syscall on a listening socket we own.
+    unsafe { libc::listen(l.as_raw_fd(), LISTEN_BACKLOG) };
     let local = l.local_addr()?;
     let src = Source::new(poller, Sock::Listener(l))?;
     let state = ListenerState { src, address: local.to_string(), port: local.port() };
