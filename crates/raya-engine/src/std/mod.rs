@@ -20,6 +20,7 @@
 //! installed: nothing can reach its natives.
 
 pub mod fs;
+pub mod http;
 pub mod io;
 pub mod net;
 
@@ -105,6 +106,7 @@ pub struct StdModule {
 pub static MODULES: &[&StdModule] = &[
     &fs::MODULE,
     &net::MODULE,
+    &http::MODULE,
     #[cfg(test)]
     &tests::SELFTEST,
 ];

@@ -141,7 +141,7 @@ pub fn bytes_value(ctx: &mut NativeCtx, bytes: &[u8]) -> Value {
 
 /// The bytes of `v` for `write`: a string (UTF-8), or an array of numbers
 /// (each taken modulo 256). None for anything else.
-fn bytes_of(v: Value) -> Option<Cow<'static, [u8]>> {
+pub(super) fn bytes_of(v: Value) -> Option<Cow<'static, [u8]>> {
     if let Some(s) = ops::as_str(v) {
         return Some(Cow::Owned(s.as_bytes().to_vec()));
     }
@@ -200,7 +200,7 @@ thread_local! {
 /// Counts a socket call of the running task; true if the task must yield
 /// first (then the call has suspended and the native returns at once; it
 /// re-runs when the task is next scheduled).
-fn must_yield(ctx: &mut NativeCtx) -> bool {
+pub(super) fn must_yield(ctx: &mut NativeCtx) -> bool {
     let id = ctx.task.id;
     let (t, n) = STREAK.get();
     let n = if t == id { n + 1 } else { 1 };
@@ -395,25 +395,30 @@ fn listener_close(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<V
 // ---------------------------------------------------------------------
 // Conn
 
-struct ConnState {
-    src: Arc<Source>,
+pub(super) struct ConnState {
+    pub(super) src: Arc<Source>,
     local: String,
-    remote: String,
+    pub(super) remote: String,
     /// Bytes read from the socket and not yet returned (`readLine` and
     /// `readAll` keep what they have read so far here while they wait).
     /// Only the reading task uses it, so the lock is uncontended.
-    rbuf: Mutex<Vec<u8>>,
+    pub(super) rbuf: Mutex<Vec<u8>>,
     /// A `write` that is waiting: the rest of its bytes (see `write`).
     pending: Mutex<PendingWrite>,
 }
 
 #[derive(Default)]
 struct PendingWrite {
-    /// The writing task and the bits of the value it is writing: its
-    /// re-run passes the same value.
-    owner: (u32, u64),
+    /// The writing task and what it writes (the bits of the value `write`
+    /// was given, or a mark of another writer such as an HTTP response):
+    /// its re-run passes the same.
+    owner: (u32, u64, u8),
     rest: Vec<u8>,
 }
+
+/// `PendingWrite::owner` kinds.
+pub(super) const WRITE_VALUE: u8 = 0;
+pub(super) const WRITE_HTTP: u8 = 1;
 
 static CONN: HostClass = HostClass {
     name: "Conn",
@@ -437,7 +442,7 @@ fn inspect_conn(h: &HostObj) -> String {
     }
 }
 
-fn this_conn(ctx: &mut NativeCtx, this: Value, what: &str) -> Result<&'static ConnState, Value> {
+pub(super) fn this_conn(ctx: &mut NativeCtx, this: Value, what: &str) -> Result<&'static ConnState, Value> {
     payload::<ConnState>(this, &CONN)
         .ok_or_else(|| ctx.type_error(format!("Conn.{what} called on something that is not a Conn")))
 }
@@ -510,7 +515,7 @@ fn connect(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, V
 
 /// What a read found when the socket is closed: a read that was waiting
 /// when `close()` came sees end of stream; any other call is `EBADF`.
-fn closed_read(ctx: &mut NativeCtx, c: &ConnState, what: &str) -> Result<Value, Value> {
+pub(super) fn closed_read(ctx: &mut NativeCtx, c: &ConnState, what: &str) -> Result<Value, Value> {
     if c.src.take_woken_by_close(ctx.task.id) {
         return Ok(Value::NULL);
     }
@@ -587,7 +592,7 @@ fn read(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
 
 /// Reads into the connection's buffer until `done(buf)` or end of stream
 /// (`Ok(true)`); `Ok(false)`: suspended (the native returns at once).
-fn fill_until(
+pub(super) fn fill_until(
     ctx: &mut NativeCtx,
     c: &ConnState,
     what: &'static str,
@@ -684,34 +689,47 @@ fn send(sock: &TcpStream, data: &[u8]) -> std::io::Result<usize> {
     }
 }
 
-/// `conn.write(data)`: returns once every byte is handed to the OS. While
-/// the peer is slow the rest waits in the connection (`pending`), owned by
-/// the writing task and the value it writes: the re-run of the same call
-/// (same task, same value) continues with it.
+/// `conn.write(data)`: returns once every byte is handed to the OS.
 fn write(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let c = this_conn(ctx, this, "write")?;
     let data = arg(args, 0);
-    let owner = (ctx.task.id, data.bits());
-    let mut pending = c.pending.lock();
-    let resuming = !pending.rest.is_empty() && pending.owner == owner;
+    write_all(ctx, c, (data.bits(), WRITE_VALUE), |ctx| match bytes_of(data) {
+        Some(b) => Ok(b.into_owned()),
+        None => Err(ctx
+            .type_error(format!("conn.write: data must be a string or an array of bytes, got {}", ops::type_of(data)))),
+    })
+}
+
+/// Hands `make()`'s bytes to the OS, suspending while the peer is slow.
+/// While it waits, the rest of the bytes stays in the connection
+/// (`pending`), owned by the writing task and `what` (for `write`, the
+/// value it writes): the re-run of the same call finds it and continues,
+/// without calling `make` again. Another call takes over (a cancelled
+/// write's rest is dropped).
+pub(super) fn write_all(
+    ctx: &mut NativeCtx,
+    c: &ConnState,
+    what: (u64, u8),
+    make: impl FnOnce(&mut NativeCtx) -> Result<Vec<u8>, Value>,
+) -> Result<Value, Value> {
+    let owner = (ctx.task.id, what.0, what.1);
+    let resuming = {
+        let p = c.pending.lock();
+        !p.rest.is_empty() && p.owner == owner
+    };
     if !resuming {
-        let Some(bytes) = bytes_of(data) else {
-            drop(pending);
-            return Err(ctx.type_error(format!(
-                "conn.write: data must be a string or an array of bytes, got {}",
-                ops::type_of(data)
-            )));
-        };
-        pending.rest.clear();
-        pending.rest.extend_from_slice(&bytes);
-        pending.owner = owner;
-    }
-    if pending.rest.is_empty() {
-        return Ok(Value::UNDEFINED);
+        let bytes = make(ctx)?;
+        if bytes.is_empty() {
+            return Ok(Value::UNDEFINED);
+        }
+        let mut p = c.pending.lock();
+        p.rest = bytes;
+        p.owner = owner;
     }
     if must_yield(ctx) {
         return Ok(Value::UNDEFINED);
     }
+    let mut pending = c.pending.lock();
     let Some(g) = c.src.enter() else {
         pending.rest.clear();
         drop(pending);
