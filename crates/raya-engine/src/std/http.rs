@@ -564,7 +564,7 @@ mod tests {
     #[test]
     fn requests_parse_with_every_framing() {
         let m = done(parse_request(b"GET /a?b=1 HTTP/1.1\r\nHost: x\r\n\r\nGET", 100));
-        assert_eq!((m.method.as_str(), m.target.as_str(), m.keep_alive, m.len), ("GET", "/a?b=1", true, 33));
+        assert_eq!((m.method.as_str(), m.target.as_str(), m.keep_alive, m.len), ("GET", "/a?b=1", true, 32));
         let m = done(parse_request(b"POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcd", 100));
         assert_eq!(m.body, b"abc");
         let m = done(parse_request(

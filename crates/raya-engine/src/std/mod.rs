@@ -217,6 +217,23 @@ mod tests {
     }
 
     #[test]
+    fn fetch_is_a_global_only_where_net_is_granted() {
+        let err = run(r#"report(typeof fetch);"#).expect_err("not granted");
+        let HostError::Compile(e) = err else { panic!("a compile error: {err:?}") };
+        assert!(e.render().contains("cannot find name `fetch`"), "{}", e.render());
+        let vm = Vm::builder().workers(1).allow(Capability::Net).build();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        vm.register_fn("report", move |args| {
+            s.lock().unwrap().push(args[0].clone());
+            Ok(HostValue::Undefined)
+        });
+        let program = vm.compile_source("g.raya", r#"report(typeof fetch);"#).expect("compiles");
+        vm.execute(&program).expect("runs");
+        assert_eq!(*seen.lock().unwrap(), vec![HostValue::String("function".into())]);
+    }
+
+    #[test]
     fn capabilities_sets() {
         let none = Capabilities::NONE;
         assert!(!none.has(Capability::Fs));
