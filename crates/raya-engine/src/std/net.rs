@@ -717,46 +717,65 @@ pub(super) fn write_all(
         let p = c.pending.lock();
         !p.rest.is_empty() && p.owner == owner
     };
+    let mut fresh = None;
     if !resuming {
         let bytes = make(ctx)?;
         if bytes.is_empty() {
             return Ok(Value::UNDEFINED);
         }
-        let mut p = c.pending.lock();
-        p.rest = bytes;
-        p.owner = owner;
+        fresh = Some(bytes);
     }
     if must_yield(ctx) {
+        if let Some(bytes) = fresh {
+            let mut p = c.pending.lock();
+            p.rest = bytes;
+            p.owner = owner;
+        }
         return Ok(Value::UNDEFINED);
     }
-    let mut pending = c.pending.lock();
     let Some(g) = c.src.enter() else {
-        pending.rest.clear();
-        drop(pending);
+        c.pending.lock().rest.clear();
         return Err(io_error(ctx, "EBADF", "write", Some(&c.remote)));
     };
     let seen = c.src.events(Direction::Write);
-    let mut off = 0;
-    let r = loop {
-        if off == pending.rest.len() {
-            break Ok(());
+    let send_all = |data: &[u8]| -> (usize, std::io::Result<()>) {
+        let mut off = 0;
+        while off < data.len() {
+            match send(stream(&g), &data[off..]) {
+                Ok(n) => off += n,
+                Err(e) => return (off, Err(e)),
+            }
         }
-        match send(stream(&g), &pending.rest[off..]) {
-            Ok(n) => off += n,
-            Err(e) => break Err(e),
+        (off, Ok(()))
+    };
+    // The common case, a fresh write the socket takes whole, never
+    // touches `pending` (and copies nothing more).
+    let r = match fresh {
+        Some(bytes) => {
+            let (off, r) = send_all(&bytes);
+            if r.is_err() {
+                let mut p = c.pending.lock();
+                p.rest.clear();
+                p.rest.extend_from_slice(&bytes[off..]);
+                p.owner = owner;
+            }
+            r
+        }
+        None => {
+            let mut p = c.pending.lock();
+            let (off, r) = send_all(&p.rest);
+            p.rest.drain(..off);
+            r
         }
     };
-    pending.rest.drain(..off);
+    drop(g);
     match r {
         Ok(()) => Ok(Value::UNDEFINED),
         Err(e) if e.kind() == ErrorKind::WouldBlock => {
-            drop(pending);
-            drop(g);
             Ok(suspend_on(ctx, &c.src, Direction::Write, seen, "in conn.write()"))
         }
         Err(e) => {
-            pending.rest.clear();
-            drop(pending);
+            c.pending.lock().rest.clear();
             Err(io_error(ctx, error_code(&e), "write", Some(&c.remote)))
         }
     }
