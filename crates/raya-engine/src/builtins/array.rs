@@ -158,6 +158,9 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
             }
             out
         }
+        // A host iterator (a listener's connections) only produces values
+        // in a `for`-`of` loop, where it may wait.
+        IterState::Host { .. } => Vec::new(),
         IterState::Str { s, next } => {
             let text: &str = ops::as_str(s).unwrap_or("");
             let rest = text.get(next..).unwrap_or("");
