@@ -553,16 +553,20 @@ fn flat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
 /// `sort()` without a comparator: stable; undefined last; everything else
 /// by `String(x)` in UTF-16 code unit order.
 fn sort_default(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let a = this_array(ctx, this, "sort")?;
-    let undefs = a.iter().filter(|v| v.is_undefined()).count();
+    // A copy of the items, and the array's lock released before any key
+    // is made: converting an element (an inner array, an object) to its
+    // text takes that element's lock, which may not be taken while this
+    // array's is held (the lock order of `vm::object`).
+    let items: Vec<Value> = this_array(ctx, this, "sort")?.to_vec();
+    let undefs = items.iter().filter(|v| v.is_undefined()).count();
     // Sort keys: strings borrow, others are converted once.
     enum Key {
         Str(&'static str),
         Owned(String),
     }
-    let mut keyed: Vec<(Key, Value)> = Vec::with_capacity(a.len() - undefs);
+    let mut keyed: Vec<(Key, Value)> = Vec::with_capacity(items.len() - undefs);
     let mut all_ascii = true;
-    for &v in a.iter() {
+    for &v in items.iter() {
         if v.is_undefined() {
             continue;
         }
