@@ -9,7 +9,7 @@
 //! received so far stay in the connection's buffer, the native re-runs
 //! when more arrive, so a cancelled wait consumes nothing.
 
-use super::net::{bytes_of, bytes_value, closed_read, fill_until, this_conn, write_all, ConnState, WRITE_HTTP};
+use super::net::{bytes_of, closed_read, fill_until, this_conn, write_all, ConnState, WRITE_HTTP};
 use super::{Capability, StdModule};
 use crate::vm::host::{new_host_object, payload, HostClass, HostObj};
 use crate::vm::native::{arg, NativeCtx};
@@ -349,19 +349,18 @@ fn read_request(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Val
     Ok(ctx.array(vec![method, target, path, query, headers, body, Value::bool(m.keep_alive)]))
 }
 
-/// The bytes of a body value: a string, an array of bytes, a received
+/// The bytes of a body value: a string, a `Uint8Array`, a received
 /// `Body`, or null/undefined (empty).
-fn body_bytes_of(ctx: &mut NativeCtx, v: Value) -> Result<Vec<u8>, Value> {
+fn body_bytes_of(ctx: &mut NativeCtx, v: Value, func: &str) -> Result<Vec<u8>, Value> {
     if v.is_nullish() {
         return Ok(Vec::new());
     }
     if let Some(b) = payload::<BodyBytes>(v, &BODY) {
         return Ok(b.0.clone());
     }
-    match bytes_of(v) {
-        Some(b) => Ok(b.into_owned()),
-        None => Err(ctx.type_error(format!("a body must be a string or bytes, got {}", ops::type_of(v)))),
-    }
+    bytes_of(v).ok_or_else(|| {
+        ctx.type_error(format!("{func}: the body must be a string or a Uint8Array, got {}", ops::type_of(v)))
+    })
 }
 
 fn reason(status: u16) -> &'static str {
@@ -412,7 +411,7 @@ fn write_response(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<V
         let status = arg(args, 1).as_number() as u16;
         let headers = header_pairs(ctx, arg(args, 2))?;
         let body_v = arg(args, 3);
-        let body = body_bytes_of(ctx, body_v)?;
+        let body = body_bytes_of(ctx, body_v, "Response")?;
         let keep = arg(args, 4).truthy();
         let head_only = arg(args, 5).truthy();
         let mut out = Vec::with_capacity(128 + body.len());
@@ -452,7 +451,7 @@ fn write_request(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Va
         let host = ops::to_display(arg(args, 3));
         let headers = header_pairs(ctx, arg(args, 4))?;
         let body_v = arg(args, 5);
-        let body = body_bytes_of(ctx, body_v)?;
+        let body = body_bytes_of(ctx, body_v, "fetch")?;
         let mut out = Vec::with_capacity(128 + body.len());
         out.extend_from_slice(format!("{} {target} HTTP/1.1\r\n", method.to_ascii_uppercase()).as_bytes());
         if !has(&headers, "host") {
@@ -512,14 +511,14 @@ fn body_text(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value,
     if ops::as_str(v).is_some() {
         return Ok(v);
     }
-    let b = body_bytes_of(ctx, v)?;
+    let b = body_bytes_of(ctx, v, "text")?;
     Ok(ctx.str(String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// `bodyBytes(body)`: the bytes of a body value.
 fn body_bytes(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
-    let b = body_bytes_of(ctx, arg(args, 0))?;
-    Ok(bytes_value(ctx, &b))
+    let b = body_bytes_of(ctx, arg(args, 0), "bytes")?;
+    Ok(crate::builtins::bytes::alloc_bytes(ctx, b))
 }
 
 /// `splitUrl(url)`: `[host:port, target]` of an `http://` URL, or a

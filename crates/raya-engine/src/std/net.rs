@@ -11,12 +11,13 @@
 //! Name resolution (`connect("localhost:80")`, `listen` on a name) and
 //! connection establishment run on the blocking pool (`super::io`).
 //!
-//! Errors are built by [`io_error`] and byte results by [`bytes_value`]:
-//! the one place each, so they can become the language's `IOError` class
-//! and `Uint8Array` when those exist.
+//! Errors are `IOError`s built as `std:fs` builds them (`super::io::
+//! IoFailure`, the address as `path`); bytes read are `Uint8Array`s, and
+//! `write` takes a string (sent as UTF-8) or a `Uint8Array`.
 
-use super::io::{block_on, Trace};
+use super::io::{block_on, IoFailure, Trace};
 use super::{Capability, StdModule};
+use crate::builtins::bytes::{alloc_bytes, as_bytes};
 use crate::io::{Direction, IoWait, Sock, Source};
 use crate::sync::{Registered, Resume, TaskCell, Timer, Wait, WaitObject, Waiter};
 use crate::vm::host::{new_host_object, payload, HostClass, HostObj};
@@ -42,118 +43,67 @@ pub static MODULE: StdModule = StdModule {
 // ---------------------------------------------------------------------
 // Errors and bytes (see the module docs)
 
-/// The `code` of an OS error, as Node names it.
+/// The `code` of an OS error, as Node names it (the table `std:fs` uses).
 fn error_code(e: &std::io::Error) -> &'static str {
-    match e.raw_os_error() {
-        Some(libc::ECONNREFUSED) => "ECONNREFUSED",
-        Some(libc::ECONNRESET) => "ECONNRESET",
-        Some(libc::EPIPE) => "EPIPE",
-        Some(libc::ETIMEDOUT) => "ETIMEDOUT",
-        Some(libc::EADDRINUSE) => "EADDRINUSE",
-        Some(libc::EADDRNOTAVAIL) => "EADDRNOTAVAIL",
-        Some(libc::EACCES) => "EACCES",
-        Some(libc::EINVAL) => "EINVAL",
-        Some(libc::EBADF) => "EBADF",
-        Some(libc::EHOSTUNREACH) => "EHOSTUNREACH",
-        Some(libc::ENETUNREACH) => "ENETUNREACH",
-        Some(libc::EMFILE) => "EMFILE",
-        Some(libc::ENFILE) => "ENFILE",
-        Some(libc::ENOTCONN) => "ENOTCONN",
-        _ => match e.kind() {
-            ErrorKind::TimedOut => "ETIMEDOUT",
-            ErrorKind::InvalidInput => "EINVAL",
-            ErrorKind::ConnectionRefused => "ECONNREFUSED",
-            ErrorKind::ConnectionReset => "ECONNRESET",
-            ErrorKind::BrokenPipe => "EPIPE",
-            _ => "EIO",
-        },
-    }
+    super::io::error_code(e).0
 }
 
-/// The text after `CODE: ` in an error's message.
+/// Node's description of a code a socket operation fails with (the
+/// codes `error_code` gives, and those the natives choose themselves).
 fn code_text(code: &str) -> &'static str {
     match code {
         "ECONNREFUSED" => "connection refused",
         "ECONNRESET" => "connection reset by peer",
+        "ECONNABORTED" => "software caused connection abort",
         "EPIPE" => "broken pipe",
         "ETIMEDOUT" => "connection timed out",
         "EADDRINUSE" => "address already in use",
         "EADDRNOTAVAIL" => "address not available",
         "EACCES" => "permission denied",
+        "EPERM" => "operation not permitted",
         "EINVAL" => "invalid argument",
-        "EBADF" => "socket is closed",
+        "EBADF" => "bad file descriptor",
         "EHOSTUNREACH" => "host is unreachable",
         "ENETUNREACH" => "network is unreachable",
         "EMFILE" => "too many open files",
         "ENFILE" => "too many open files in system",
         "ENOTCONN" => "socket is not connected",
         "ENOTFOUND" => "host name not found",
+        "EAGAIN" => "resource temporarily unavailable",
         _ => "i/o error",
     }
 }
 
-fn io_error_message(code: &str, syscall: &str, address: Option<&str>) -> String {
-    match address {
-        Some(a) => format!("{code}: {}, {syscall} '{a}'", code_text(code)),
-        None => format!("{code}: {}, {syscall}", code_text(code)),
-    }
+/// The failure of a socket operation: an `IOError` made as `std:fs` makes
+/// its own (`super::io::IoFailure`), with the address as its `path`:
+/// `ECONNREFUSED: connection refused, connect '127.0.0.1:1'`.
+fn failure(code: &'static str, syscall: &'static str, address: Option<&str>) -> IoFailure {
+    IoFailure::code(code, code_text(code), syscall, address)
 }
 
-/// The error a socket operation throws: an `Error` named `IOError` with
-/// `code` and `path` (the address involved, or null), message in Node's
-/// form (`ECONNREFUSED: connection refused, connect '127.0.0.1:1'`).
-pub fn io_error(ctx: &mut NativeCtx, code: &str, syscall: &str, address: Option<&str>) -> Value {
-    let class = ctx.rt.realm.classes.error;
-    let err = ctx.error(class, &io_error_message(code, syscall, address));
-    set_io_props(ctx.rt, err, code, address);
-    err
+/// The `IOError` a socket native throws on its calling task.
+pub fn io_error(ctx: &mut NativeCtx, code: &'static str, syscall: &'static str, address: Option<&str>) -> Value {
+    failure(code, syscall, address).throw(ctx)
 }
 
 /// [`io_error`] for code running after a blocking-pool job.
-fn io_error_traced(rt: &mut Runtime, trace: &Trace, code: &str, syscall: &str, address: Option<&str>) -> Value {
-    let class = rt.realm.classes.error;
-    let name = rt.heap.alloc_str("IOError");
-    let err = trace.error(rt, class, &io_error_message(code, syscall, address), &[("name", name)]);
-    set_io_props(rt, err, code, address);
-    err
+fn io_error_traced(
+    rt: &mut Runtime,
+    trace: &Trace,
+    code: &'static str,
+    syscall: &'static str,
+    address: Option<&str>,
+) -> Value {
+    failure(code, syscall, address).to_error(rt, trace)
 }
 
-fn set_io_props(rt: &mut Runtime, err: Value, code: &str, address: Option<&str>) {
-    let name = rt.heap.alloc_str("IOError");
-    let code = rt.heap.alloc_str(code);
-    let path = match address {
-        Some(a) => rt.heap.alloc_str(a),
-        None => Value::NULL,
-    };
-    if let Some(mut d) = ops::object_data(err) {
-        d.props.set(crate::vm::atom::Atom::intern("name"), name);
-        d.props.set(crate::vm::atom::Atom::intern("code"), code);
-        d.props.set(crate::vm::atom::Atom::intern("path"), path);
-    }
-}
-
-/// Bytes handed to a script (what `read` returns): for now an array of
-/// numbers 0..=255.
-pub fn bytes_value(ctx: &mut NativeCtx, bytes: &[u8]) -> Value {
-    let items = bytes.iter().map(|&b| Value::number(b as f64)).collect();
-    ctx.array(items)
-}
-
-/// The bytes of `v` for `write`: a string (UTF-8), or an array of numbers
-/// (each taken modulo 256). None for anything else.
-pub(super) fn bytes_of(v: Value) -> Option<Cow<'static, [u8]>> {
+/// The bytes of `v` for `write` and message bodies: a string (UTF-8) or
+/// a `Uint8Array`. None for anything else.
+pub(super) fn bytes_of(v: Value) -> Option<Vec<u8>> {
     if let Some(s) = ops::as_str(v) {
-        return Some(Cow::Owned(s.as_bytes().to_vec()));
+        return Some(s.as_bytes().to_vec());
     }
-    let a = ops::array_data(v)?;
-    let mut out = Vec::with_capacity(a.len());
-    for x in a.iter() {
-        if !x.is_number() {
-            return None;
-        }
-        out.push((x.as_number() as i64).rem_euclid(256) as u8);
-    }
-    Some(Cow::Owned(out))
+    as_bytes(v).map(|b| b.to_vec())
 }
 
 // ---------------------------------------------------------------------
@@ -515,7 +465,7 @@ fn connect(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, V
 
 /// What a read found when the socket is closed: a read that was waiting
 /// when `close()` came sees end of stream; any other call is `EBADF`.
-pub(super) fn closed_read(ctx: &mut NativeCtx, c: &ConnState, what: &str) -> Result<Value, Value> {
+pub(super) fn closed_read(ctx: &mut NativeCtx, c: &ConnState, what: &'static str) -> Result<Value, Value> {
     if c.src.take_woken_by_close(ctx.task.id) {
         return Ok(Value::NULL);
     }
@@ -570,7 +520,7 @@ fn read(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
             let n = max.min(buf.len());
             let out: Vec<u8> = buf.drain(..n).collect();
             drop(buf);
-            return Ok(bytes_value(ctx, &out));
+            return Ok(alloc_bytes(ctx, out));
         }
     }
     if must_yield(ctx) {
@@ -581,7 +531,7 @@ fn read(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
     let mut out = Vec::new();
     match read_some(stream(&g), max.min(65536), &mut out) {
         Ok(0) => Ok(Value::NULL),
-        Ok(_) => Ok(bytes_value(ctx, &out)),
+        Ok(_) => Ok(alloc_bytes(ctx, out)),
         Err(e) if e.kind() == ErrorKind::WouldBlock => {
             drop(g);
             Ok(suspend_on(ctx, &c.src, Direction::Read, seen, "in conn.read()"))
@@ -665,7 +615,7 @@ fn read_all(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, 
         None => Ok(Value::UNDEFINED),
         Some(_) => {
             let out = std::mem::take(&mut *c.rbuf.lock());
-            Ok(bytes_value(ctx, &out))
+            Ok(alloc_bytes(ctx, out))
         }
     }
 }
@@ -694,9 +644,9 @@ fn write(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
     let c = this_conn(ctx, this, "write")?;
     let data = arg(args, 0);
     write_all(ctx, c, (data.bits(), WRITE_VALUE), |ctx| match bytes_of(data) {
-        Some(b) => Ok(b.into_owned()),
+        Some(b) => Ok(b),
         None => Err(ctx
-            .type_error(format!("conn.write: data must be a string or an array of bytes, got {}", ops::type_of(data)))),
+            .type_error(format!("conn.write: the data must be a string or a Uint8Array, got {}", ops::type_of(data)))),
     })
 }
 
