@@ -99,7 +99,8 @@ pub struct StdModule {
     /// `std:NAME/native`), in global-slot order.
     pub natives: &'static [(&'static str, NativeFn)],
     /// Raya source whose exports are the module's, for modules that call
-    /// back into Raya code (kept under `stdlib/`, `include_str!`-ed).
+    /// back into Raya code (kept beside the module's Rust file,
+    /// `include_str!`-ed).
     pub source: Option<&'static str>,
 }
 
