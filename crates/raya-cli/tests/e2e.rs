@@ -17,7 +17,7 @@
 //!   `// @stdin PATH` (feed that file, relative to the workspace root, to
 //!   the program's standard input; otherwise stdin is empty).
 //!   The `@expect-*` checks hold even before a snapshot is reviewed.
-//! - Programs of the concurrency areas (`TASK_AREAS`: tasks, promises,
+//! - Programs of the concurrency areas (`TASK_AREAS`: tasks, promises, net, http,
 //!   channels, select, sync) are run three times, with `raya run --workers 1`,
 //!   `--workers 2` and `--workers 4`, and every run must match the same
 //!   snapshot (LANGUAGE.md §6); a mismatch names the worker count.
@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Areas whose programs run under every worker count of `WORKER_COUNTS`.
-const TASK_AREAS: &[&str] = &["tasks", "promises", "channels", "select", "sync"];
+const TASK_AREAS: &[&str] = &["tasks", "promises", "channels", "select", "sync", "net", "http"];
 
 /// `--workers` values each program of `TASK_AREAS` is run with.
 const WORKER_COUNTS: &[usize] = &[1, 2, 4];

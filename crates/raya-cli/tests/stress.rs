@@ -668,3 +668,86 @@ attempt("doubling", () => {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+// ---------------------------------------------------------------------------
+// Sockets
+
+/// `n` clients at once through one echo server (a task per connection):
+/// each sends its own message, half-closes, and checks every byte that
+/// comes back.
+fn echo_clients(n: u64) -> (String, String) {
+    let src = format!(
+        r#"import {{ listen, connect }} from "std:net";
+const l = listen("127.0.0.1:0");
+async function handle(c: any) {{
+  for (;;) {{
+    const b = c.read();
+    if (b === null) break;
+    c.write(b);
+  }}
+  c.close();
+}}
+async function server() {{
+  for (const c of l) handle(c);
+}}
+const s = server();
+async function client(i: number): Task<number> {{
+  const c = connect(l.address);
+  const msg = "client " + i + " " + "xyz".repeat(i % 300) + "\n";
+  c.write(msg);
+  c.closeWrite();
+  const back = c.readAll();
+  c.close();
+  if (back.length !== msg.length) return 0;
+  for (let k = 0; k < msg.length; k++) if (back[k] !== msg.charCodeAt(k)) return 0;
+  return msg.length;
+}}
+const ts: Task<number>[] = [];
+let want = 0;
+for (let i = 0; i < {n}; i++) {{
+  want += ("client " + i + " " + "xyz".repeat(i % 300) + "\n").length;
+  ts.push(client(i));
+}}
+let ok = 0;
+let bytes = 0;
+for (const t of ts) {{
+  const b = await t;
+  if (b > 0) ok++;
+  bytes += b;
+}}
+l.close();
+await s;
+console.log(ok, bytes === want);
+"#
+    );
+    (src, format!("{n} true\n"))
+}
+
+/// Two sockets per connection (client and server side) must fit under the
+/// open-file limit; the soft limit is raised to the hard one here, and the
+/// `raya` child inherits it.
+fn raise_open_file_limit() {
+    // SAFETY: plain syscalls on a local struct.
+    unsafe {
+        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+#[test]
+fn stress_net_2000_echo_connections() {
+    raise_open_file_limit();
+    let (src, want) = echo_clients(2_000);
+    check("net_echo_2000", &src, &want, &[2], 1);
+}
+
+#[test]
+#[ignore]
+fn stress_long_net_echo_connections() {
+    raise_open_file_limit();
+    let (src, want) = echo_clients(5_000);
+    check("net_echo_5000_long", &src, &want, &[1, 2, 4], long_rounds());
+}

@@ -104,6 +104,9 @@ struct Shared {
     host: Option<Arc<dyn std::any::Any + Send + Sync>>,
     /// See [`RunOptions::blocking_pool`].
     pool: Arc<BlockingPool>,
+    /// The socket poller (`crate::io`), started by the first socket and
+    /// stopped when the run ends.
+    poller: std::sync::OnceLock<std::io::Result<crate::io::Poller>>,
 }
 
 impl Shared {
@@ -172,9 +175,45 @@ impl Handle {
         self.sched.sleep_until(far, Job::Fire(noop))
     }
 
+    /// The program's socket poller, started on first use.
+    pub fn poller(&self) -> Result<&crate::io::Poller, &std::io::Error> {
+        self.shared.poller.get_or_init(|| crate::io::Poller::start(Arc::new(PollSink(self.sched.downgrade())))).as_ref()
+    }
+
+    /// Puts a task that was claimed (its resume set) at the back of the
+    /// calling worker's queue: a yield that re-runs its call (socket
+    /// fairness, see `std::net`).
+    pub fn requeue(&self, task: Arc<TaskCell>) {
+        self.sched.spawn(Job::Run(task));
+    }
+
     /// Ends a [`Handle::keep_alive`].
     pub fn release(&self, key: crate::scheduler::TimerKey) {
         self.sched.cancel_timer(key);
+    }
+}
+
+/// The poller's way into the scheduler. Weak: the scheduler owns the
+/// runner, which owns the poller.
+struct PollSink(crate::scheduler::WeakScheduler<Job>);
+
+impl crate::io::WakeSink for PollSink {
+    fn wake(&self, task: Arc<TaskCell>) {
+        if let Some(s) = self.0.upgrade() {
+            s.wake(Job::Run(task));
+        }
+    }
+
+    fn hold(&self) {
+        if let Some(s) = self.0.upgrade() {
+            s.hold();
+        }
+    }
+
+    fn release_hold(&self) {
+        if let Some(s) = self.0.upgrade() {
+            s.release_hold();
+        }
     }
 }
 
@@ -254,6 +293,7 @@ fn run_inner<R>(
         exited: AtomicBool::new(false),
         host,
         pool: opts.blocking_pool.clone().unwrap_or_default(),
+        poller: std::sync::OnceLock::new(),
     });
     let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
     sched.spawn(Job::Run(main.clone()));
@@ -264,6 +304,9 @@ fn run_inner<R>(
         if sched.wait_quiescent_timeout(Duration::from_millis(20)) {
             break;
         }
+    }
+    if let Some(Ok(p)) = shared.poller.get() {
+        p.stop();
     }
     let stats = sched.stats();
     // Workers may still be in a slice (after `exit()`): stop them all so

@@ -241,6 +241,7 @@ fn kind_name(b: &Body) -> &'static str {
         Body::Mutex(_) => "Mutex",
         Body::WaitGroup(_) => "WaitGroup",
         Body::Semaphore(_) => "Semaphore",
+        Body::Host(h) => h.desc.name,
         _ => "value of this kind",
     }
 }

@@ -7,6 +7,7 @@ pub mod bytecode;
 pub mod compiler;
 pub mod driver;
 pub mod embed;
+pub mod io;
 pub mod scheduler;
 pub mod std;
 pub mod sync;

@@ -158,6 +158,9 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
             }
             out
         }
+        // A host iterator (a listener's connections) only produces values
+        // in a `for`-`of` loop, where it may wait.
+        IterState::Host { .. } => Vec::new(),
         IterState::Str { s, next } => {
             let text: &str = ops::as_str(s).unwrap_or("");
             let rest = text.get(next..).unwrap_or("");
@@ -550,16 +553,20 @@ fn flat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
 /// `sort()` without a comparator: stable; undefined last; everything else
 /// by `String(x)` in UTF-16 code unit order.
 fn sort_default(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let a = this_array(ctx, this, "sort")?;
-    let undefs = a.iter().filter(|v| v.is_undefined()).count();
+    // A copy of the items, and the array's lock released before any key
+    // is made: converting an element (an inner array, an object) to its
+    // text takes that element's lock, which may not be taken while this
+    // array's is held (the lock order of `vm::object`).
+    let items: Vec<Value> = this_array(ctx, this, "sort")?.to_vec();
+    let undefs = items.iter().filter(|v| v.is_undefined()).count();
     // Sort keys: strings borrow, others are converted once.
     enum Key {
         Str(&'static str),
         Owned(String),
     }
-    let mut keyed: Vec<(Key, Value)> = Vec::with_capacity(a.len() - undefs);
+    let mut keyed: Vec<(Key, Value)> = Vec::with_capacity(items.len() - undefs);
     let mut all_ascii = true;
-    for &v in a.iter() {
+    for &v in items.iter() {
         if v.is_undefined() {
             continue;
         }

@@ -53,12 +53,7 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         io_error: sub(b, "IOError"),
         uint8array: b.class("Uint8Array", u, BuiltinKind::Bytes, None, None),
     };
-    let mut realm = Realm {
-        globals: vec![Value::UNDEFINED; GLOBAL_NAMES.len()],
-        classes,
-        methods: Methods::default(),
-        std_classes: Vec::new(),
-    };
+    let mut realm = Realm { globals: vec![Value::UNDEFINED; GLOBAL_NAMES.len()], classes, methods: Methods::default() };
     let c = realm.classes;
     for (name, v) in [
         ("Object", c.object),

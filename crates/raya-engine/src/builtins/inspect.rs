@@ -578,9 +578,12 @@ impl Inspector {
                 reduce(&out, &format!("Uint8Array({len})"), "[", "]", indent)
             }
             Body::Host(h) => {
-                let name = ops::class_data(h.class).map(|c| c.name.as_str()).unwrap_or("Object");
+                let name = h.desc.name;
                 if h.fields.is_empty() || recurse > self.depth {
-                    return format!("{name} {{}}");
+                    return match h.desc.inspect {
+                        Some(f) => format!("{name} {{ {} }}", f(h)),
+                        None => format!("{name} {{}}"),
+                    };
                 }
                 self.seen.push(p);
                 let out: Vec<String> = h
@@ -853,6 +856,7 @@ impl Inspector {
             IterState::Array { .. } => return "Object [Array Iterator] {}".into(),
             IterState::Str { .. } => return "Object [String Iterator] {}".into(),
             IterState::Channel { .. } => return "Object [Channel Iterator] {}".into(),
+            IterState::Host { .. } => return "Object [Iterator] {}".into(),
             IterState::Map { map, next, kind } => (*map, *next, *kind),
         };
         let (data, is_set) = match map.as_obj().map(|o| &o.body) {

@@ -99,6 +99,8 @@ fn own_keys(ctx: &mut NativeCtx, obj: Value) -> Result<Keys, Value> {
                     .collect(),
             )
         }
+        // A host object's only own properties are its fields.
+        Some(Body::Host(h)) => Keys::Named(h.fields.iter().map(|&(k, _)| k).collect()),
         _ => Keys::Named(Vec::new()),
     })
 }
@@ -120,6 +122,7 @@ fn key_value(ctx: &mut NativeCtx, obj: Value, keys: &Keys, i: usize) -> Value {
         (Keys::Indices(_), Some(Body::Str(_))) => Some(ops::string_index(ctx.heap(), obj, i)),
         (Keys::Named(k), Some(Body::Object(d))) => d.lock().props.get(k[i]),
         (Keys::Named(k), Some(Body::Class(c))) => c.lock().statics.get(k[i]),
+        (Keys::Named(k), Some(Body::Host(h))) => h.field(k[i]),
         _ => None,
     };
     match v {

@@ -244,6 +244,7 @@ impl Loader {
         self.state[m] = Visit::InProgress;
         self.stack.push(m);
         let file = self.modules[m].file;
+        self.add_std_global_imports(m);
         let imports: Vec<(String, Span)> = self.modules[m]
             .ast
             .body
@@ -280,6 +281,46 @@ impl Loader {
         self.stack.pop();
         self.state[m] = Visit::Done;
         self.order.push(m);
+    }
+
+    /// Globals that live in a built-in module (`fetch` is `std:http`'s):
+    /// a module that uses one without declaring it gets a synthetic
+    /// `import { fetch } from "std:http"`, if the host granted that
+    /// module's capability (else the name is undeclared, as any other).
+    /// Its spans lie past the end of the module's text (and past those of
+    /// `add_host_imports`), so they collide with no real token.
+    fn add_std_global_imports(&mut self, m: usize) {
+        if self.std_sources.contains(&m) {
+            return;
+        }
+        let text = &self.linker.sources.get(self.modules[m].file).text;
+        let base = text.len() as u32 + 1 + (1 << 20);
+        let wanted: Vec<&(&str, &str)> = STD_GLOBALS
+            .iter()
+            .filter(|(name, module)| {
+                contains_word(text, name)
+                    && crate::std::find(module).is_some_and(|md| md.capability.is_none_or(|c| self.capabilities.has(c)))
+            })
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let declared = declared_names(&self.modules[m].ast);
+        for (i, &&(name, module)) in wanted.iter().enumerate() {
+            if declared.contains(name) {
+                continue;
+            }
+            let at = base + 2 * i as u32;
+            let span = Span { start: at, end: at };
+            let id_span = Span { start: at + 1, end: at + 1 };
+            let ident = ast::Ident { name: name.to_string(), span: id_span };
+            let imp = ast::ImportDecl {
+                source: format!("std:{module}"),
+                source_span: span,
+                kind: ast::ImportKind::Named(vec![(ident.clone(), ident)]),
+            };
+            self.modules[m].ast.body.insert(0, ast::Stmt { kind: ast::StmtKind::Import(imp), span });
+        }
     }
 
     /// Loads (once) the module an import names; reports failures at the
@@ -506,12 +547,36 @@ fn compile_main(path: PathBuf, name: String, text: String, opts: &CompileOptions
     }
 }
 
+/// Globals defined by a built-in module: (name, module after `std:`).
+/// See `Loader::add_std_global_imports`.
+const STD_GLOBALS: &[(&str, &str)] = &[("fetch", "http")];
+
 /// Makes the extra globals visible to every loaded module but the prelude:
 /// a hidden module `<host>` exports them (their slots come right after the
 /// built-ins), and each module gets a synthetic `import { .. } from
 /// "<host>"` of the names it does not declare itself. The synthetic
 /// spans lie past the end of the module's text, so they collide with no
 /// real token.
+/// The names a module binds at its top level: its declarations and what
+/// it imports (re-exports bind nothing locally).
+fn declared_names(ast: &ast::Program) -> std::collections::HashSet<String> {
+    let mut items = Vec::new();
+    decls::block_decls(&ast.body, &mut items);
+    let mut declared: std::collections::HashSet<String> = items.iter().map(|d| d.ident().name.clone()).collect();
+    for s in &ast.body {
+        if let ast::StmtKind::Import(imp) = &s.kind {
+            match &imp.kind {
+                ast::ImportKind::Named(list) => declared.extend(list.iter().map(|(_, l)| l.name.clone())),
+                ast::ImportKind::Namespace(l) => {
+                    declared.insert(l.name.clone());
+                }
+                ast::ImportKind::ReExport(_) | ast::ImportKind::ReExportAll => {}
+            }
+        }
+    }
+    declared
+}
+
 fn add_host_imports(ld: &mut Loader, extra: &[String], first_slot: usize) {
     let host = ld.linker.modules.len();
     let exports = extra.iter().enumerate().map(|(i, n)| (n.clone(), (first_slot + i) as u32)).collect();
@@ -523,21 +588,7 @@ fn add_host_imports(ld: &mut Loader, extra: &[String], first_slot: usize) {
         broken: false,
     });
     for m in ld.modules.iter_mut().skip(1) {
-        let mut declared: std::collections::HashSet<String> = std::collections::HashSet::new();
-        let mut items = Vec::new();
-        decls::block_decls(&m.ast.body, &mut items);
-        declared.extend(items.iter().map(|d| d.ident().name.clone()));
-        for s in &m.ast.body {
-            if let ast::StmtKind::Import(imp) = &s.kind {
-                match &imp.kind {
-                    ast::ImportKind::Named(list) => declared.extend(list.iter().map(|(_, l)| l.name.clone())),
-                    ast::ImportKind::Namespace(l) => {
-                        declared.insert(l.name.clone());
-                    }
-                    ast::ImportKind::ReExport(_) | ast::ImportKind::ReExportAll => {}
-                }
-            }
-        }
+        let declared = declared_names(&m.ast);
         let base = ld.linker.sources.get(m.file).text.len() as u32 + 1;
         let list: Vec<(ast::Ident, ast::Ident)> = extra
             .iter()

@@ -71,6 +71,14 @@
 //!    [`Scheduler::wait_quiescent`] waits for it on a condvar signalled by
 //!    whoever brings it to zero. Jobs suspended outside the scheduler are
 //!    not counted, so the VM reads quiescence as "finished or deadlocked".
+//!    A *hold* ([`Scheduler::hold`]) counts in `active` like a job without
+//!    being one: a wake source outside the scheduler (the socket poller)
+//!    takes one for each task it will wake later, so the program is
+//!    neither finished nor deadlocked while that task waits, and releases
+//!    it ([`Scheduler::release_hold`]) only *after* the woken task's job
+//!    was queued (or when the wait is cancelled): the count never touches
+//!    zero in between. Cheaper than a timer that never fires (one atomic
+//!    add, no timer map).
 //!
 //! # Threads and shutdown
 //!
@@ -177,6 +185,24 @@ impl<T: Send + 'static> Inner<T> {
     /// before parking).
     fn has_visible_work(&self) -> bool {
         !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+}
+
+/// See [`Scheduler::downgrade`].
+pub struct WeakScheduler<T: Send + 'static> {
+    inner: std::sync::Weak<Inner<T>>,
+}
+
+impl<T: Send + 'static> Clone for WeakScheduler<T> {
+    fn clone(&self) -> Self {
+        WeakScheduler { inner: self.inner.clone() }
+    }
+}
+
+impl<T: Send + 'static> WeakScheduler<T> {
+    /// The scheduler, unless it was dropped.
+    pub fn upgrade(&self) -> Option<Scheduler<T>> {
+        self.inner.upgrade().map(|inner| Scheduler { inner })
     }
 }
 
@@ -302,6 +328,24 @@ impl<T: Send + 'static> Scheduler<T> {
         // The job leaves the scheduler (handed back to the caller).
         inner.job_left();
         Some(job)
+    }
+
+    /// Keeps the scheduler from being quiescent until the matching
+    /// [`Scheduler::release_hold`] (invariant 5).
+    pub fn hold(&self) {
+        self.inner.job_entered();
+    }
+
+    /// Ends one [`Scheduler::hold`]. Whoever releases a hold for a task it
+    /// wakes must queue that task first.
+    pub fn release_hold(&self) {
+        self.inner.job_left();
+    }
+
+    /// A handle that does not keep the scheduler's threads and runner
+    /// alive (for wake sources owned by what the runner owns).
+    pub fn downgrade(&self) -> WeakScheduler<T> {
+        WeakScheduler { inner: Arc::downgrade(&self.inner) }
     }
 
     /// Timers set and neither fired nor cancelled.

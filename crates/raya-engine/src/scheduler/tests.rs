@@ -958,3 +958,26 @@ fn scheduler_measure_1m_trivial_jobs() {
         s.shutdown();
     }
 }
+
+/// A hold keeps the scheduler busy with nothing queued; released after the
+/// held-for job was woken, the count never reaches zero in between.
+#[test]
+fn scheduler_hold_defers_quiescence_until_released() {
+    with_timeout(20, || {
+        let ran = Arc::new(AtomicUsize::new(0));
+        let r2 = ran.clone();
+        let s = Scheduler::new(2, move |_cx: &WorkerCx<u32>, _j: u32| {
+            r2.fetch_add(1, SeqCst);
+        });
+        s.hold();
+        assert!(!s.wait_quiescent_timeout(Duration::from_millis(50)), "a hold is outstanding work");
+        // What a wake source does: queue the woken job, then release.
+        s.wake(7);
+        s.release_hold();
+        assert!(s.wait_quiescent_timeout(Duration::from_secs(10)));
+        assert_eq!(ran.load(SeqCst), 1, "quiescent only after the woken job ran");
+        let weak = s.downgrade();
+        assert!(weak.upgrade().is_some());
+        s.shutdown();
+    });
+}

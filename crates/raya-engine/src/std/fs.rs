@@ -4,7 +4,7 @@
 //!
 //! # Open files
 //!
-//! A `File` is a `Body::Host` whose state ([`FileState`]) is shared with
+//! A `File` is a host object (`vm::host`) whose state ([`FileState`]) is shared with
 //! the pool jobs working on it, under one mutex. The worker only ever
 //! `try_lock`s it: when it is free and the read buffer can answer
 //! (`readLine` with a whole line buffered, `read` with bytes buffered) the
@@ -18,9 +18,9 @@ use super::io::{answer, block_on, block_then_rerun, read_max, IoFailure, ReadBuf
 use super::{Capability, StdModule};
 use crate::builtins::bytes::{alloc_bytes, as_bytes, decode_utf8};
 use crate::sync::Resume;
+use crate::vm::host::{new_host_object, payload_arc, HostClass};
 use crate::vm::native::{arg, NativeCtx};
-use crate::vm::object::{Body, BuiltinKind, HostObject};
-use crate::vm::realm::Builder;
+use crate::vm::object::Body;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::io::{Read, Write};
@@ -46,17 +46,15 @@ pub static MODULE: StdModule = StdModule {
         ("open", open),
     ],
     source: None,
-    classes: Some(classes),
 };
 
-fn classes(b: &mut Builder) -> Vec<(&'static str, Value)> {
-    let file = b.class("File", Value::UNDEFINED, BuiltinKind::Namespace, None, None);
-    b.proto_native(file, "read", file_read);
-    b.proto_native(file, "readLine", file_read_line);
-    b.proto_native(file, "write", file_write);
-    b.proto_native(file, "close", file_close);
-    vec![("fs.File", file)]
-}
+static FILE: HostClass = HostClass {
+    name: "File",
+    methods: &[("read", file_read), ("readLine", file_read_line), ("write", file_write), ("close", file_close)],
+    getters: &[],
+    next: None,
+    inspect: None,
+};
 
 // ---- arguments -------------------------------------------------------------------
 
@@ -366,11 +364,7 @@ fn closed_error(ctx: &mut NativeCtx, syscall: &'static str) -> Value {
 }
 
 fn this_file(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<Arc<FileState>, Value> {
-    let state = match this.as_obj().map(|o| &o.body) {
-        Some(Body::Host(h)) => h.data.clone().downcast::<FileState>().ok(),
-        _ => None,
-    };
-    state.ok_or_else(|| ctx.type_error(format!("File.{method}: this is not a File")))
+    payload_arc::<FileState>(this, &FILE).ok_or_else(|| ctx.type_error(format!("File.{method}: this is not a File")))
 }
 
 /// `open(path, mode = "r")`: `"r"` reads, `"w"` creates or truncates,
@@ -397,8 +391,7 @@ fn open(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Valu
         move || o.open(&path).map_err(|e| IoFailure::new(&e, "open", Some(&path))),
         |rt, file| {
             let state = FileState { inner: Mutex::new(FileInner { file: Some(file), rb: ReadBuf::default() }) };
-            let class = rt.realm.std_class("fs.File");
-            rt.heap.alloc(Body::Host(HostObject { class, data: Arc::new(state), fields: Box::new([]) }))
+            new_host_object(rt, &FILE, Arc::new(state))
         },
     )
 }

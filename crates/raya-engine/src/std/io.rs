@@ -218,6 +218,7 @@ pub fn error_code(e: &std::io::Error) -> (&'static str, &'static str) {
             libc::EBADF => Some(("EBADF", "bad file descriptor")),
             libc::EINVAL => Some(("EINVAL", "invalid argument")),
             libc::EMFILE => Some(("EMFILE", "too many open files")),
+            libc::ENFILE => Some(("ENFILE", "too many open files in system")),
             libc::ENOSPC => Some(("ENOSPC", "no space left on device")),
             libc::EROFS => Some(("EROFS", "read-only file system")),
             libc::ELOOP => Some(("ELOOP", "too many symbolic links encountered")),

@@ -20,12 +20,13 @@
 //! installed: nothing can reach its natives.
 
 pub mod fs;
+pub mod http;
 pub mod io;
+pub mod net;
 pub mod process;
 
 use crate::vm::atom::Atom;
 use crate::vm::object::{Body, Function, Mut, Native, NativeFn, ObjectData, PropMap};
-use crate::vm::realm::Builder;
 use crate::vm::{Runtime, Value};
 
 /// What a built-in module may touch; the embedder grants each one
@@ -88,9 +89,6 @@ impl std::fmt::Debug for Capabilities {
     }
 }
 
-/// Makes a module's classes: `(qualified name, class)` pairs.
-pub type MakeClasses = fn(&mut Builder) -> Vec<(&'static str, Value)>;
-
 /// One built-in module.
 pub struct StdModule {
     /// The name after `std:`.
@@ -101,17 +99,17 @@ pub struct StdModule {
     /// `std:NAME/native`), in global-slot order.
     pub natives: &'static [(&'static str, NativeFn)],
     /// Raya source whose exports are the module's, for modules that call
-    /// back into Raya code (kept under `stdlib/`, `include_str!`-ed).
+    /// back into Raya code (kept beside the module's Rust file,
+    /// `include_str!`-ed).
     pub source: Option<&'static str>,
-    /// Makes the module's classes (`File`), kept in the realm under
-    /// qualified names (`fs.File`, see `Realm::std_class`).
-    pub classes: Option<MakeClasses>,
 }
 
 /// Every built-in module.
 pub static MODULES: &[&StdModule] = &[
     &fs::MODULE,
     &process::MODULE,
+    &net::MODULE,
+    &http::MODULE,
     #[cfg(test)]
     &tests::SELFTEST,
 ];
@@ -137,10 +135,6 @@ pub struct StdLink {
 pub fn install(rt: &mut Runtime, links: &[StdLink]) {
     for link in links {
         let Some(module) = find(link.name) else { continue };
-        if let Some(make) = module.classes {
-            let classes = make(&mut Builder { heap: &mut rt.heap });
-            rt.update_realm(|realm| realm.std_classes.extend(classes));
-        }
         let mut ns = PropMap::new();
         let mut sorted: Vec<(&'static str, Value)> = Vec::new();
         for (i, &(name, f)) in module.natives.iter().enumerate() {
@@ -175,7 +169,6 @@ mod tests {
         name: "selftest",
         capability: None,
         natives: &[("twice", twice)],
-        classes: None,
         source: Some(
             r#"
             import { twice } from "std:selftest/native";
@@ -224,6 +217,23 @@ mod tests {
         assert!(text.contains("module `std:selftest` has no export named `twice`"), "{text}");
         let err = run(r#"import { twice } from "std:selftest/native";"#).expect_err("private");
         assert!(err.to_string().contains("unknown built-in module `std:selftest/native`"), "{err}");
+    }
+
+    #[test]
+    fn fetch_is_a_global_only_where_net_is_granted() {
+        let err = run(r#"report(typeof fetch);"#).expect_err("not granted");
+        let HostError::Compile(e) = err else { panic!("a compile error: {err:?}") };
+        assert!(e.render().contains("cannot find name `fetch`"), "{}", e.render());
+        let vm = Vm::builder().workers(1).allow(Capability::Net).build();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        vm.register_fn("report", move |args| {
+            s.lock().unwrap().push(args[0].clone());
+            Ok(HostValue::Undefined)
+        });
+        let program = vm.compile_source("g.raya", r#"report(typeof fetch);"#).expect("compiles");
+        vm.execute(&program).expect("runs");
+        assert_eq!(*seen.lock().unwrap(), vec![HostValue::String("function".into())]);
     }
 
     #[test]

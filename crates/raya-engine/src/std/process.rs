@@ -13,9 +13,9 @@ use super::{Capability, StdModule};
 use crate::builtins::bytes::{alloc_bytes, as_bytes};
 use crate::sync::Resume;
 use crate::vm::atom::Atom;
+use crate::vm::host::{new_host_object_with, payload_arc, HostClass};
 use crate::vm::native::{arg, NativeCtx};
-use crate::vm::object::{Body, BuiltinKind, HostObject};
-use crate::vm::realm::Builder;
+use crate::vm::object::Body;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::io::{Read, Write};
@@ -28,22 +28,31 @@ pub static MODULE: StdModule = StdModule {
     capability: Some(Capability::Process),
     natives: &[("run", run), ("spawn", spawn)],
     source: None,
-    classes: Some(classes),
 };
 
-fn classes(b: &mut Builder) -> Vec<(&'static str, Value)> {
-    let u = Value::UNDEFINED;
-    let child = b.class("Child", u, BuiltinKind::Namespace, None, None);
-    b.proto_native(child, "wait", child_wait);
-    b.proto_native(child, "kill", child_kill);
-    let input = b.class("ChildStdin", u, BuiltinKind::Namespace, None, None);
-    b.proto_native(input, "write", stdin_write);
-    b.proto_native(input, "close", stdin_close);
-    let output = b.class("ChildOutput", u, BuiltinKind::Namespace, None, None);
-    b.proto_native(output, "readLine", output_read_line);
-    b.proto_native(output, "read", output_read);
-    vec![("process.Child", child), ("process.ChildStdin", input), ("process.ChildOutput", output)]
-}
+static CHILD: HostClass = HostClass {
+    name: "Child",
+    methods: &[("wait", child_wait), ("kill", child_kill)],
+    getters: &[],
+    next: None,
+    inspect: None,
+};
+
+static CHILD_STDIN: HostClass = HostClass {
+    name: "ChildStdin",
+    methods: &[("write", stdin_write), ("close", stdin_close)],
+    getters: &[],
+    next: None,
+    inspect: None,
+};
+
+static CHILD_OUTPUT: HostClass = HostClass {
+    name: "ChildOutput",
+    methods: &[("readLine", output_read_line), ("read", output_read)],
+    getters: &[],
+    next: None,
+    inspect: None,
+};
 
 // ---- arguments -------------------------------------------------------------------
 
@@ -241,12 +250,11 @@ struct OutputInner {
 
 fn host(
     rt: &mut Runtime,
-    class: &str,
+    class: &'static HostClass,
     data: Arc<dyn std::any::Any + Send + Sync>,
     fields: Vec<(Atom, Value)>,
 ) -> Value {
-    let class = rt.realm.std_class(class);
-    rt.heap.alloc(Body::Host(HostObject { class, data, fields: fields.into_boxed_slice() }))
+    new_host_object_with(rt, class, data, fields.into_boxed_slice())
 }
 
 /// `spawn(cmd, args?, { cwd?, env? })`: starts the program with piped
@@ -272,34 +280,35 @@ fn spawn(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Val
                 let stdout = output(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
                 let stderr = output(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
                 let state = Arc::new(ChildState { pid, child: Mutex::new(child), status: Mutex::new(None) });
-                let stdin_v = host(rt, "process.ChildStdin", input, Vec::new());
-                let stdout_v = host(rt, "process.ChildOutput", stdout, Vec::new());
-                let stderr_v = host(rt, "process.ChildOutput", stderr, Vec::new());
+                let stdin_v = host(rt, &CHILD_STDIN, input, Vec::new());
+                let stdout_v = host(rt, &CHILD_OUTPUT, stdout, Vec::new());
+                let stderr_v = host(rt, &CHILD_OUTPUT, stderr, Vec::new());
                 let fields = vec![
                     (Atom::intern("pid"), Value::number(pid as f64)),
                     (Atom::intern("stdin"), stdin_v),
                     (Atom::intern("stdout"), stdout_v),
                     (Atom::intern("stderr"), stderr_v),
                 ];
-                Resume::Value(host(rt, "process.Child", state, fields))
+                Resume::Value(host(rt, &CHILD, state, fields))
             }
             Err(f) => Resume::Throw(f.to_error(rt, trace)),
         },
     )
 }
 
-fn this_data<T: Send + Sync + 'static>(ctx: &mut NativeCtx, this: Value, what: &str) -> Result<Arc<T>, Value> {
-    let data = match this.as_obj().map(|o| &o.body) {
-        Some(Body::Host(h)) => h.data.clone().downcast::<T>().ok(),
-        _ => None,
-    };
-    data.ok_or_else(|| ctx.type_error(format!("{what}: this is not a {}", what.split('.').next().unwrap_or(what))))
+fn this_data<T: Send + Sync + 'static>(
+    ctx: &mut NativeCtx,
+    this: Value,
+    class: &'static HostClass,
+    what: &str,
+) -> Result<Arc<T>, Value> {
+    payload_arc::<T>(this, class).ok_or_else(|| ctx.type_error(format!("{what}: this is not a {}", class.name)))
 }
 
 /// `child.wait()`: the exit code (128 + the signal number if a signal
 /// ended it). Waiting again gives the same code.
 fn child_wait(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let state = this_data::<ChildState>(ctx, this, "Child.wait")?;
+    let state = this_data::<ChildState>(ctx, this, &CHILD, "Child.wait")?;
     if let Some(code) = *state.status.lock() {
         return Ok(Value::number(code as f64));
     }
@@ -341,7 +350,7 @@ const SIGNALS: &[(&str, i32)] = &[
 /// `child.kill(signal = "SIGTERM")`: sends the signal (nothing once the
 /// child was waited for).
 fn child_kill(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let state = this_data::<ChildState>(ctx, this, "Child.kill")?;
+    let state = this_data::<ChildState>(ctx, this, &CHILD, "Child.kill")?;
     let s = arg(args, 0);
     let name = if s.is_undefined() { "SIGTERM" } else { ops::as_str(s).unwrap_or("") };
     let Some(&(_, sig)) = SIGNALS.iter().find(|(n, _)| *n == name) else {
@@ -372,7 +381,7 @@ fn child_kill(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value,
 /// has taken every byte into its pipe. `EPIPE` if it no longer reads;
 /// `EBADF` after `close()`.
 fn stdin_write(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let state = this_data::<InputState>(ctx, this, "ChildStdin.write")?;
+    let state = this_data::<InputState>(ctx, this, &CHILD_STDIN, "ChildStdin.write")?;
     let v = arg(args, 0);
     let data = match (ops::as_str(v), as_bytes(v)) {
         (Some(s), _) => s.as_bytes().to_vec(),
@@ -404,7 +413,7 @@ fn stdin_write(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value
 /// `child.stdin.close()`: the child sees end of input. Closing again does
 /// nothing.
 fn stdin_close(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let state = this_data::<InputState>(ctx, this, "ChildStdin.close")?;
+    let state = this_data::<InputState>(ctx, this, &CHILD_STDIN, "ChildStdin.close")?;
     if let Some(mut g) = state.pipe.try_lock() {
         g.take();
         return Ok(Value::UNDEFINED);
@@ -420,7 +429,7 @@ fn stdin_close(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Valu
 
 /// `child.stdout.readLine()` / `child.stderr.readLine()`.
 fn output_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let state = this_data::<OutputState>(ctx, this, "ChildOutput.readLine")?;
+    let state = this_data::<OutputState>(ctx, this, &CHILD_OUTPUT, "ChildOutput.readLine")?;
     if let Some(mut g) = state.inner.try_lock() {
         if let Some(r) = g.rb.try_line() {
             drop(g);
@@ -435,7 +444,7 @@ fn output_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result
 
 /// `child.stdout.read(max?)` / `child.stderr.read(max?)`.
 fn output_read(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let state = this_data::<OutputState>(ctx, this, "ChildOutput.read")?;
+    let state = this_data::<OutputState>(ctx, this, &CHILD_OUTPUT, "ChildOutput.read")?;
     let max = read_max(ctx, arg(args, 0), "ChildOutput.read")?;
     if let Some(mut g) = state.inner.try_lock() {
         if let Some(r) = g.rb.try_bytes(max) {

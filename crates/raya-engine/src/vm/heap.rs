@@ -315,6 +315,7 @@ impl Marker {
                 IterState::Channel { ch, .. } => self.mark(*ch),
                 IterState::Str { s, .. } => self.mark(*s),
                 IterState::Map { map, .. } => self.mark(*map),
+                IterState::Host { obj } => self.mark(*obj),
             },
         }
     }

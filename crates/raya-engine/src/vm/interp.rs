@@ -721,6 +721,7 @@ impl<'rt> TaskInterpreter<'rt> {
             Some(Body::Map(_)) => IterState::Map { map: v, next: 0, kind: 2 },
             Some(Body::Set(_)) => IterState::Map { map: v, next: 0, kind: 0 },
             Some(Body::Channel(_)) => IterState::Channel { ch: v, waiting: false },
+            Some(Body::Host(h)) if h.desc.next.is_some() => IterState::Host { obj: v },
             Some(Body::Iter(_)) => return Ok(v),
             _ => return Err(Fault::Type(format!("{} is not iterable", describe_iterable(v)))),
         };
@@ -733,6 +734,8 @@ impl<'rt> TaskInterpreter<'rt> {
             return None;
         };
         match &mut *st.lock() {
+            // Outside `for`-`of` (spread): nothing, as it could wait.
+            IterState::Host { .. } => None,
             IterState::Channel { ch, .. } => {
                 // Outside `for`-`of` (spread, `Array.from`): only what can
                 // be received without waiting.
@@ -1006,7 +1009,9 @@ impl<'rt> TaskInterpreter<'rt> {
                                 if w.reruns_call() {
                                     // Waits on tasks (and on I/O that
                                     // fills a buffer) re-run the call when
-                                    // woken (it then finds them settled).
+                                    // woken (it then finds them settled);
+                                    // so do socket waits (the native tries
+                                    // its syscall again).
                                     ip = unsafe { ip.sub(1) };
                                     save_pc!();
                                 }
@@ -1794,6 +1799,45 @@ impl<'rt> TaskInterpreter<'rt> {
                                         let w = crate::sync::channel::RecvWait(c.clone());
                                         return Ok(RunOutcome::Suspended(Wait::Object(Box::new(w))));
                                     }
+                                }
+                                continue;
+                            }
+                            let host = match &*st.lock() {
+                                IterState::Host { obj } => Some(*obj),
+                                _ => None,
+                            };
+                            if let Some(obj) = host {
+                                // `for (const x of hostObj)`: call the
+                                // class's `next` until it returns null. A
+                                // suspended `next` re-runs this whole
+                                // instruction when woken (its waits re-run
+                                // the call, see `HostClass::next`).
+                                let Some(Body::Host(h)) = obj.as_obj().map(|o| &o.body) else {
+                                    fault!(Fault::Type("internal: not a host object".into()));
+                                };
+                                let Some(next) = h.desc.next else {
+                                    fault!(Fault::Type("internal: not iterable".into()));
+                                };
+                                task.native_ip.set(ip as usize);
+                                let mut ctx = NativeCtx { rt: self.rt, task };
+                                let result = next(&mut ctx, obj, &[]);
+                                task.native_ip.set(0);
+                                match result {
+                                    Err(e) => fault!(Fault::Thrown(e)),
+                                    Ok(_) if self.rt.suspend.is_some() => {
+                                        let w = self.rt.suspend.take().expect("checked");
+                                        debug_assert!(
+                                            w.reruns_call(),
+                                            "a host iterator waits only with re-running waits"
+                                        );
+                                        task.resume_dst = (base + dst as usize) as u32;
+                                        ip = unsafe { ip.sub(1) };
+                                        save_pc!();
+                                        *budget = left;
+                                        return Ok(RunOutcome::Suspended(w));
+                                    }
+                                    Ok(v) if v.is_nullish() => jump!(off),
+                                    Ok(v) => set!(dst, v),
                                 }
                                 continue;
                             }

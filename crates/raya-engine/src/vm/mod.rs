@@ -16,6 +16,7 @@
 
 pub mod atom;
 pub mod heap;
+pub mod host;
 pub mod interp;
 pub mod link;
 pub mod native;

@@ -262,9 +262,9 @@ pub enum Body {
     Semaphore(Arc<crate::sync::mutex::SemaphoreCell>),
     /// A `Uint8Array`.
     Bytes(Bytes),
-    /// An object of a built-in module that holds Rust state (an open file,
-    /// a child process): its methods are its class's.
-    Host(HostObject),
+    /// An object backed by Rust state (a socket, an open file, a child
+    /// process); see `vm::host`.
+    Host(super::host::HostObj),
 }
 
 impl Body {
@@ -357,17 +357,6 @@ impl Bytes {
     pub fn to_vec(&self) -> Vec<u8> {
         self.with(|b| b.to_vec())
     }
-}
-
-/// See [`Body::Host`]. `data` is shared with the natives working on the
-/// object, including blocking-pool jobs; it must hold no `Value` (the
-/// collector does not look inside it).
-pub struct HostObject {
-    pub class: Value,
-    pub data: Arc<dyn std::any::Any + Send + Sync>,
-    /// Read-only own properties, fixed when the object is made (a child
-    /// process's `pid`, `stdin`, ...).
-    pub fields: Box<[(Atom, Value)]>,
 }
 
 /// An immutable string with JavaScript (UTF-16) length semantics.
@@ -700,6 +689,8 @@ pub enum IterState {
     Str { s: Value, next: usize },
     /// Maps: entry index; `kind` 0 = keys, 1 = values, 2 = [k, v] entries.
     Map { map: Value, next: usize, kind: u8 },
+    /// A host object whose class has a `next` native (`vm::host`).
+    Host { obj: Value },
     /// Channels (`for (const v of ch)`): receives until closed and
     /// drained. `waiting`: the `IterNext` suspended and its value (null =
     /// closed) was delivered into its destination register.

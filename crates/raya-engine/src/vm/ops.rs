@@ -491,12 +491,10 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
             }
             from_method(&realm.methods.bytes, key)
         }
-        Body::Host(h) => {
-            match h.fields.iter().find(|(k, _)| *k == key).map(|&(_, v)| v).or_else(|| lookup_proto(h.class, key)) {
-                Some(v) => from_slot(v),
-                None => from_method(&realm.methods.object, key),
-            }
-        }
+        Body::Host(h) => match h.field(key).or_else(|| lookup_proto(h.class, key)) {
+            Some(v) => from_slot(v),
+            None => from_method(&realm.methods.object, key),
+        },
         _ => Got::Value(Value::UNDEFINED),
     })
 }

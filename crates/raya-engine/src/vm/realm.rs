@@ -148,25 +148,11 @@ pub struct Realm {
     pub globals: Vec<Value>,
     pub classes: Classes,
     pub methods: Methods,
-    /// Classes of the built-in modules the program imports (`fs.File`),
-    /// by qualified name; see `crate::std`.
-    pub std_classes: Vec<(&'static str, Value)>,
-}
-
-impl Realm {
-    /// The built-in module class `name` (`"fs.File"`); undefined if its
-    /// module is not installed.
-    pub fn std_class(&self, name: &str) -> Value {
-        self.std_classes.iter().find(|(n, _)| *n == name).map_or(Value::UNDEFINED, |&(_, v)| v)
-    }
 }
 
 impl Realm {
     pub fn mark_roots(&self, m: &mut Marker) {
         m.mark_all(&self.globals);
-        for &(_, v) in &self.std_classes {
-            m.mark(v);
-        }
         let c = &self.classes;
         m.mark_all(&[
             c.object,

@@ -148,6 +148,8 @@ pub struct World {
     pub live_tasks: TaskTable,
     /// Failed tasks whose error nobody observed yet, in failure order.
     pub failed_tasks: Mutex<Vec<Value>>,
+    /// Classes of host objects made so far (`vm::host`): GC roots.
+    pub host_classes: super::host::HostClasses,
 }
 
 impl World {
@@ -158,6 +160,7 @@ impl World {
         self.live_tasks.mark(m);
         m.mark_all(&self.failed_tasks.lock());
         self.realm.lock().mark_roots(m);
+        m.mark_all(&self.host_classes.values());
     }
 }
 
@@ -215,6 +218,7 @@ impl Runtime {
             stdout_closed: AtomicBool::new(false),
             live_tasks: Default::default(),
             failed_tasks: Default::default(),
+            host_classes: Default::default(),
         });
         let rt = Runtime {
             heap,

@@ -1,0 +1,468 @@
+//! The socket poller: a wake source beside the scheduler's timer thread.
+//! `design/io.md` ("Sockets") is the long version of this comment.
+//!
+//! One [`Poller`] per running program, started on the first socket. Its
+//! thread owns a `mio::Poll`; every socket is a [`Source`], registered
+//! edge-triggered for reading and writing under a token that is never
+//! reused (a stale event for a closed socket finds nothing in the map).
+//!
+//! # How a socket call waits
+//!
+//! A native loads the direction's event count ([`Source::events`]) BEFORE
+//! its non-blocking syscall. On `WouldBlock` it suspends the task with an
+//! [`IoWait`] carrying that count. When woken it is simply called again
+//! with the same arguments ([`IoWait`] re-runs the call), and tries again.
+//!
+//! **No lost readiness.** [`IoWait::register`] takes the source's lock and
+//! compares the count: if it moved (an event arrived after the syscall
+//! began) or the source is closed, it claims the task itself and returns
+//! `Ready(Retry)`; else it stores the waiter. The poller, on an event,
+//! increments the count and THEN takes the lock and takes the waiters. So
+//! either the registration sees the new count or the poller sees the
+//! waiter. An event that came before the count was loaded is one the
+//! syscall itself saw (the data was already there).
+//!
+//! **Holds.** Each stored waiter owns one scheduler hold
+//! ([`WakeSink::hold`]): a task waiting on a socket keeps the program from
+//! ending or reporting a deadlock. Ownership is "the waiter is in the
+//! list": whoever takes it out (an event, `close`, the cancel hook)
+//! releases the hold, after queueing the task it woke.
+//!
+//! **Closing.** [`Source::close`] marks the source closed under the lock,
+//! takes every waiter and wakes it (the natives re-run and see the closed
+//! state), deregisters, and drops the socket once no native uses it
+//! ([`Source::enter`]: natives hold a guard for the duration of a
+//! syscall, so an fd is never closed under a running syscall and never
+//! reused by accident).
+
+use crate::sync::{Registered, Resume, TaskCell, Timer, WaitObject, Waiter};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use parking_lot::Mutex;
+use std::borrow::Cow;
+use std::cell::UnsafeCell;
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+
+/// Where the poller sends the tasks it wakes: the program's scheduler.
+pub trait WakeSink: Send + Sync + 'static {
+    /// Queues a task that was claimed and given its resume.
+    fn wake(&self, task: Arc<TaskCell>);
+    /// Keeps the program from being quiescent (one per stored waiter).
+    fn hold(&self);
+    /// Ends one [`WakeSink::hold`].
+    fn release_hold(&self);
+}
+
+/// Which readiness a wait is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Read = 0,
+    Write = 1,
+}
+
+/// The socket of a [`Source`].
+pub enum Sock {
+    Listener(std::net::TcpListener),
+    Stream(std::net::TcpStream),
+}
+
+impl Sock {
+    fn raw_fd(&self) -> RawFd {
+        match self {
+            Sock::Listener(l) => l.as_raw_fd(),
+            Sock::Stream(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    /// Waiters per direction. Each one owns a hold (see the module docs).
+    waiters: [Vec<Waiter>; 2],
+    closed: bool,
+    /// Tasks whose wait was ended by `close` and that have not re-run yet
+    /// (so a read woken by close returns end-of-stream, while a new call
+    /// on a closed socket is an error). Task ids.
+    woken_by_close: Vec<u32>,
+}
+
+/// `users` bit: the source is closed; no new [`Source::enter`] succeeds.
+const CLOSED: usize = 1 << (usize::BITS - 1);
+
+/// One registered socket.
+pub struct Source {
+    token: usize,
+    fd: RawFd,
+    /// Readiness events seen per direction (see the module docs).
+    events: [AtomicU64; 2],
+    state: Mutex<State>,
+    poller: Arc<PollerShared>,
+    /// Natives inside a syscall on `sock`, plus [`CLOSED`].
+    users: AtomicUsize,
+    /// The socket was dropped (exactly one thread does it).
+    dropped: AtomicBool,
+    /// Read only between a successful `enter` and its guard's drop, and
+    /// taken only by the thread that brings `users` to `CLOSED | 0` and
+    /// wins `dropped`: then nobody holds a guard, and none can get one.
+    sock: UnsafeCell<Option<Sock>>,
+}
+
+// SAFETY: `sock` is shared only through guards (shared references to a
+// `Sync` socket) and taken once when no guard exists (see `sock`).
+unsafe impl Sync for Source {}
+
+/// The socket of a source, usable until the guard drops.
+pub struct SockGuard<'a> {
+    src: &'a Source,
+}
+
+impl std::ops::Deref for SockGuard<'_> {
+    type Target = Sock;
+    fn deref(&self) -> &Sock {
+        // SAFETY: a guard exists, so the socket is not taken (see `sock`).
+        unsafe { (*self.src.sock.get()).as_ref().expect("socket present while guarded") }
+    }
+}
+
+impl Drop for SockGuard<'_> {
+    fn drop(&mut self) {
+        self.src.leave();
+    }
+}
+
+impl Source {
+    /// Registers `sock` (already non-blocking) with `poller`.
+    pub fn new(poller: &Poller, sock: Sock) -> std::io::Result<Arc<Source>> {
+        let shared = &poller.shared;
+        let token = shared.next_token.fetch_add(1, Ordering::Relaxed);
+        let fd = sock.raw_fd();
+        let src = Arc::new(Source {
+            token,
+            fd,
+            events: [AtomicU64::new(0), AtomicU64::new(0)],
+            state: Mutex::new(State::default()),
+            poller: shared.clone(),
+            users: AtomicUsize::new(0),
+            dropped: AtomicBool::new(false),
+            sock: UnsafeCell::new(Some(sock)),
+        });
+        // In the map before the registration, so the first event finds it.
+        shared.sources.lock().insert(token, Arc::downgrade(&src));
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(e) = shared.registry.register(&mut SourceFd(&fd), Token(token), interest) {
+            shared.sources.lock().remove(&token);
+            return Err(e);
+        }
+        Ok(src)
+    }
+
+    /// The event count of `dir`: load it before the syscall whose
+    /// `WouldBlock` the wait is for.
+    pub fn events(&self, dir: Direction) -> u64 {
+        self.events[dir as usize].load(Ordering::SeqCst)
+    }
+
+    /// The socket for one syscall, or None once closed.
+    pub fn enter(&self) -> Option<SockGuard<'_>> {
+        let n = self.users.fetch_add(1, Ordering::Acquire);
+        if n & CLOSED != 0 {
+            self.leave();
+            return None;
+        }
+        Some(SockGuard { src: self })
+    }
+
+    fn leave(&self) {
+        let prev = self.users.fetch_sub(1, Ordering::AcqRel);
+        if prev == CLOSED | 1 {
+            self.drop_sock();
+        }
+    }
+
+    /// Called when `users` reached `CLOSED | 0`; a failed `enter` may
+    /// bring it there again, so `dropped` picks one thread.
+    fn drop_sock(&self) {
+        if !self.dropped.swap(true, Ordering::AcqRel) {
+            // SAFETY: see `sock`: closed, no guard, and this thread won.
+            let sock = unsafe { (*self.sock.get()).take() };
+            drop(sock);
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.users.load(Ordering::Acquire) & CLOSED != 0
+    }
+
+    /// If task `id` was waiting when the source was closed, forgets that
+    /// and returns true (its re-run reports end-of-stream, not an error).
+    pub fn take_woken_by_close(&self, id: u32) -> bool {
+        let mut st = self.state.lock();
+        match st.woken_by_close.iter().position(|&t| t == id) {
+            Some(i) => {
+                st.woken_by_close.swap_remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Closes the source: wakes every waiter (claimed tasks go to `woken`,
+    /// to be queued by the calling worker), deregisters, and drops the
+    /// socket once no syscall uses it. False if it was already closed.
+    ///
+    /// The holds of the woken waiters are released here, before the
+    /// caller's worker queues `woken`: sound because the caller is itself
+    /// a running job (counted as active until after its woken tasks are
+    /// queued, scheduler invariant 5).
+    pub fn close(&self, woken: &mut Vec<Arc<TaskCell>>) -> bool {
+        let guard = self.enter();
+        let taken = {
+            let mut st = self.state.lock();
+            if st.closed {
+                return false;
+            }
+            st.closed = true;
+            let mut taken = std::mem::take(&mut st.waiters[0]);
+            taken.append(&mut st.waiters[1]);
+            for w in &taken {
+                st.woken_by_close.push(w.task.id);
+            }
+            taken
+        };
+        if guard.is_some() {
+            // While the guard keeps the fd open.
+            let _ = self.poller.registry.deregister(&mut SourceFd(&self.fd));
+        }
+        self.poller.sources.lock().remove(&self.token);
+        let prev = self.users.fetch_or(CLOSED, Ordering::AcqRel);
+        if prev & !CLOSED == 0 {
+            self.drop_sock();
+        }
+        drop(guard);
+        for w in &taken {
+            if w.claim() {
+                w.task.cancel_hook.lock().take();
+                w.deliver(Resume::Retry, woken);
+            }
+        }
+        for _ in &taken {
+            self.poller.sink.release_hold();
+        }
+        true
+    }
+
+    /// The poller's side: an event for `dir` arrived.
+    fn fire(&self, dir: Direction, scratch: &mut Vec<Waiter>) {
+        // Count first, then look for waiters (see the module docs).
+        self.events[dir as usize].fetch_add(1, Ordering::SeqCst);
+        {
+            let mut st = self.state.lock();
+            if st.waiters[dir as usize].is_empty() {
+                return;
+            }
+            // Swapped, not taken: both vectors keep their capacity, so
+            // steady-state waits allocate nothing here.
+            std::mem::swap(&mut st.waiters[dir as usize], scratch);
+        }
+        let sink = &self.poller.sink;
+        for w in scratch.iter() {
+            if w.claim() {
+                w.task.cancel_hook.lock().take();
+                *w.task.resume.lock() = Some(Resume::Retry);
+                sink.wake(w.task.clone());
+            }
+        }
+        // After the wake-ups are queued (the program never looks
+        // quiescent in between).
+        for _ in scratch.iter() {
+            sink.release_hold();
+        }
+        scratch.clear();
+    }
+
+    /// The cancel hook of a stored waiter: takes it out if it is still
+    /// there (an event or `close` may have taken it first) and releases
+    /// its hold.
+    fn cancel_waiter(&self, dir: Direction, task: &Arc<TaskCell>, gen: u64) {
+        let removed = {
+            let mut st = self.state.lock();
+            let list = &mut st.waiters[dir as usize];
+            match list.iter().position(|w| Arc::ptr_eq(&w.task, task) && w.gen == gen) {
+                Some(i) => {
+                    list.swap_remove(i);
+                    true
+                }
+                None => false,
+            }
+        };
+        if removed {
+            self.poller.sink.release_hold();
+        }
+    }
+
+    /// Waiters stored now (tests).
+    #[cfg(test)]
+    fn waiting(&self, dir: Direction) -> usize {
+        self.state.lock().waiters[dir as usize].len()
+    }
+}
+
+impl Drop for Source {
+    fn drop(&mut self) {
+        // Unreachable (a script object collected without `close()`): the
+        // socket closes as `sock` drops, which also takes the fd out of
+        // the epoll set. No waiter can be left (each holds the source).
+        self.poller.sources.lock().remove(&self.token);
+    }
+}
+
+/// A task suspended until `source` is ready for `dir`.
+pub struct IoWait {
+    pub source: Arc<Source>,
+    pub dir: Direction,
+    /// The event count loaded before the syscall that would block.
+    pub seen: u64,
+    pub what: &'static str,
+}
+
+impl WaitObject for IoWait {
+    fn register(&self, w: Waiter, _woken: &mut Vec<Arc<TaskCell>>, _timers: &mut Vec<Timer>) -> Registered {
+        let src = &self.source;
+        let d = self.dir as usize;
+        let mut st = src.state.lock();
+        if st.closed || src.events[d].load(Ordering::SeqCst) != self.seen {
+            // Readiness (or a close) came after the syscall began: re-run.
+            return if w.claim() { Registered::Ready(Resume::Retry) } else { Registered::Queued };
+        }
+        st.waiters[d].push(w.clone());
+        src.poller.sink.hold();
+        let (s2, task, gen, dir) = (src.clone(), w.task.clone(), w.gen, self.dir);
+        *w.task.cancel_hook.lock() = Some(Box::new(move || s2.cancel_waiter(dir, &task, gen)));
+        // A canceller that claimed the task before the hook was set did not
+        // run it: then the waiter is ours to take back. (Its claim and this
+        // check are SeqCst; a later claim finds the hook.)
+        if !w.is_live() {
+            if let Some(i) = st.waiters[d].iter().position(|x| Arc::ptr_eq(&x.task, &w.task) && x.gen == w.gen) {
+                st.waiters[d].swap_remove(i);
+                drop(st);
+                src.poller.sink.release_hold();
+            }
+        }
+        Registered::Queued
+    }
+
+    fn describe(&self) -> Cow<'static, str> {
+        Cow::Borrowed(self.what)
+    }
+
+    fn roots(&self) -> Vec<crate::vm::Value> {
+        Vec::new()
+    }
+
+    fn reruns_call(&self) -> bool {
+        true
+    }
+}
+
+struct PollerShared {
+    registry: mio::Registry,
+    /// Weak: a source lives as long as a script object (or a waiter's
+    /// cancel hook) references it; the map only finds it for events.
+    sources: Mutex<HashMap<usize, Weak<Source>>>,
+    next_token: AtomicUsize,
+    sink: Arc<dyn WakeSink>,
+    stop: AtomicBool,
+    waker: mio::Waker,
+}
+
+/// The token of the poller's own waker (stop).
+const WAKER: Token = Token(0);
+
+/// A running poller thread (see the module docs).
+pub struct Poller {
+    shared: Arc<PollerShared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Poller {
+    /// Starts the poller thread.
+    pub fn start(sink: Arc<dyn WakeSink>) -> std::io::Result<Poller> {
+        let poll = Poll::new()?;
+        let registry = poll.registry().try_clone()?;
+        let waker = mio::Waker::new(poll.registry(), WAKER)?;
+        let shared = Arc::new(PollerShared {
+            registry,
+            sources: Mutex::new(HashMap::new()),
+            next_token: AtomicUsize::new(1),
+            sink,
+            stop: AtomicBool::new(false),
+            waker,
+        });
+        let s2 = shared.clone();
+        let thread = std::thread::Builder::new().name("raya-poller".into()).spawn(move || poller_main(poll, s2))?;
+        Ok(Poller { shared, thread: Mutex::new(Some(thread)) })
+    }
+
+    /// Stops and joins the thread; forgets every source (their sockets
+    /// close when the last reference, a script object's, is dropped).
+    pub fn stop(&self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        let _ = self.shared.waker.wake();
+        if let Some(t) = self.thread.lock().take() {
+            let _ = t.join();
+        }
+        self.shared.sources.lock().clear();
+    }
+}
+
+impl Drop for Poller {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn poller_main(mut poll: Poll, shared: Arc<PollerShared>) {
+    let mut events = Events::with_capacity(1024);
+    let mut fired: Vec<(Arc<Source>, bool, bool)> = Vec::with_capacity(1024);
+    let mut scratch: Vec<Waiter> = Vec::new();
+    while !shared.stop.load(Ordering::SeqCst) {
+        if let Err(e) = poll.poll(&mut events, None) {
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            eprintln!("raya: socket poller failed: {e}");
+            return;
+        }
+        {
+            let map = shared.sources.lock();
+            for ev in events.iter() {
+                if ev.token() == WAKER {
+                    continue;
+                }
+                if let Some(src) = map.get(&ev.token().0).and_then(Weak::upgrade) {
+                    // Errors and hang-ups wake both sides: the re-run
+                    // syscall reports them.
+                    let bad = ev.is_error() || ev.is_read_closed() && ev.is_write_closed();
+                    let r = ev.is_readable() || ev.is_read_closed() || bad;
+                    let w = ev.is_writable() || ev.is_write_closed() || bad;
+                    fired.push((src, r, w));
+                }
+            }
+        }
+        for (src, r, w) in fired.drain(..) {
+            if r {
+                src.fire(Direction::Read, &mut scratch);
+            }
+            if w {
+                src.fire(Direction::Write, &mut scratch);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

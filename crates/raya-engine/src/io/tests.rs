@@ -1,0 +1,193 @@
+//! The poller's invariants, modelled with threads: a readiness event
+//! racing a registration never loses the wake-up, close wakes every
+//! waiter, cancellation releases the hold.
+
+use super::*;
+use crate::vm::task::Task;
+use std::io::{Read, Write};
+use std::sync::atomic::AtomicIsize;
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct TestSink {
+    holds: AtomicIsize,
+    woken: Mutex<Vec<Arc<TaskCell>>>,
+}
+
+impl WakeSink for TestSink {
+    fn wake(&self, task: Arc<TaskCell>) {
+        self.woken.lock().push(task);
+    }
+    fn hold(&self) {
+        self.holds.fetch_add(1, Ordering::SeqCst);
+    }
+    fn release_hold(&self) {
+        let before = self.holds.fetch_sub(1, Ordering::SeqCst);
+        assert!(before > 0, "a hold released twice");
+    }
+}
+
+fn setup() -> (Arc<TestSink>, Poller, Arc<Source>, std::net::TcpStream) {
+    let sink = Arc::new(TestSink::default());
+    let poller = Poller::start(sink.clone()).expect("poller");
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let peer = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+    let (mine, _) = l.accept().unwrap();
+    mine.set_nonblocking(true).unwrap();
+    let src = Source::new(&poller, Sock::Stream(mine)).expect("register");
+    (sink, poller, src, peer)
+}
+
+fn new_task() -> Arc<TaskCell> {
+    Arc::new(TaskCell::new(1, Box::new(Task::new(1))))
+}
+
+/// What a worker does: arm, register the wait; a `Ready` is a wake-up too.
+fn park(task: &Arc<TaskCell>, wait: &IoWait) -> bool {
+    let gen = task.token.arm();
+    let w = Waiter { task: task.clone(), gen, tag: 0 };
+    matches!(wait.register(w, &mut Vec::new(), &mut Vec::new()), Registered::Ready(Resume::Retry))
+}
+
+/// The race of the module docs, with the poller's `fire` on another
+/// thread at every possible point around the registration: exactly one
+/// side wakes the task, every time, and no hold is left behind.
+#[test]
+fn io_readiness_racing_a_registration_is_never_lost() {
+    let (sink, poller, src, _peer) = setup();
+    for i in 0..20_000 {
+        let task = new_task();
+        let seen = src.events(Direction::Read);
+        let wait = IoWait { source: src.clone(), dir: Direction::Read, seen, what: "test" };
+        let ready = std::thread::scope(|s| {
+            let s2 = src.clone();
+            let firer = s.spawn(move || s2.fire(Direction::Read, &mut Vec::new()));
+            if i % 2 == 0 {
+                std::hint::spin_loop();
+            }
+            let ready = park(&task, &wait);
+            firer.join().unwrap();
+            ready
+        });
+        let by_poller = sink.woken.lock().drain(..).count();
+        assert_eq!(ready as usize + by_poller, 1, "iteration {i}: ready {ready}, poller woke {by_poller}");
+        assert_eq!(sink.holds.load(Ordering::SeqCst), 0, "iteration {i}: holds balanced");
+        assert_eq!(src.waiting(Direction::Read), 0);
+    }
+    poller.stop();
+}
+
+/// The same race end to end: a real peer writes while the task suspends
+/// on `WouldBlock`; the poller thread must wake it every time.
+#[test]
+fn io_real_socket_wakeups_are_never_lost() {
+    let (sink, poller, src, mut peer) = setup();
+    let deadline = Duration::from_secs(10);
+    for i in 0..300 {
+        let task = new_task();
+        let seen = src.events(Direction::Read);
+        let mut buf = [0u8; 16];
+        let got = {
+            let g = src.enter().unwrap();
+            let Sock::Stream(s) = &*g else { unreachable!() };
+            (&*s).read(&mut buf)
+        };
+        assert!(matches!(got, Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock), "{got:?}");
+        let writer = std::thread::spawn({
+            let mut p = peer.try_clone().unwrap();
+            move || p.write_all(&[i as u8]).unwrap()
+        });
+        let wait = IoWait { source: src.clone(), dir: Direction::Read, seen, what: "test" };
+        let ready = park(&task, &wait);
+        writer.join().unwrap();
+        if !ready {
+            let start = Instant::now();
+            while sink.woken.lock().is_empty() {
+                assert!(start.elapsed() < deadline, "iteration {i}: the wake-up was lost");
+                std::thread::yield_now();
+            }
+            assert_eq!(sink.woken.lock().drain(..).count(), 1);
+        }
+        // The re-run finds the byte.
+        let g = src.enter().unwrap();
+        let Sock::Stream(s) = &*g else { unreachable!() };
+        let start = Instant::now();
+        loop {
+            match (&*s).read(&mut buf) {
+                Ok(1) => break,
+                Ok(n) => panic!("read {n}"),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    assert!(start.elapsed() < deadline);
+                    std::thread::yield_now();
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(buf[0], i as u8);
+        assert_eq!(sink.holds.load(Ordering::SeqCst), 0);
+    }
+    peer.flush().unwrap();
+    poller.stop();
+}
+
+#[test]
+fn io_close_wakes_every_waiter_and_drops_the_socket() {
+    let (sink, poller, src, mut peer) = setup();
+    let (a, b) = (new_task(), new_task());
+    let seen_r = src.events(Direction::Read);
+    assert!(!park(&a, &IoWait { source: src.clone(), dir: Direction::Read, seen: seen_r, what: "r" }));
+    let seen_w = src.events(Direction::Write);
+    assert!(!park(&b, &IoWait { source: src.clone(), dir: Direction::Write, seen: seen_w, what: "w" }));
+    assert_eq!(sink.holds.load(Ordering::SeqCst), 2);
+    let mut woken = Vec::new();
+    assert!(src.close(&mut woken));
+    assert_eq!(woken.len(), 2, "both waiters woken");
+    assert!(woken.iter().all(|t| matches!(*t.resume.lock(), Some(Resume::Retry))));
+    assert_eq!(sink.holds.load(Ordering::SeqCst), 0);
+    assert!(src.enter().is_none(), "closed");
+    assert!(src.take_woken_by_close(1));
+    assert!(!src.close(&mut woken), "closing twice does nothing");
+    // The fd was closed: the peer sees end of stream.
+    peer.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut buf = [0u8; 4];
+    assert_eq!(peer.read(&mut buf).unwrap(), 0);
+    // A registration after the close is decided at once.
+    let c = new_task();
+    let seen = src.events(Direction::Read);
+    assert!(park(&c, &IoWait { source: src.clone(), dir: Direction::Read, seen, what: "r" }));
+    poller.stop();
+}
+
+#[test]
+fn io_cancel_releases_the_hold() {
+    let (sink, poller, src, _peer) = setup();
+    let t = new_task();
+    let seen = src.events(Direction::Read);
+    assert!(!park(&t, &IoWait { source: src.clone(), dir: Direction::Read, seen, what: "r" }));
+    assert_eq!(sink.holds.load(Ordering::SeqCst), 1);
+    assert!(t.request_cancel(), "the canceller claims the wait");
+    assert_eq!(sink.holds.load(Ordering::SeqCst), 0, "the cancel hook released the hold");
+    assert_eq!(src.waiting(Direction::Read), 0);
+    // A later event finds nothing to release.
+    src.fire(Direction::Read, &mut Vec::new());
+    assert_eq!(sink.holds.load(Ordering::SeqCst), 0);
+    assert!(sink.woken.lock().is_empty());
+    poller.stop();
+}
+
+/// A cancel that claims the task between arming and registering (so it
+/// finds no hook to run) leaves no hold behind.
+#[test]
+fn io_cancel_before_registration_leaves_no_hold() {
+    let (sink, poller, src, _peer) = setup();
+    let t = new_task();
+    let gen = t.token.arm();
+    assert!(t.request_cancel());
+    let seen = src.events(Direction::Read);
+    let wait = IoWait { source: src.clone(), dir: Direction::Read, seen, what: "r" };
+    let r = wait.register(Waiter { task: t.clone(), gen, tag: 0 }, &mut Vec::new(), &mut Vec::new());
+    assert!(matches!(r, Registered::Queued));
+    assert_eq!(sink.holds.load(Ordering::SeqCst), 0);
+    assert_eq!(src.waiting(Direction::Read), 0);
+    poller.stop();
+}
