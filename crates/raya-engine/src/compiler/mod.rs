@@ -411,6 +411,7 @@ impl Loader {
                 // alike; it has no code and is never visited.
                 let natives = self.add_module(natives_name, String::new(), PathBuf::from("."));
                 self.linker.modules[natives].exports = exports;
+                self.linker.modules[natives].type_exports = module.types.iter().map(|t| t.to_string()).collect();
                 self.state[natives] = Visit::Done;
                 let source = module.source.map(|text| {
                     let m = self.add_module(format!("std:{}", module.name), text.to_string(), PathBuf::from("."));
@@ -549,14 +550,9 @@ fn compile_main(path: PathBuf, name: String, text: String, opts: &CompileOptions
 
 /// Globals defined by a built-in module: (name, module after `std:`).
 /// See `Loader::add_std_global_imports`.
-const STD_GLOBALS: &[(&str, &str)] = &[("fetch", "http")];
+const STD_GLOBALS: &[(&str, &str)] =
+    &[("fetch", "http"), ("Request", "http"), ("Response", "http"), ("Headers", "http")];
 
-/// Makes the extra globals visible to every loaded module but the prelude:
-/// a hidden module `<host>` exports them (their slots come right after the
-/// built-ins), and each module gets a synthetic `import { .. } from
-/// "<host>"` of the names it does not declare itself. The synthetic
-/// spans lie past the end of the module's text, so they collide with no
-/// real token.
 /// The names a module binds at its top level: its declarations and what
 /// it imports (re-exports bind nothing locally).
 fn declared_names(ast: &ast::Program) -> std::collections::HashSet<String> {
@@ -577,6 +573,12 @@ fn declared_names(ast: &ast::Program) -> std::collections::HashSet<String> {
     declared
 }
 
+/// Makes the extra globals visible to every loaded module but the prelude:
+/// a hidden module `<host>` exports them (their slots come right after the
+/// built-ins), and each module gets a synthetic `import { .. } from
+/// "<host>"` of the names it does not declare itself. The synthetic
+/// spans lie past the end of the module's text, so they collide with no
+/// real token.
 fn add_host_imports(ld: &mut Loader, extra: &[String], first_slot: usize) {
     let host = ld.linker.modules.len();
     let exports = extra.iter().enumerate().map(|(i, n)| (n.clone(), (first_slot + i) as u32)).collect();

@@ -46,6 +46,7 @@ pub static MODULE: StdModule = StdModule {
         ("open", open),
     ],
     source: None,
+    types: &["File"],
 };
 
 static FILE: HostClass = HostClass {

@@ -29,6 +29,7 @@ pub static MODULE: StdModule = StdModule {
         ("splitUrl", split_url),
     ],
     source: Some(include_str!("http.raya")),
+    types: &[],
 };
 
 /// A request head may be at most this long (then 431).

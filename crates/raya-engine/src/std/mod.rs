@@ -102,6 +102,10 @@ pub struct StdModule {
     /// back into Raya code (kept beside the module's Rust file,
     /// `include_str!`-ed).
     pub source: Option<&'static str>,
+    /// Names of the module's host classes, importable for type annotations
+    /// only (`import { Conn } from "std:net"` to write `conn: Conn`); a
+    /// module with source declares its types there instead.
+    pub types: &'static [&'static str],
 }
 
 /// Every built-in module.
@@ -169,6 +173,7 @@ mod tests {
         name: "selftest",
         capability: None,
         natives: &[("twice", twice)],
+        types: &[],
         source: Some(
             r#"
             import { twice } from "std:selftest/native";

@@ -38,6 +38,7 @@ pub static MODULE: StdModule = StdModule {
     capability: Some(Capability::Net),
     natives: &[("listen", listen), ("connect", connect)],
     source: None,
+    types: &["Listener", "Conn"],
 };
 
 // ---------------------------------------------------------------------

@@ -28,6 +28,7 @@ pub static MODULE: StdModule = StdModule {
     capability: Some(Capability::Process),
     natives: &[("run", run), ("spawn", spawn)],
     source: None,
+    types: &["Child", "ChildStdin", "ChildOutput"],
 };
 
 static CHILD: HostClass = HostClass {
