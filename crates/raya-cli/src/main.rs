@@ -22,6 +22,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
   cat app.raya | raya run -    run the program read from standard input
   raya check app.raya          report every compile error, run nothing
   raya disasm app.raya         print the bytecode (`--all` adds the prelude)
+  raya test --filter add src   run the tests of src/**/*.test.raya named *add*
   raya help run                the options of `run`")]
 struct Cli {
     #[command(subcommand)]
@@ -55,6 +56,21 @@ enum Command {
     },
     /// Compile only and report every error (exit code 0 or 2).
     Check { file: PathBuf },
+    /// Run the tests of every `*.test.raya` file under the paths (default:
+    /// the current directory); exit 1 if one fails, 2 on a compile error.
+    Test {
+        /// Files or directories to search for `*.test.raya` files.
+        paths: Vec<PathBuf>,
+        /// Run only the tests whose name contains TEXT.
+        #[arg(long, value_name = "TEXT", default_value = "")]
+        filter: String,
+        /// Fail a test that has not finished after MS milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 5000)]
+        timeout: u64,
+        /// Worker threads (default: number of cores; also RAYA_WORKERS).
+        #[arg(long, env = "RAYA_WORKERS")]
+        workers: Option<usize>,
+    },
     /// Print the bytecode of every function of the program, with source
     /// lines.
     Disasm {
@@ -65,7 +81,7 @@ enum Command {
     },
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "check", "disasm", "help"];
+const SUBCOMMANDS: &[&str] = &["run", "check", "test", "disasm", "help"];
 
 /// The flags of `raya` itself; every other first word belongs to `run`.
 const TOP_LEVEL_FLAGS: &[&str] = &["-h", "--help", "-V", "--version"];
@@ -155,6 +171,7 @@ fn main() -> ExitCode {
             let code = raya_engine::driver::run_program_with(&program, opts);
             ExitCode::from(code.clamp(0, 255) as u8)
         }
+        Command::Test { paths, filter, timeout, workers } => run_tests(paths, &filter, timeout, workers),
         Command::Check { file } => match compile_file(&file) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => compile_failed(&e),
@@ -167,6 +184,106 @@ fn main() -> ExitCode {
             Err(e) => compile_failed(&e),
         },
     }
+}
+
+/// `raya test`: each file is compiled and run as its own program, one after
+/// another, under a generated entry module that imports it (its top level
+/// registers the tests) and then calls the runner of `std:test`, which
+/// hands back its counts through `std::test::take_counts`.
+fn run_tests(paths: Vec<PathBuf>, filter: &str, timeout: u64, workers: Option<usize>) -> ExitCode {
+    if workers == Some(0) {
+        eprintln!("error: --workers must be at least 1");
+        return ExitCode::from(2);
+    }
+    let paths = if paths.is_empty() { vec![PathBuf::from(".")] } else { paths };
+    let mut files = Vec::new();
+    for p in &paths {
+        if let Err(e) = find_test_files(p, &mut files) {
+            eprintln!("error: cannot read '{}': {e}", p.display());
+            return ExitCode::from(2);
+        }
+    }
+    if files.is_empty() {
+        eprintln!("error: no *.test.raya file found under {}", paths.iter().map(|p| format!("'{}'", p.display())).collect::<Vec<_>>().join(", "));
+        return ExitCode::from(2);
+    }
+    // Compile every file first: a compile error runs nothing (exit 2).
+    let mut programs = Vec::new();
+    let mut broken = false;
+    for file in &files {
+        let shown = file.to_string_lossy().into_owned();
+        // A relative path is relative to the current directory, as the
+        // generated module's imports are.
+        let import = if file.is_absolute() || shown.starts_with("./") || shown.starts_with("../") {
+            shown.clone()
+        } else {
+            format!("./{shown}")
+        };
+        let src = format!(
+            "import {import:?};\nimport {{ __runTests }} from \"std:test\";\nawait __runTests({shown:?}, {filter:?}, {timeout});\n"
+        );
+        match compile_source("<test>", &src) {
+            Ok(p) => programs.push((shown, p)),
+            Err(e) => {
+                eprint!("{}", e.render());
+                broken = true;
+            }
+        }
+    }
+    if broken {
+        return ExitCode::from(2);
+    }
+    let (mut passed, mut failed) = (0u64, 0u64);
+    for (shown, program) in programs {
+        let opts = raya_engine::driver::RunOptions { workers, ..Default::default() };
+        let code = raya_engine::driver::run_program_with(&program, opts);
+        match raya_engine::std::test::take_counts() {
+            Some((p, f)) => {
+                passed += p;
+                failed += f;
+            }
+            // The file's top level threw (the driver printed the error):
+            // the file counts as one failure.
+            None => {
+                println!("{shown} ... FAILED (exit code {code} before its tests ran)\n");
+                failed += 1;
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `path` if it is a file, else every `*.test.raya` under it, in name
+/// order (hidden directories and `target` are skipped).
+fn find_test_files(path: &std::path::Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if !path.is_dir() {
+        std::fs::metadata(path)?;
+        out.push(path.to_path_buf());
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+    entries.sort();
+    for entry in entries {
+        let name = entry.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if entry.is_dir() {
+            if !name.starts_with('.') && name != "target" && name != "node_modules" {
+                find_test_files(&entry, out)?;
+            }
+        } else if name.ends_with(".test.raya") {
+            out.push(strip_dot(&entry));
+        }
+    }
+    Ok(())
+}
+
+/// `./a/b.test.raya` as `a/b.test.raya` (how it is shown).
+fn strip_dot(p: &std::path::Path) -> PathBuf {
+    p.strip_prefix(".").map(|p| p.to_path_buf()).unwrap_or_else(|_| p.to_path_buf())
 }
 
 fn compile_failed(e: &CompileError) -> ExitCode {

@@ -24,6 +24,7 @@ pub mod http;
 pub mod io;
 pub mod net;
 pub mod process;
+pub mod test;
 
 use crate::vm::atom::Atom;
 use crate::vm::object::{Body, Function, Mut, Native, NativeFn, ObjectData, PropMap};
@@ -114,6 +115,7 @@ pub static MODULES: &[&StdModule] = &[
     &process::MODULE,
     &net::MODULE,
     &http::MODULE,
+    &test::MODULE,
     #[cfg(test)]
     &tests::SELFTEST,
 ];
