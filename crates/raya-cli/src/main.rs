@@ -222,7 +222,7 @@ fn run_tests(paths: Vec<PathBuf>, filter: &str, timeout: u64, workers: Option<us
         let src = format!(
             "import {import:?};\nimport {{ __runTests }} from \"std:test\";\nawait __runTests({shown:?}, {filter:?}, {timeout});\n"
         );
-        match compile_source("<test>", &src) {
+        match compile_source("std:test-runner", &src) {
             Ok(p) => programs.push((shown, p)),
             Err(e) => {
                 eprint!("{}", e.render());
@@ -245,7 +245,7 @@ fn run_tests(paths: Vec<PathBuf>, filter: &str, timeout: u64, workers: Option<us
             // The file's top level threw (the driver printed the error):
             // the file counts as one failure.
             None => {
-                println!("{shown} ... FAILED (exit code {code} before its tests ran)\n");
+                println!("{shown} ... FAILED (the program ended with exit code {code} before its tests ran)\n");
                 failed += 1;
             }
         }

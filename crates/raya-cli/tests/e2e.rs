@@ -70,7 +70,12 @@ fn jobs() -> usize {
 }
 
 /// Relative paths (with `/`) of the programs in `dir` (relative to the root):
-/// `dir/*/*.raya` when `nested`, `dir/*.raya` otherwise. Sorted.
+/// `dir/*/*.raya` when `nested`, `dir/*.raya` otherwise, except test files
+/// (`*.test.raya`, run by `raya test`). Sorted.
+fn is_program(name: &str) -> bool {
+    name.ends_with(".raya") && !name.ends_with(".test.raya")
+}
+
 fn discover(root: &Path, dir: &str, nested: bool) -> Vec<String> {
     let mut out = Vec::new();
     let base = root.join(dir);
@@ -86,12 +91,12 @@ fn discover(root: &Path, dir: &str, nested: bool) -> Vec<String> {
                 for sub in std::fs::read_dir(&path).unwrap() {
                     let sub = sub.unwrap();
                     let sub_name = sub.file_name().to_string_lossy().into_owned();
-                    if sub_name.ends_with(".raya") && sub.path().is_file() {
+                    if is_program(&sub_name) && sub.path().is_file() {
                         out.push(format!("{dir}/{name}/{sub_name}"));
                     }
                 }
             }
-        } else if name.ends_with(".raya") && path.is_file() {
+        } else if is_program(&name) && path.is_file() {
             out.push(format!("{dir}/{name}"));
         }
     }
