@@ -138,23 +138,29 @@ fn a_test_past_its_time_out_fails_and_is_cancelled() {
     let r = raya_test(&["--timeout", "200", "tests/raya_test/timeout"]);
     assert_eq!(
         r.stdout,
-        "running 2 tests from tests/raya_test/timeout/slow.test.raya
+        "running 3 tests from tests/raya_test/timeout/slow.test.raya
 finishes in time ... ok (Nms)
 never finishes ... FAILED (Nms)
+loops forever ... FAILED (Nms)
 
  ERRORS 
 
 never finishes => tests/raya_test/timeout/slow.test.raya
 error: the test did not finish within 200ms (--timeout)
 
+loops forever => tests/raya_test/timeout/slow.test.raya
+error: the test did not finish within 200ms (--timeout)
+
  FAILURES 
 
 never finishes => tests/raya_test/timeout/slow.test.raya
+loops forever => tests/raya_test/timeout/slow.test.raya
 
-1 passed, 1 failed
+1 passed, 2 failed
 "
     );
-    // Cancelled, the blocked test task does not outlive the run.
+    // Cancelled, the blocked and the looping test tasks do not outlive the
+    // run (and do not keep it from ending).
     assert_eq!(r.stderr, "");
     assert_eq!(r.code, 1);
 }
