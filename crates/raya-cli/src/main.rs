@@ -204,7 +204,10 @@ fn run_tests(paths: Vec<PathBuf>, filter: &str, timeout: u64, workers: Option<us
         }
     }
     if files.is_empty() {
-        eprintln!("error: no *.test.raya file found under {}", paths.iter().map(|p| format!("'{}'", p.display())).collect::<Vec<_>>().join(", "));
+        eprintln!(
+            "error: no *.test.raya file found under {}",
+            paths.iter().map(|p| format!("'{}'", p.display())).collect::<Vec<_>>().join(", ")
+        );
         return ExitCode::from(2);
     }
     // Compile every file first: a compile error runs nothing (exit 2).
