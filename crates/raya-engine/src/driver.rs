@@ -231,6 +231,8 @@ fn run_inner<R>(
     crate::builtins::process::set_args(&mut rt);
     crate::std::install(&mut rt, &program.std_modules);
     rt.heap.shared().configure(opts.gc);
+    // This thread's view of the limit (workers take theirs as they enter).
+    rt.heap.count_growth_here();
     setup(&mut rt);
     // The main task.
     let id = crate::vm::object::next_id();

@@ -127,11 +127,11 @@ pub fn heap_limit_message(limit: usize) -> String {
 /// `limit` as a user wrote it: `256 MB`, `1 GB`, `512 KB` (units of 1024),
 /// or bytes.
 pub fn format_size(n: usize) -> String {
-    if n >= 1 << 30 && n % (1 << 30) == 0 {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
         format!("{} GB", n >> 30)
-    } else if n >= 1 << 20 && n % (1 << 20) == 0 {
+    } else if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{} MB", n >> 20)
-    } else if n >= 1 << 10 && n % (1 << 10) == 0 {
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
         format!("{} KB", n >> 10)
     } else {
         format!("{n} bytes")

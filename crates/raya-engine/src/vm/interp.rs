@@ -2141,6 +2141,20 @@ fn describe_iterable(v: Value) -> String {
     }
 }
 
+/// A fault raised by the heap limit (`heap::check_growth`): the RangeError
+/// as a fault, or as the error a native made of it.
+fn is_heap_limit_fault(f: &Fault) -> bool {
+    const PREFIX: &str = "out of memory: heap limit";
+    match f {
+        Fault::Range(m) => m.starts_with(PREFIX),
+        Fault::Thrown(v) => ops::object_data(*v)
+            .and_then(|d| d.props.get(crate::vm::atom::names::MESSAGE))
+            .and_then(ops::as_str)
+            .is_some_and(|m| m.starts_with(PREFIX)),
+        Fault::Type(_) => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2211,19 +2225,5 @@ mod tests {
         assert!(task.holds_mutex());
         let ran = global(&rt, "inside").as_number() - before;
         assert!((1.0..=(LOCK_GRACE + 1) as f64).contains(&ran), "ran {ran} iterations");
-    }
-}
-
-/// A fault raised by the heap limit (`heap::check_growth`): the RangeError
-/// as a fault, or as the error a native made of it.
-fn is_heap_limit_fault(f: &Fault) -> bool {
-    const PREFIX: &str = "out of memory: heap limit";
-    match f {
-        Fault::Range(m) => m.starts_with(PREFIX),
-        Fault::Thrown(v) => ops::object_data(*v)
-            .and_then(|d| d.props.get(crate::vm::atom::names::MESSAGE))
-            .and_then(ops::as_str)
-            .is_some_and(|m| m.starts_with(PREFIX)),
-        Fault::Type(_) => false,
     }
 }
