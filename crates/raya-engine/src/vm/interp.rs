@@ -566,6 +566,11 @@ impl<'rt> TaskInterpreter<'rt> {
         if task.regs.len() < need {
             task.grow_regs(need);
         }
+        // Every register below the top frame's end is a GC root, and the
+        // callee slot `top` lies below the new frame's: it must hold a live
+        // value, not whatever an earlier, returned frame left there (a
+        // collection would follow that stale pointer to a freed object).
+        task.regs[top] = func;
         task.regs[top + 1] = this;
         task.regs[top + 2..top + 2 + args.len()].copy_from_slice(args);
         self.invoke(task, func, top, args.len(), ret, flags)
