@@ -34,15 +34,31 @@ enum Command {
     /// Run a program: `raya run FILE [ARGS...]` (or just `raya FILE`);
     /// `raya run - ` reads it from standard input, `raya -e CODE` runs CODE.
     #[command(after_help = "Environment:
-  RAYA_WORKERS=N   worker threads, as --workers N
-  RAYA_STATS=1     statistics at exit, as --stats")]
+  RAYA_WORKERS=N        worker threads, as --workers N
+  RAYA_STATS=1          statistics at exit, as --stats
+  RAYA_MAX_HEAP=SIZE    heap limit, as --max-heap SIZE
+  RAYA_GC_PERCENT=N     the heap grows by N% of the live heap between
+                        collections (default 100, as Go's GOGC); `off`:
+                        collect only under the heap limit
+  RAYA_GC_STRESS=1      collect at every safepoint (a testing aid: finds
+                        values freed while reachable; very slow)
+
+--stats prints, on stderr at exit: scheduler counts; GC cycles, total and
+longest pause, live heap after the last collection, pacing and limit; the
+process's peak resident set size (Linux; n/a elsewhere).")]
     Run {
         /// Worker threads (default: number of cores; also RAYA_WORKERS).
         #[arg(long, env = "RAYA_WORKERS")]
         workers: Option<usize>,
-        /// Print scheduler statistics on stderr at exit (also RAYA_STATS=1).
+        /// Print scheduler, GC and memory statistics on stderr at exit
+        /// (also RAYA_STATS=1).
         #[arg(long)]
         stats: bool,
+        /// Heap limit, e.g. 256MB, 1GB, 512k (units of 1024; also
+        /// RAYA_MAX_HEAP). Past it an allocation throws a catchable
+        /// RangeError ("out of memory: heap limit 256 MB reached").
+        #[arg(long, env = "RAYA_MAX_HEAP", value_name = "SIZE", value_parser = parse_size)]
+        max_heap: Option<usize>,
         /// Run this code instead of a file (every following word goes to
         /// the program as `args`).
         #[arg(short = 'e', long = "eval", value_name = "CODE")]
@@ -137,11 +153,27 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run { workers, stats, eval, file, mut args } => {
+        Command::Run { workers, stats, max_heap, eval, file, mut args } => {
             if workers == Some(0) {
                 eprintln!("error: --workers must be at least 1");
                 return ExitCode::from(2);
             }
+            let percent = match std::env::var("RAYA_GC_PERCENT") {
+                Err(_) => Some(raya_engine::vm::heap::DEFAULT_GC_PERCENT),
+                Ok(v) if v.trim().eq_ignore_ascii_case("off") => None,
+                Ok(v) => match v.trim().parse::<u32>() {
+                    Ok(p) => Some(p),
+                    Err(_) => {
+                        eprintln!("error: invalid RAYA_GC_PERCENT '{v}': expected a whole number of percent or `off`");
+                        return ExitCode::from(2);
+                    }
+                },
+            };
+            let gc = raya_engine::vm::heap::GcConfig {
+                percent,
+                max_heap,
+                stress: std::env::var("RAYA_GC_STRESS").is_ok_and(|v| v == "1"),
+            };
             let stats = stats || std::env::var("RAYA_STATS").is_ok_and(|v| v == "1");
             let compiled = match (eval, file) {
                 (Some(code), file) => {
@@ -167,7 +199,7 @@ fn main() -> ExitCode {
                 Ok(p) => p,
                 Err(e) => return compile_failed(&e),
             };
-            let opts = raya_engine::driver::RunOptions { args, workers, stats, ..Default::default() };
+            let opts = raya_engine::driver::RunOptions { args, workers, stats, gc, ..Default::default() };
             let code = raya_engine::driver::run_program_with(&program, opts);
             ExitCode::from(code.clamp(0, 255) as u8)
         }
@@ -287,6 +319,12 @@ fn find_test_files(path: &std::path::Path, out: &mut Vec<PathBuf>) -> std::io::R
 /// `./a/b.test.raya` as `a/b.test.raya` (how it is shown).
 fn strip_dot(p: &std::path::Path) -> PathBuf {
     p.strip_prefix(".").map(|p| p.to_path_buf()).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// `--max-heap`'s value (see `raya_engine::vm::heap::parse_size`).
+fn parse_size(s: &str) -> Result<usize, String> {
+    raya_engine::vm::heap::parse_size(s)
+        .ok_or_else(|| format!("'{s}' is not a size: expected bytes with an optional unit, e.g. 256MB, 1GB, 512k"))
 }
 
 fn compile_failed(e: &CompileError) -> ExitCode {

@@ -9,7 +9,8 @@
 //! - The leading `//` comment lines of a program may hold directives:
 //!   `// @oracle` (first line: the snapshot is generated from the JS oracle,
 //!   see tests/e2e/oracle-snapshots.py), `// @args a b c` (arguments after the
-//!   file name), `// @env NAME=VALUE`, `// @expect-exit N`,
+//!   file name), `// @options --opt v` (`raya run` options before the file
+//!   name), `// @env NAME=VALUE`, `// @expect-exit N`,
 //!   `// @expect-stdout TEXT` and `// @expect-stderr TEXT` (stdout/stderr must
 //!   contain TEXT, leading/trailing blanks ignored; `{file}` stands for the
 //!   program's path), `// @expect-no-stdout`, `// @timeout SECONDS` (kill
@@ -113,6 +114,8 @@ fn discover(root: &Path, dir: &str, nested: bool) -> Vec<String> {
 #[derive(Debug, Default, Clone)]
 struct Directives {
     oracle: bool,
+    /// `raya run` options, before the file.
+    options: Vec<String>,
     args: Vec<String>,
     env: Vec<(String, String)>,
     expect_exit: Option<i32>,
@@ -139,6 +142,7 @@ fn parse_directives(src: &str) -> Directives {
         match key {
             "@oracle" if i == 0 => d.oracle = true,
             "@args" => d.args.extend(rest.split_whitespace().map(String::from)),
+            "@options" => d.options.extend(rest.split_whitespace().map(String::from)),
             "@env" => {
                 let (k, v) = rest.split_once('=').expect("@env NAME=VALUE");
                 d.env.push((k.to_string(), v.to_string()));
@@ -273,6 +277,7 @@ fn run_program(root: &Path, rel: &str, workers: Option<usize>) -> Outcome {
     if let Some(n) = workers {
         cmd.arg("--workers").arg(n.to_string());
     }
+    cmd.args(&d.options);
     cmd.arg(rel);
     cmd.args(&d.args);
     for (k, v) in &d.env {
@@ -734,6 +739,66 @@ fn cli_run_options_before_the_file() {
     assert_eq!(o.code, Some(2), "{o:?}");
 }
 
+/// `raya run --stats` of a garbage-heavy program, with `env` set: the
+/// number of collections it reports, and its stderr.
+fn gc_cycles(env: &[(&str, &str)]) -> (u64, String) {
+    let root = workspace_root();
+    let mut cmd = raya_command(&root, &["run", "--stats", "--workers", "1", "-e"]);
+    // 16 MB live (so the pacing, not the 8 MiB minimum, sets the goal),
+    // then about 100 MB of garbage.
+    cmd.arg(
+        "const keep: number[] = []; for (let i = 0; i < 2000000; i++) keep.push(i);\
+         let n = 0; for (let i = 0; i < 200; i++) { const a: number[] = []; for (let j = 0; j < 20000; j++) a.push(j); n += a.length; }\
+         console.log(n + keep.length);",
+    );
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = run(cmd);
+    assert_eq!((o.code, o.stdout.as_str()), (Some(0), "6000000\n"), "{env:?}: {o:?}");
+    let cycles = o
+        .stderr
+        .split("gc cycles: ")
+        .nth(1)
+        .and_then(|r| r.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no gc cycles in {o:?}"));
+    (cycles, o.stderr)
+}
+
+#[test]
+fn cli_gc_percent_paces_collections() {
+    // The default collects; letting the heap grow by only 10% of the live
+    // heap collects several times as often; `off` never collects.
+    let (default, stderr) = gc_cycles(&[]);
+    assert!(default > 0, "{stderr}");
+    assert!(stderr.contains("gc pacing: 100%, heap limit: none"), "{stderr}");
+    let (low, _) = gc_cycles(&[("RAYA_GC_PERCENT", "10")]);
+    assert!(low >= 3 * default, "10%: {low}, 100%: {default}");
+    let (off, stderr) = gc_cycles(&[("RAYA_GC_PERCENT", "off")]);
+    assert_eq!(off, 0, "{stderr}");
+    assert!(stderr.contains("gc pacing: off"), "{stderr}");
+    // Under a limit, `off` collects again.
+    let (limited, stderr) = gc_cycles(&[("RAYA_GC_PERCENT", "off"), ("RAYA_MAX_HEAP", "48MB")]);
+    assert!(limited > 0, "{stderr}");
+    assert!(stderr.contains("heap limit: 48 MB"), "{stderr}");
+}
+
+#[test]
+fn cli_stats_report_the_peak_rss() {
+    let (_, stderr) = gc_cycles(&[]);
+    let rss = stderr.split("peak RSS: ").nth(1).map(|r| r.trim_end().to_string()).unwrap_or_default();
+    if cfg!(target_os = "linux") {
+        let mib: f64 = rss.trim_end_matches(" MiB").parse().unwrap_or_else(|_| panic!("{stderr}"));
+        assert!(mib > 1.0 && mib < 4096.0, "{stderr}");
+    } else {
+        assert_eq!(rss, "n/a");
+    }
+    for what in ["total pause: ", "max pause: ", "live after the last: "] {
+        assert!(stderr.contains(what), "{what}: {stderr}");
+    }
+}
+
 #[test]
 fn cli_help_shows_the_way() {
     let root = workspace_root();
@@ -742,7 +807,15 @@ fn cli_help_shows_the_way() {
         assert!(o.stdout.contains(sub), "`raya help` shows an example of `{sub}`: {o:?}");
     }
     let o = run(raya_command(&root, &["run", "--help"]));
-    for var in ["RAYA_WORKERS", "RAYA_STATS"] {
+    for var in [
+        "RAYA_WORKERS",
+        "RAYA_STATS",
+        "RAYA_MAX_HEAP",
+        "RAYA_GC_PERCENT",
+        "RAYA_GC_STRESS",
+        "--max-heap",
+        "peak resident",
+    ] {
         assert!(o.stdout.contains(var), "`raya run --help` names {var}: {o:?}");
     }
 }

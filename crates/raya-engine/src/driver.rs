@@ -87,6 +87,8 @@ pub struct RunOptions {
     /// functions) runs; None: a pool of the run's own, with the default
     /// limits.
     pub blocking_pool: Option<Arc<BlockingPool>>,
+    /// Collector pacing, heap limit and stress mode.
+    pub gc: crate::vm::heap::GcConfig,
 }
 
 struct Shared {
@@ -267,6 +269,9 @@ fn run_inner<R>(
     let (mut rt, entry) = Runtime::new(&program.entry, &program.sources, program.global_names.len(), opts.args.clone());
     crate::builtins::process::set_args(&mut rt);
     crate::std::install(&mut rt, &program.std_modules);
+    rt.heap.shared().configure(opts.gc);
+    // This thread's view of the limit (workers take theirs as they enter).
+    rt.heap.count_growth_here();
     setup(&mut rt);
     // The main task.
     let id = crate::vm::object::next_id();
@@ -320,8 +325,16 @@ fn run_inner<R>(
     };
     if opts.stats {
         let gc = rt.heap.stats();
+        let cfg = rt.heap.shared().config();
+        let pacing = match cfg.percent {
+            Some(p) => format!("{p}%"),
+            None => "off".into(),
+        };
+        let limit = cfg.max_heap.map_or("none".into(), crate::vm::heap::format_size);
+        let rss = peak_rss().map_or("n/a".into(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
         rt.write_stderr(&format!(
-            "{stats}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms, live after the last: {:.1} MiB\n",
+            "{stats}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms, live after the last: {:.1} MiB\n\
+             gc pacing: {pacing}, heap limit: {limit}, peak RSS: {rss}\n",
             gc.collections,
             gc.total_pause_ns as f64 / 1e6,
             gc.max_pause_ns as f64 / 1e6,
@@ -337,6 +350,15 @@ fn run_inner<R>(
         sched.shutdown();
     }
     r
+}
+
+/// The process's peak resident set size in bytes (`VmHWM` of
+/// `/proc/self/status`); None where there is no such file.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line["VmHWM:".len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// The end of a program whose scheduler went quiet: the exit code and the

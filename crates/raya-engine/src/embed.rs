@@ -604,6 +604,7 @@ pub struct VmBuilder {
     blocking_threads: Option<usize>,
     args: Vec<String>,
     capabilities: Capabilities,
+    gc: crate::vm::heap::GcConfig,
 }
 
 impl VmBuilder {
@@ -647,6 +648,27 @@ impl VmBuilder {
     /// Grants every capability (see [`allow`](Self::allow)).
     pub fn allow_all(mut self) -> Self {
         self.capabilities = Capabilities::all();
+        self
+    }
+
+    /// Collector pacing, as Go's `GOGC` (`raya run`'s `RAYA_GC_PERCENT`):
+    /// the heap may grow by `percent` of the live heap after a collection
+    /// before the next one starts (default 100: collect when the heap has
+    /// doubled; never before it holds 8 MiB). `None` turns collection off
+    /// except under [`max_heap`](Self::max_heap).
+    pub fn gc_percent(mut self, percent: Option<u32>) -> Self {
+        self.gc.percent = percent;
+        self
+    }
+
+    /// A limit on the heap of each program the VM runs (`raya run
+    /// --max-heap`): an allocation that would pass it forces a collection,
+    /// and if the live heap is still too large it throws a catchable
+    /// `RangeError` ("out of memory: heap limit 256 MB reached"); an
+    /// uncaught one ends the program as [`HostError::Uncaught`]. What is
+    /// measured is the heap's counted size (see `design/memory.md`).
+    pub fn max_heap(mut self, bytes: usize) -> Self {
+        self.gc.max_heap = Some(bytes);
         self
     }
 
@@ -833,6 +855,7 @@ impl Vm {
             workers: self.inner.opts.workers,
             stats: false,
             blocking_pool: Some(self.inner.pool.clone()),
+            gc: self.inner.opts.gc,
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table;
         driver::run_program_hosted(program, opts, Some(host), &mut setup, &mut end)

@@ -645,3 +645,40 @@ fn the_embed_example_runs() {
     assert!(stdout.contains("average: 9"), "{stdout}");
     assert!(stdout.contains("script finished (4 host log lines)"), "{stdout}");
 }
+
+#[test]
+fn max_heap_makes_a_runaway_script_a_range_error() {
+    let vm = Vm::builder().workers(2).max_heap(32 << 20).build();
+    let seen = register_report(&vm);
+    // Caught: the script reports the message and goes on.
+    let caught = "let a: number[] = [];\n\
+                  try { while (true) a.push(1); } catch (e) { report((e as Error).message); }\n\
+                  a = [];\n\
+                  report(\"after\");";
+    assert_eq!(run(&vm, caught), Ok(HostValue::Undefined));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![HostValue::from("out of memory: heap limit 32 MB reached"), HostValue::from("after")]
+    );
+    // Uncaught: the run ends with the RangeError, the host goes on.
+    match run(&vm, "const a: string[] = [];\nwhile (true) a.push(\"x\" + a.length);") {
+        Err(HostError::Uncaught(s)) => {
+            assert!(s.starts_with("RangeError: out of memory: heap limit 32 MB reached"), "{s}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // The same VM without a limit would run the first script forever; a
+    // script under the limit is unaffected.
+    let fine = "let n = 0;\nfor (let i = 0; i < 100; i++) { const b: number[] = []; for (let j = 0; j < 10000; j++) b.push(j); n += b.length; }\nreport(n);";
+    assert_eq!(run(&vm, fine), Ok(HostValue::Undefined));
+    assert_eq!(seen.lock().unwrap().last(), Some(&HostValue::Number(1e6)));
+}
+
+#[test]
+fn gc_percent_off_still_runs_garbage_heavy_scripts_under_a_limit() {
+    let vm = Vm::builder().workers(1).gc_percent(None).max_heap(24 << 20).build();
+    let seen = register_report(&vm);
+    let src = "let n = 0;\nfor (let i = 0; i < 300; i++) { const b: number[] = []; for (let j = 0; j < 20000; j++) b.push(j); n += b.length; }\nreport(n);";
+    assert_eq!(run(&vm, src), Ok(HostValue::Undefined));
+    assert_eq!(seen.lock().unwrap()[0], HostValue::Number(6e6));
+}

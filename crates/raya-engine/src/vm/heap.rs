@@ -64,6 +64,7 @@
 //! shrunk.
 
 use super::object::{Body, Function, Header, IterState, JsStr, Mut, Obj};
+use super::ops::{Fault, OpResult};
 use super::task::Task;
 use super::value::Value;
 use parking_lot::{Condvar, Mutex};
@@ -72,11 +73,99 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-/// Bytes allocated between collections before the first collection.
+/// The smallest heap goal: a collection never starts before the heap
+/// holds this much (see "Pacing" in `design/memory.md`).
 const MIN_THRESHOLD: usize = 8 << 20;
+
+/// Default growth of the heap between collections, in percent of the live
+/// heap (Go's `GOGC` default).
+pub const DEFAULT_GC_PERCENT: u32 = 100;
+
+/// How a program's heap is paced and bounded (`raya run`'s
+/// `RAYA_GC_PERCENT`, `--max-heap` and `RAYA_GC_STRESS`; the embedding
+/// builder's `gc_percent` and `max_heap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GcConfig {
+    /// The heap may grow by this percent of the live heap before the next
+    /// collection; None: no collection except under `max_heap`.
+    pub percent: Option<u32>,
+    /// The most bytes the counted heap may hold; None: no limit.
+    pub max_heap: Option<usize>,
+    /// Collect at every safepoint (a testing aid that finds missed roots).
+    pub stress: bool,
+}
+
+impl Default for GcConfig {
+    fn default() -> Self {
+        GcConfig { percent: Some(DEFAULT_GC_PERCENT), max_heap: None, stress: false }
+    }
+}
+
+/// The heap goal after a collection that left `live` bytes: the counted
+/// heap may reach `live × (1 + percent/100)`, never less than
+/// [`MIN_THRESHOLD`], and never more than the heap limit (so a collection
+/// starts before the limit is reached). `usize::MAX`: never.
+pub fn heap_goal(live: usize, cfg: &GcConfig) -> usize {
+    let paced = match cfg.percent {
+        Some(p) => {
+            let grown = (live as u128 * (100 + p as u128) / 100).min(usize::MAX as u128) as usize;
+            grown.max(MIN_THRESHOLD)
+        }
+        None => usize::MAX,
+    };
+    match cfg.max_heap {
+        Some(limit) => paced.min(limit),
+        None => paced,
+    }
+}
+
+/// The text of the heap-limit RangeError's message.
+pub fn heap_limit_message(limit: usize) -> String {
+    format!("out of memory: heap limit {} reached", format_size(limit))
+}
+
+/// `limit` as a user wrote it: `256 MB`, `1 GB`, `512 KB` (units of 1024),
+/// or bytes.
+pub fn format_size(n: usize) -> String {
+    if n >= 1 << 30 && n.is_multiple_of(1 << 30) {
+        format!("{} GB", n >> 30)
+    } else if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// Parses a heap size: a number of bytes with an optional unit, `k`/`KB`/
+/// `KiB`, `m`/`MB`/`MiB`, `g`/`GB`/`GiB` (any case, all powers of 1024),
+/// e.g. `256MB`, `1GB`, `512k`. Zero, fractions and overflow are refused.
+pub fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    if digits == 0 {
+        return None;
+    }
+    let n: usize = s[..digits].parse().ok()?;
+    let shift = match s[digits..].trim_start().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return None,
+    };
+    let bytes = n.checked_mul(1usize << shift)?;
+    (bytes > 0).then_some(bytes)
+}
 
 /// Bytes a thread allocates before it adds them to the shared count.
 const LOCAL_CHUNK: usize = 256 << 10;
+
+/// Below this much counted since the last collection, a collection is not
+/// forced before a heap-limit error: it could free little, and the retry
+/// must end.
+const RETRY_SLACK: usize = 1 << 20;
 
 thread_local! {
     /// Bytes of growth counted on this thread and not yet added to a
@@ -85,6 +174,71 @@ thread_local! {
     /// The program heap this thread last entered: where its growth counts.
     /// Weak, so a thread that outlives a program does not keep its heap.
     static GROWTH_HEAP: RefCell<Weak<SharedHeap>> = const { RefCell::new(Weak::new()) };
+    /// That heap has a limit, so growth must be checked ([`check_growth`]).
+    static LIMITED: Cell<bool> = const { Cell::new(false) };
+    /// The last fault on this thread came from the heap limit at a point
+    /// where nothing had been done yet and a collection could help: the
+    /// interpreter may collect and run the instruction again (see
+    /// [`take_limit_retry`]).
+    static LIMIT_RETRY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Checks that the heap may grow by `bytes` under its limit (if any): the
+/// point where an allocation can fail cleanly. Cheap without a limit (a
+/// thread-local load). Past the limit it is a RangeError ("out of memory:
+/// heap limit … reached"); when garbage may have been allocated since the
+/// last collection, the interpreter collects first and runs the operation
+/// again (only a heap that is still full after a collection throws).
+#[inline]
+pub fn check_growth(bytes: usize) -> OpResult<()> {
+    if !LIMITED.get() {
+        return Ok(());
+    }
+    check_growth_slow(bytes)
+}
+
+#[cold]
+fn check_growth_slow(bytes: usize) -> OpResult<()> {
+    let Some(heap) = GROWTH_HEAP.try_with(|h| h.borrow().upgrade()).ok().flatten() else { return Ok(()) };
+    let since = heap.allocated_since_gc.load(Ordering::Relaxed) + GROWN.get();
+    heap.check(since, bytes)
+}
+
+/// While alive, this thread's allocations are not checked against the
+/// heap limit: for text the engine makes for itself (error messages,
+/// stack traces, property keys, reports), which must not fail because a
+/// script filled the heap. Such text is short or bounded by the string
+/// length limit.
+pub struct Unlimited(bool);
+
+impl Unlimited {
+    pub fn new() -> Unlimited {
+        Unlimited(LIMITED.replace(false))
+    }
+}
+
+impl Default for Unlimited {
+    fn default() -> Self {
+        Unlimited::new()
+    }
+}
+
+impl Drop for Unlimited {
+    fn drop(&mut self) {
+        LIMITED.set(self.0);
+    }
+}
+
+/// True (once) when the last heap-limit fault on this thread may succeed
+/// after a collection.
+pub fn take_limit_retry() -> bool {
+    LIMIT_RETRY.replace(false)
+}
+
+/// Forgets a heap-limit fault that is not retried (the operation did
+/// something before it failed, so running it again would repeat that).
+pub fn no_limit_retry() {
+    LIMIT_RETRY.set(false);
 }
 
 /// Counts `bytes` by which a heap object's storage grew. Cheap: a
@@ -170,6 +324,15 @@ pub struct SharedHeap {
     gate: Mutex<()>,
     changed: Condvar,
     pub stats: Mutex<GcStats>,
+    /// Pacing and limit (see [`GcConfig`]); set before the program runs.
+    config: Mutex<GcConfig>,
+    /// Bytes measured by the last sweep (0 before the first).
+    live: AtomicUsize,
+    /// The heap limit in bytes (`usize::MAX`: none), copied out of
+    /// `config` for the allocation paths.
+    limit: AtomicUsize,
+    /// Collect at every safepoint (see [`GcConfig::stress`]).
+    stress: AtomicBool,
 }
 
 #[derive(Default, Clone, Debug)]
@@ -407,6 +570,10 @@ impl Heap {
             gate: Mutex::new(()),
             changed: Condvar::new(),
             stats: Mutex::new(GcStats::default()),
+            config: Mutex::new(GcConfig::default()),
+            live: AtomicUsize::new(0),
+            limit: AtomicUsize::new(usize::MAX),
+            stress: AtomicBool::new(false),
         });
         Heap::on(shared)
     }
@@ -438,6 +605,19 @@ impl Heap {
                 *h.borrow_mut() = Arc::downgrade(&self.shared);
             }
         });
+        LIMITED.set(self.shared.limit.load(Ordering::Relaxed) != usize::MAX);
+    }
+
+    /// Checks that a new object of `bytes` fits under the heap limit (see
+    /// [`check_growth`]): for the interpreter's allocations (objects,
+    /// arrays, strings), before it makes them.
+    #[inline]
+    pub fn check_alloc(&self, bytes: usize) -> OpResult<()> {
+        if self.shared.limit.load(Ordering::Relaxed) == usize::MAX {
+            return Ok(());
+        }
+        let since = self.shared.allocated_since_gc.load(Ordering::Relaxed) + self.local_bytes + GROWN.get();
+        self.shared.check(since, bytes)
     }
 
     /// Bytes counted toward the next collection so far: the shared count
@@ -518,6 +698,8 @@ impl Heap {
     /// the only thread).
     #[inline(always)]
     pub fn wants_collection(&self) -> bool {
+        // Stress mode keeps `requested` set (see `collect`), so this stays
+        // one load.
         self.shared.requested.load(Ordering::Relaxed)
     }
 
@@ -586,7 +768,7 @@ impl Heap {
                 }
             });
             let _g = s.gate.lock();
-            s.requested.store(false, Ordering::SeqCst);
+            s.requested.store(s.stress.load(Ordering::Relaxed), Ordering::SeqCst);
             s.stop.store(false, Ordering::SeqCst);
             s.changed.notify_all();
         } else {
@@ -634,8 +816,10 @@ impl Heap {
         self.shared.allocated_since_gc.store(0, Ordering::Relaxed);
         self.local_bytes = 0;
         GROWN.set(0);
-        self.shared.threshold.store(MIN_THRESHOLD.max(live), Ordering::Relaxed);
-        self.shared.requested.store(false, Ordering::Relaxed);
+        let goal = heap_goal(live, &self.shared.config.lock());
+        self.shared.live.store(live, Ordering::Relaxed);
+        self.shared.threshold.store(goal.saturating_sub(live), Ordering::Relaxed);
+        self.shared.requested.store(self.shared.stress.load(Ordering::Relaxed), Ordering::Relaxed);
         let ns = start.elapsed().as_nanos();
         let mut st = self.shared.stats.lock();
         st.collections += 1;
@@ -647,6 +831,39 @@ impl Heap {
 }
 
 impl SharedHeap {
+    /// Sets pacing and limit; the first goal is computed from the heap the
+    /// program holds so far (its built-ins).
+    pub fn configure(&self, cfg: GcConfig) {
+        *self.config.lock() = cfg;
+        self.limit.store(cfg.max_heap.unwrap_or(usize::MAX), Ordering::Relaxed);
+        self.stress.store(cfg.stress, Ordering::Relaxed);
+        let live = self.live.load(Ordering::Relaxed);
+        self.threshold.store(heap_goal(live, &cfg).saturating_sub(live), Ordering::Relaxed);
+        if cfg.stress {
+            self.requested.store(true, Ordering::Relaxed);
+        }
+    }
+
+    pub fn config(&self) -> GcConfig {
+        *self.config.lock()
+    }
+
+    /// The limit check (see [`check_growth`]): `since` bytes counted since
+    /// the last collection, `bytes` more wanted.
+    fn check(&self, since: usize, bytes: usize) -> OpResult<()> {
+        let limit = self.limit.load(Ordering::Relaxed);
+        let live = self.live.load(Ordering::Relaxed);
+        if live.saturating_add(since).saturating_add(bytes) <= limit {
+            return Ok(());
+        }
+        // A collection may free what was counted since the last one; then
+        // the operation is worth running again. Right after a collection
+        // (little counted since) it would fail the same way.
+        LIMIT_RETRY.set(since > RETRY_SLACK);
+        self.requested.store(true, Ordering::Relaxed);
+        Err(Fault::Range(heap_limit_message(limit)))
+    }
+
     /// Adds `n` counted bytes; requests a collection past the threshold.
     fn add_count(&self, n: usize) {
         let total = self.allocated_since_gc.fetch_add(n, Ordering::Relaxed) + n;
@@ -683,6 +900,112 @@ mod tests {
             }
             _ => unreachable!(),
         }
+    }
+
+    fn pct(p: Option<u32>) -> GcConfig {
+        GcConfig { percent: p, ..GcConfig::default() }
+    }
+
+    #[test]
+    fn the_goal_is_the_live_heap_grown_by_the_percent_never_below_the_minimum() {
+        const MB: usize = 1 << 20;
+        // GOGC=100: twice the live heap.
+        assert_eq!(heap_goal(100 * MB, &pct(Some(100))), 200 * MB);
+        assert_eq!(heap_goal(100 * MB, &pct(Some(50))), 150 * MB);
+        assert_eq!(heap_goal(100 * MB, &pct(Some(300))), 400 * MB);
+        // 0: collect as soon as anything was allocated past the live heap.
+        assert_eq!(heap_goal(100 * MB, &pct(Some(0))), 100 * MB);
+        // A small live heap: the minimum, so tiny programs do not collect
+        // all the time.
+        assert_eq!(heap_goal(MB, &pct(Some(100))), MIN_THRESHOLD);
+        assert_eq!(heap_goal(0, &pct(Some(100))), MIN_THRESHOLD);
+        // Off: no goal.
+        assert_eq!(heap_goal(100 * MB, &pct(None)), usize::MAX);
+        // A limit caps the goal, so a collection starts before the limit.
+        let limited = GcConfig { percent: Some(100), max_heap: Some(64 * MB), stress: false };
+        assert_eq!(heap_goal(40 * MB, &limited), 64 * MB);
+        assert_eq!(heap_goal(10 * MB, &limited), 20 * MB);
+        let off_limited = GcConfig { percent: None, max_heap: Some(64 * MB), stress: false };
+        assert_eq!(heap_goal(10 * MB, &off_limited), 64 * MB);
+    }
+
+    /// The pacing rule applied by a real collection: the next one is
+    /// requested when the counted heap reaches the goal.
+    #[test]
+    fn a_collection_sets_the_next_trigger_from_the_live_heap() {
+        let mut heap = Heap::new();
+        heap.shared().configure(pct(Some(50)));
+        // 16 MiB live (a kept array's storage).
+        let keep = heap.alloc_array(Vec::with_capacity(2 << 20));
+        heap.collect(|m| m.mark(keep));
+        let live = heap.stats().live_bytes as usize;
+        assert!(live >= 16 << 20);
+        assert_eq!(heap.shared().threshold.load(Ordering::Relaxed), live / 2);
+        // Allocating just under the budget does not ask; past it does.
+        heap.shared().add_count(live / 2 - 1);
+        assert!(!heap.wants_collection());
+        heap.shared().add_count(1);
+        assert!(heap.wants_collection());
+        // Off: nothing allocated ever asks.
+        heap.shared().configure(pct(None));
+        heap.collect(|m| m.mark(keep));
+        heap.shared().add_count(1 << 40);
+        assert!(!heap.wants_collection());
+    }
+
+    #[test]
+    fn stress_mode_asks_for_a_collection_at_every_safepoint() {
+        let mut heap = Heap::new();
+        heap.shared().configure(GcConfig { stress: true, ..GcConfig::default() });
+        assert!(heap.wants_collection());
+        heap.collect(|_| {});
+        assert!(heap.wants_collection(), "still asked after a collection");
+    }
+
+    #[test]
+    fn the_limit_refuses_growth_past_it_and_says_when_a_collection_may_help() {
+        let mut heap = Heap::new();
+        heap.shared().configure(GcConfig { max_heap: Some(32 << 20), ..GcConfig::default() });
+        heap.count_growth_here();
+        take_limit_retry();
+        assert!(check_growth(1 << 20).is_ok());
+        // Nothing counted since the last collection: a collection cannot
+        // help, so no retry.
+        let err = check_growth(40 << 20).unwrap_err();
+        assert!(matches!(&err, Fault::Range(m) if m == "out of memory: heap limit 32 MB reached"));
+        assert!(!take_limit_retry());
+        // 20 MiB counted since (maybe garbage): worth a collection first.
+        heap.shared().add_count(20 << 20);
+        assert!(check_growth(16 << 20).is_err());
+        assert!(take_limit_retry());
+        assert!(heap.wants_collection(), "a refusal asks for a collection");
+        // After it, the live heap is what counts.
+        heap.collect(|_| {});
+        assert!(check_growth(16 << 20).is_ok());
+        assert!(heap.check_alloc(40 << 20).is_err());
+        // Engine text is never refused.
+        {
+            let _u = Unlimited::new();
+            assert!(check_growth(40 << 20).is_ok());
+        }
+        assert!(check_growth(40 << 20).is_err());
+    }
+
+    #[test]
+    fn sizes_parse_with_units_of_1024_and_bad_ones_are_refused() {
+        assert_eq!(parse_size("256MB"), Some(256 << 20));
+        assert_eq!(parse_size("1GB"), Some(1 << 30));
+        assert_eq!(parse_size("512k"), Some(512 << 10));
+        assert_eq!(parse_size("2 GiB"), Some(2 << 30));
+        assert_eq!(parse_size("64m"), Some(64 << 20));
+        assert_eq!(parse_size("4096"), Some(4096));
+        for bad in ["", "MB", "0", "0MB", "1.5GB", "-1MB", "12XB", "1TB", "99999999999999999999G"] {
+            assert_eq!(parse_size(bad), None, "{bad:?}");
+        }
+        assert_eq!(format_size(256 << 20), "256 MB");
+        assert_eq!(format_size(1 << 30), "1 GB");
+        assert_eq!(format_size(512 << 10), "512 KB");
+        assert_eq!(format_size(1000), "1000 bytes");
     }
 
     #[test]

@@ -22,6 +22,7 @@
 //! handler of the task, or end the task with [`RunOutcome::Failed`].
 
 use super::atom::{names, Atom};
+use super::heap;
 use super::link::RtProto;
 use super::native::NativeCtx;
 use super::object::{
@@ -215,10 +216,32 @@ impl<'rt> TaskInterpreter<'rt> {
     /// `budget` safepoints; leaves in `budget` what it did not spend.
     pub fn run(&mut self, task: &mut Task, budget: &mut u32) -> RunOutcome {
         task.lock_grace = LOCK_GRACE;
+        // Where the last heap-limit retry ran: an instruction is run again
+        // at most once in a row.
+        let mut retried_at = None;
         loop {
             match self.run_inner(task, budget) {
                 Ok(outcome) => return outcome,
                 Err(fault) => {
+                    if heap::take_limit_retry() && is_heap_limit_fault(&fault) {
+                        // The instruction failed at the heap limit before it
+                        // did anything (see `heap::check_growth`), and the
+                        // bytes counted since the last collection may be
+                        // garbage: collect, here, where every live value is
+                        // in the task's registers, and run it again. If it
+                        // fails again, the heap is full of live data and the
+                        // RangeError is thrown.
+                        let depth = task.frames.len();
+                        if let Some(f) = task.frames.last_mut() {
+                            let at = (depth, f.pc);
+                            if f.pc > 0 && retried_at != Some(at) {
+                                retried_at = Some(at);
+                                f.pc -= 1;
+                                self.rt.collect_garbage(task);
+                                continue;
+                            }
+                        }
+                    }
                     let err = self.rt.fault_to_error(task, fault);
                     if let Err(uncaught) = self.unwind(task, err) {
                         return RunOutcome::Failed(uncaught);
@@ -592,6 +615,11 @@ impl<'rt> TaskInterpreter<'rt> {
         if task.regs.len() < need {
             task.grow_regs(need);
         }
+        // Every register below the top frame's end is a GC root, and the
+        // callee slot `top` lies below the new frame's: it must hold a live
+        // value, not whatever an earlier, returned frame left there (a
+        // collection would follow that stale pointer to a freed object).
+        task.regs[top] = func;
         task.regs[top + 1] = this;
         task.regs[top + 2..top + 2 + args.len()].copy_from_slice(args);
         self.invoke(task, func, top, args.len(), ret, flags)
@@ -1620,6 +1648,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
 
                     Instr::NewArray { dst, cap } => {
+                        tri!(self.rt.heap.check_alloc(cap as usize * 8 + 64));
                         let a = self.rt.heap.alloc_array(Vec::with_capacity(cap as usize));
                         set!(dst, a)
                     }
@@ -1632,11 +1661,22 @@ impl<'rt> TaskInterpreter<'rt> {
                         tri!(r);
                     }
                     Instr::ArraySpread { arr, src } => {
-                        let items = tri!(self.collect_iterable(reg!(src)));
+                        // Not run again after a collection: the iteration
+                        // may have had effects.
+                        let items = match self.collect_iterable(reg!(src)) {
+                            Ok(items) => items,
+                            Err(f) => {
+                                heap::no_limit_retry();
+                                fault!(f)
+                            }
+                        };
                         let r = match ops::array_data(reg!(arr)) {
                             Some(mut a) => ops::array_reserve(&mut a, items.len()).map(|_| a.extend(items)),
                             None => Ok(()),
                         };
+                        if r.is_err() {
+                            heap::no_limit_retry();
+                        }
                         tri!(r);
                     }
                     Instr::ArrayHole { arr } => {
@@ -1648,6 +1688,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         tri!(r);
                     }
                     Instr::NewObject { dst } => {
+                        tri!(self.rt.heap.check_alloc(64));
                         let o = self.new_instance(Value::UNDEFINED);
                         set!(dst, o)
                     }
@@ -2238,6 +2279,20 @@ fn describe_iterable(v: Value) -> String {
         ops::to_display(v)
     } else {
         "object".into()
+    }
+}
+
+/// A fault raised by the heap limit (`heap::check_growth`): the RangeError
+/// as a fault, or as the error a native made of it.
+fn is_heap_limit_fault(f: &Fault) -> bool {
+    const PREFIX: &str = "out of memory: heap limit";
+    match f {
+        Fault::Range(m) => m.starts_with(PREFIX),
+        Fault::Thrown(v) => ops::object_data(*v)
+            .and_then(|d| d.props.get(crate::vm::atom::names::MESSAGE))
+            .and_then(ops::as_str)
+            .is_some_and(|m| m.starts_with(PREFIX)),
+        Fault::Type(_) | Fault::Reference(_) => false,
     }
 }
 

@@ -185,6 +185,9 @@ pub fn to_key(v: Value) -> Atom {
 /// property keys: past the string length limit the text is cut there.
 /// Where the string becomes a script's value, use [`try_to_display`].
 pub fn to_display(v: Value) -> String {
+    // Engine text (messages, keys, reports): never refused by the heap
+    // limit (see `heap::Unlimited`).
+    let _unlimited = super::heap::Unlimited::new();
     let mut out = StrBuf::new();
     let _ = write_display(v, &mut out, 0);
     out.into_string()
@@ -671,6 +674,10 @@ fn array_grow(a: &mut Vec<Value>, extra: usize) -> OpResult<()> {
         return Err(invalid_array_length());
     }
     let before = a.capacity();
+    // What `try_reserve` will add (it at least doubles), checked against
+    // the heap limit before anything is allocated.
+    let grown = (before * 2).max(a.len() + extra).max(4) - before;
+    super::heap::check_growth(grown * std::mem::size_of::<Value>())?;
     a.try_reserve(extra).map_err(|_| invalid_array_length())?;
     super::heap::count_growth((a.capacity() - before) * std::mem::size_of::<Value>());
     Ok(())
@@ -682,6 +689,7 @@ pub fn array_with_capacity(n: usize) -> OpResult<Vec<Value>> {
     if n > MAX_ARRAY_LEN {
         return Err(invalid_array_length());
     }
+    super::heap::check_growth(n * std::mem::size_of::<Value>())?;
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| invalid_array_length())?;
     Ok(v)

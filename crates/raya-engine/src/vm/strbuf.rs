@@ -104,6 +104,12 @@ impl StrBuf {
 
     /// Reserves room for `bytes` more bytes.
     pub fn reserve(&mut self, bytes: usize) -> OpResult<()> {
+        let (len, cap) = (self.s.len(), self.s.capacity());
+        if cap - len < bytes {
+            // The string becomes a heap object: its growth is checked
+            // against the heap limit (at least doubling, as `try_reserve`).
+            super::heap::check_growth((cap * 2).max(len + bytes) - cap)?;
+        }
         self.s.try_reserve(bytes).map_err(|_| too_long())
     }
 

@@ -199,10 +199,16 @@ impl Task {
     /// Every value the task can still reach (GC roots): registers of live
     /// frames and the closures they run.
     pub fn roots(&self) -> impl Iterator<Item = Value> + '_ {
+        // The end of the highest frame, not of the last one: a callee's
+        // window can end below its caller's (a call from a low register of
+        // a function with many), and the caller's registers above it are
+        // still its own. Leaving them out would free what they hold, and a
+        // later collection, scanning them again, would follow the pointer.
         let top = self
             .frames
-            .last()
+            .iter()
             .map(|f| f.base as usize + f.proto().proto.num_regs as usize)
+            .max()
             .unwrap_or(0)
             .min(self.regs.len());
         self.regs[..top].iter().copied().chain(self.frames.iter().flat_map(|f| [f.closure, f.after]))
