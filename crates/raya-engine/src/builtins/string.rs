@@ -620,19 +620,16 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
         // ASCII, so its UTF-16 length is its byte length (no second scan).
         let ascii = js.is_ascii();
         let bytes = js.s.as_bytes();
-        out.reserve((bytes.iter().filter(|b| *b == c).count() + 1).min(lim));
+        out.reserve((memchr::memchr_iter(*c, bytes).count() + 1).min(lim));
         let mut start = 0;
-        loop {
+        // The separators, then the end of the string: each ends a piece.
+        for end in memchr::memchr_iter(*c, bytes).chain(std::iter::once(bytes.len())) {
             if out.len() == lim {
                 break;
             }
-            let end = bytes[start..].iter().position(|b| b == c).map_or(bytes.len(), |i| start + i);
             // `c` is ASCII, so `start..end` falls on char boundaries.
             let part = &js.s[start..end];
             out.push(if ascii { ctx.heap().alloc_ascii_str(part) } else { ctx.str(part) });
-            if end == bytes.len() {
-                break;
-            }
             start = end + 1;
         }
     } else {

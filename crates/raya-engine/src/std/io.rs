@@ -382,7 +382,7 @@ impl ReadBuf {
 
     /// Position of the next `\n` in the buffered bytes, from `from`.
     fn newline_from(&self, from: usize) -> Option<usize> {
-        self.buffered()[from..].iter().position(|&b| b == b'\n').map(|i| i + from)
+        memchr::memchr(b'\n', &self.buffered()[from..]).map(|i| i + from)
     }
 
     /// Refills until a whole line (or the end, or an error) is buffered.
