@@ -616,12 +616,21 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
         return Ok(ctx.array(out));
     }
     if let [c] = sep.as_bytes() {
-        // One ASCII byte: split on a char (memchr) instead of a substring.
-        let n = js.s.bytes().filter(|b| b == c).count() + 1;
-        out.reserve(n.min(lim));
-        for part in js.s.split(*c as char).take(lim) {
-            let v = ctx.str(part);
-            out.push(v);
+        // One ASCII byte: a byte scan. Every piece of an ASCII string is
+        // ASCII, so its UTF-16 length is its byte length (no second scan).
+        let ascii = js.is_ascii();
+        let bytes = js.s.as_bytes();
+        out.reserve((memchr::memchr_iter(*c, bytes).count() + 1).min(lim));
+        let mut start = 0;
+        // The separators, then the end of the string: each ends a piece.
+        for end in memchr::memchr_iter(*c, bytes).chain(std::iter::once(bytes.len())) {
+            if out.len() == lim {
+                break;
+            }
+            // `c` is ASCII, so `start..end` falls on char boundaries.
+            let part = &js.s[start..end];
+            out.push(if ascii { ctx.heap().alloc_ascii_str(part) } else { ctx.str(part) });
+            start = end + 1;
         }
     } else {
         for part in js.s.split(&*sep).take(lim) {
@@ -1021,6 +1030,20 @@ mod tests {
         let c = ctx.str(",");
         let r = split(&mut ctx, e, &[c]).unwrap();
         assert_eq!(ops::array_data(r).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn split_pieces_know_their_utf16_length() {
+        let mut rt = rt();
+        let task = Task::new(0);
+        let mut ctx = NativeCtx { rt: &mut rt, task: &task };
+        for (subject, want) in [("ab cde ", vec![2, 3, 0]), ("é😀 a", vec![3, 1]), (" ", vec![0, 0])] {
+            let subject = ctx.str(subject);
+            let sep = ctx.str(" ");
+            let r = split(&mut ctx, subject, &[sep]).unwrap();
+            let lens: Vec<u32> = ops::array_data(r).unwrap().iter().map(|p| js_str(*p).unwrap().utf16_len).collect();
+            assert_eq!(lens, want);
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::net::{bytes_of, closed_read, fill_until, this_conn, write_all, ConnSt
 use super::{Capability, StdModule};
 use crate::vm::host::{new_host_object, payload, HostClass, HostObj};
 use crate::vm::native::{arg, NativeCtx};
+use crate::vm::object::Body;
 use crate::vm::{ops, Value};
 use std::sync::Arc;
 
@@ -385,14 +386,26 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-/// Header pairs `[[name, value], ...]` from a script.
+/// Header pairs from a script: a `Headers`' Map (name to value, in
+/// insertion order) or `[[name, value], ...]`.
 fn header_pairs(ctx: &mut NativeCtx, v: Value) -> Result<Vec<(String, String)>, Value> {
-    let mut out = Vec::new();
-    let Some(items) = ops::array_data(v).map(|a| a.clone()) else { return Ok(out) };
-    for it in items {
-        let pair = ops::array_data(it).map(|a| a.clone()).unwrap_or_default();
-        let (Some(k), Some(val)) = (pair.first(), pair.get(1)) else { continue };
-        let (k, val) = (ops::to_display(*k), ops::to_display(*val));
+    let pairs: Vec<(Value, Value)> = match v.as_obj().map(|o| &o.body) {
+        // Copied out so that no lock is held while converting.
+        Some(Body::Map(m)) => m.lock().entries.iter().flatten().copied().collect(),
+        _ => match ops::array_data(v).map(|a| a.clone()) {
+            Some(items) => items
+                .into_iter()
+                .filter_map(|it| {
+                    let pair = ops::array_data(it)?;
+                    Some((*pair.first()?, *pair.get(1)?))
+                })
+                .collect(),
+            None => Vec::new(),
+        },
+    };
+    let mut out = Vec::with_capacity(pairs.len());
+    for (k, val) in pairs {
+        let (k, val) = (ops::to_display(k), ops::to_display(val));
         if k.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) || val.bytes().any(|b| b == b'\r' || b == b'\n') {
             return Err(ctx.type_error(format!("invalid header: {k:?}")));
         }

@@ -382,7 +382,7 @@ impl ReadBuf {
 
     /// Position of the next `\n` in the buffered bytes, from `from`.
     fn newline_from(&self, from: usize) -> Option<usize> {
-        self.buffered()[from..].iter().position(|&b| b == b'\n').map(|i| i + from)
+        memchr::memchr(b'\n', &self.buffered()[from..]).map(|i| i + from)
     }
 
     /// Refills until a whole line (or the end, or an error) is buffered.
@@ -435,7 +435,13 @@ impl ReadBuf {
             }
         };
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        Some(Ok(Some(String::from_utf8_lossy(line).into_owned())))
+        // `from_utf8` validates ASCII a word at a time; the lossy decoder
+        // only for what is not valid UTF-8.
+        let line = match std::str::from_utf8(line) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(line).into_owned(),
+        };
+        Some(Ok(Some(line)))
     }
 
     /// At most `max` buffered bytes (at least one), `Ok(None)` at the end,
@@ -557,6 +563,17 @@ mod tests {
             assert_eq!(got, want, "step {step}");
             assert!(rb.try_line().is_some_and(|r| r.is_ok_and(|l| l.is_none())), "the end stays the end");
         }
+    }
+
+    #[test]
+    fn invalid_utf8_in_a_line_becomes_replacement_characters() {
+        let mut rb = ReadBuf::default();
+        let mut r = Trickle { data: b"ok\n\xffa\xc3\n\xc3\xa9".to_vec(), at: 0, step: 64, fail_at_end: false };
+        let got = lines(&mut rb, &mut r);
+        assert_eq!(
+            got,
+            vec![Ok(Some("ok".into())), Ok(Some("\u{FFFD}a\u{FFFD}".into())), Ok(Some("é".into())), Ok(None)]
+        );
     }
 
     #[test]

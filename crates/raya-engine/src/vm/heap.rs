@@ -678,6 +678,11 @@ impl Heap {
         self.alloc(Body::Str(JsStr::new(s.into())))
     }
 
+    /// `alloc_str` of a string the caller knows to be ASCII.
+    pub fn alloc_ascii_str(&mut self, s: &str) -> Value {
+        self.alloc(Body::Str(JsStr::ascii(s.into())))
+    }
+
     pub fn alloc_array(&mut self, items: Vec<Value>) -> Value {
         self.alloc(Body::Array(Mut::new(items)))
     }

@@ -372,6 +372,13 @@ impl JsStr {
         JsStr { s, utf16_len }
     }
 
+    /// A string the caller knows to be ASCII (a piece of an ASCII string,
+    /// bytes checked by the caller): skips the scan `new` makes.
+    pub fn ascii(s: Box<str>) -> JsStr {
+        debug_assert!(s.is_ascii());
+        JsStr { utf16_len: s.len() as u32, s }
+    }
+
     pub fn is_ascii(&self) -> bool {
         self.s.len() == self.utf16_len as usize
     }
