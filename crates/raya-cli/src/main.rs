@@ -157,23 +157,7 @@ fn misspelt_subcommand(word: &str) -> Option<&'static str> {
     if word.starts_with('-') || word.contains('.') || word.contains('/') || std::path::Path::new(word).exists() {
         return None;
     }
-    SUBCOMMANDS.iter().copied().find(|sub| edit_distance(word, sub) <= 2)
-}
-
-/// Levenshtein distance (the words are a few letters long).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
+    SUBCOMMANDS.iter().copied().find(|sub| raya_engine::syntax::diagnostic::edit_distance(word, sub) <= 2)
 }
 
 fn main() -> ExitCode {

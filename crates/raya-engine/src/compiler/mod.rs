@@ -31,7 +31,7 @@ use crate::builtins::GLOBAL_NAMES;
 use crate::bytecode::{FuncProto, Instr};
 use crate::std::{Capabilities, StdLink};
 use crate::syntax::ast;
-use crate::syntax::diagnostic::{Diagnostic, FileId, SourceMap};
+use crate::syntax::diagnostic::{edit_distance, Diagnostic, FileId, SourceMap};
 use crate::syntax::span::Span;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -428,22 +428,6 @@ impl Loader {
             Some(source.unwrap_or(natives))
         }
     }
-}
-
-/// Levenshtein distance (for "did you mean" hints on short names).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + (ca != cb) as usize).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 /// `path`, or `path.raya` when `path` does not exist and has no `.raya`

@@ -25,7 +25,7 @@ use super::decls::{block_decls, is_loop, pattern_idents, DeclItem};
 use super::Linker;
 use crate::builtins::GLOBAL_NAMES;
 use crate::syntax::ast::*;
-use crate::syntax::diagnostic::{Diagnostic, FileId};
+use crate::syntax::diagnostic::{edit_distance, Diagnostic, FileId};
 use crate::syntax::span::Span;
 use std::collections::{HashMap, HashSet};
 
@@ -521,6 +521,11 @@ impl<'l> Resolver<'l> {
         let mut best: Option<(usize, String)> = None;
         let mut consider = |cand: &str| {
             if cand == "this" {
+                return;
+            }
+            // Names whose lengths differ by more than the limit are never
+            // close: skip the distance for most candidates.
+            if n.len().abs_diff(cand.len()) > 2 {
                 return;
             }
             let d = edit_distance(n, cand);
@@ -1487,22 +1492,4 @@ fn type_decl_name(s: &Stmt) -> Option<&str> {
 fn span_of_keyword(stmt: Span, kw: &str) -> Span {
     let end = (stmt.start + kw.len() as u32).min(stmt.end.max(stmt.start));
     Span { start: stmt.start, end }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > 2 {
-        return usize::MAX;
-    }
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for i in 1..=a.len() {
-        let mut cur = vec![i; b.len() + 1];
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }

@@ -113,3 +113,35 @@ impl SourceMap {
         s
     }
 }
+
+/// Levenshtein distance between two short names, for "did you mean" hints
+/// (compile errors, the command line).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod edit_distance_tests {
+    use super::edit_distance;
+
+    #[test]
+    fn counts_insertions_deletions_and_substitutions() {
+        assert_eq!(edit_distance("check", "check"), 0);
+        assert_eq!(edit_distance("chek", "check"), 1);
+        assert_eq!(edit_distance("fs", "fx"), 1);
+        assert_eq!(edit_distance("", "run"), 3);
+        assert_eq!(edit_distance("lenght", "length"), 2);
+        assert_eq!(edit_distance("ünï", "uni"), 2, "by characters, not bytes");
+    }
+}
