@@ -49,17 +49,11 @@ struct Outcome {
     timed_out: bool,
 }
 
-fn run(file: &Path, workers: usize, limit: Duration) -> Outcome {
-    let mut child = Command::new(raya_bin())
-        .arg("run")
-        .arg("--workers")
-        .arg(workers.to_string())
-        .arg(file)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot start raya");
+/// Threads that read the child's stdout and stderr to the end (so a chatty
+/// child never blocks on a full pipe); join them for the text.
+fn collect_output(
+    child: &mut std::process::Child,
+) -> (std::thread::JoinHandle<String>, std::thread::JoinHandle<String>) {
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
     let out_reader = std::thread::spawn(move || {
@@ -72,6 +66,21 @@ fn run(file: &Path, workers: usize, limit: Duration) -> Outcome {
         let _ = err.read_to_string(&mut s);
         s
     });
+    (out_reader, err_reader)
+}
+
+fn run(file: &Path, workers: usize, limit: Duration) -> Outcome {
+    let mut child = Command::new(raya_bin())
+        .arg("run")
+        .arg("--workers")
+        .arg(workers.to_string())
+        .arg(file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot start raya");
+    let (out_reader, err_reader) = collect_output(&mut child);
     let start = Instant::now();
     let mut timed_out = false;
     let status = loop {
@@ -516,18 +525,7 @@ fn run_measured(file: &Path, workers: usize, limit: Duration) -> (Outcome, u64) 
         .stderr(Stdio::piped())
         .spawn()
         .expect("cannot start raya");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
+    let (out_reader, err_reader) = collect_output(&mut child);
     let start = Instant::now();
     let mut peak = 0;
     let mut timed_out = false;

@@ -430,15 +430,7 @@ fn write_response(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<V
         let head_only = arg(args, 5).truthy();
         let mut out = Vec::with_capacity(128 + body.len());
         out.extend_from_slice(format!("HTTP/1.1 {status} {}\r\n", reason(status)).as_bytes());
-        for (k, v) in &headers {
-            if k.eq_ignore_ascii_case("content-length") || k.eq_ignore_ascii_case("transfer-encoding") {
-                continue;
-            }
-            out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-        }
-        if !has(&headers, "content-type") && ops::as_str(body_v).is_some() {
-            out.extend_from_slice(b"content-type: text/plain; charset=utf-8\r\n");
-        }
+        push_headers(&mut out, &headers, body_v);
         if status != 204 && status != 304 {
             out.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
         }
@@ -451,6 +443,21 @@ fn write_response(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<V
         }
         Ok(out)
     })
+}
+
+/// The header lines both directions write: the given headers except the
+/// framing ones (the writer sets `content-length` itself), and a text
+/// content type for a string body that names none.
+fn push_headers(out: &mut Vec<u8>, headers: &[(String, String)], body: Value) {
+    for (k, v) in headers {
+        if k.eq_ignore_ascii_case("content-length") || k.eq_ignore_ascii_case("transfer-encoding") {
+            continue;
+        }
+        out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+    }
+    if !has(headers, "content-type") && ops::as_str(body).is_some() {
+        out.extend_from_slice(b"content-type: text/plain; charset=utf-8\r\n");
+    }
 }
 
 /// `writeRequest(conn, method, target, host, headerPairs, body)`.
@@ -471,15 +478,7 @@ fn write_request(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Va
         if !has(&headers, "host") {
             out.extend_from_slice(format!("host: {host}\r\n").as_bytes());
         }
-        for (k, v) in &headers {
-            if k.eq_ignore_ascii_case("content-length") || k.eq_ignore_ascii_case("transfer-encoding") {
-                continue;
-            }
-            out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-        }
-        if !has(&headers, "content-type") && ops::as_str(body_v).is_some() {
-            out.extend_from_slice(b"content-type: text/plain; charset=utf-8\r\n");
-        }
+        push_headers(&mut out, &headers, body_v);
         if !body_v.is_nullish() {
             out.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
         }
