@@ -80,6 +80,7 @@ fn fmt_const(c: &Constant) -> String {
     match c {
         Constant::Number(n) => crate::builtins::numconv::number_to_string(*n),
         Constant::String(s) => format!("{s:?}"),
+        Constant::Private(s) => s.split('\0').next().unwrap_or(s).to_string(),
     }
 }
 
@@ -292,6 +293,8 @@ impl<'p> Disasm<'p> {
             GetIndex { dst, obj, key } => format!("{}, {}, {}", r(dst), r(obj), r(key)),
             SetIndex { obj, key, src } | DefineIndex { obj, key, src } => format!("{}, {}, {}", r(obj), r(key), r(src)),
             GetSuper { dst, name } => format!("{}, {}", r(dst), self.k(f, name)),
+            GetSuperIndex { dst, key } => format!("{}, {}", r(dst), r(key)),
+            HasPrivate { dst, obj, name } => format!("{}, {}, {}", r(dst), r(obj), self.k(f, name)),
             Call { f: fr, argc } | New { f: fr, argc } | SuperCall { f: fr, argc } | Spawn { f: fr, argc } => {
                 format!("{}, {argc}", r(fr))
             }
@@ -310,6 +313,10 @@ impl<'p> Disasm<'p> {
             ObjectSpread { obj, src } => format!("{}, {}", r(obj), r(src)),
             DefineAccessor { obj, name, func, kind } => {
                 format!("{}, {}, {}, {}", r(obj), self.k(f, name), r(func), kind_name(kind))
+            }
+            SetHome { func, class } => format!("{}, {}", r(func), r(class)),
+            DefineAccessorComputed { obj, key, func, kind } => {
+                format!("{}, {}, {}, {}", r(obj), r(key), r(func), kind_name(kind))
             }
             ObjectRest { dst, src, excluded } => format!("{}, {}, {}", r(dst), r(src), r(excluded)),
             ArrayRest { dst, src, start } => format!("{}, {}, {start}", r(dst), r(src)),
@@ -420,6 +427,10 @@ fn mnemonic(i: &Instr) -> &'static str {
         GetIndex { .. } => "GetIndex",
         SetIndex { .. } => "SetIndex",
         GetSuper { .. } => "GetSuper",
+        GetSuperIndex { .. } => "GetSuperIndex",
+        SetHome { .. } => "SetHome",
+        HasPrivate { .. } => "HasPrivate",
+        DefineAccessorComputed { .. } => "DefineAccessorComputed",
         Call { .. } => "Call",
         CallMethod { .. } => "CallMethod",
         CallSpread { .. } => "CallSpread",

@@ -69,6 +69,9 @@ pub type ConstIdx = u32;
 pub enum Constant {
     Number(f64),
     String(String),
+    /// A class private name as a property key: `"#x\0<class id>"`, unique
+    /// to the class that declares it (see `vm::atom::Atom::private`).
+    Private(String),
 }
 
 /// How a closure obtains one of its captured cells when it is created.
@@ -471,6 +474,19 @@ pub enum Instr {
         dst: Reg,
         name: ConstIdx,
     },
+    /// R[dst] = super[R[key]] (as `GetSuper`, with a computed key).
+    GetSuperIndex {
+        dst: Reg,
+        key: Reg,
+    },
+    /// R[dst] = `#name in R[obj]` for private name K[name]: whether the
+    /// object has that private field, method or accessor; a TypeError if
+    /// R[obj] is not an object.
+    HasPrivate {
+        dst: Reg,
+        obj: Reg,
+        name: ConstIdx,
+    },
 
     // ---- calls -------------------------------------------------------------
     /// See "Calling convention" above. R[f] = R[f](this = R[f+1], R[f+2..]).
@@ -569,6 +585,13 @@ pub enum Instr {
         func: Reg,
         kind: MethodKind,
     },
+    /// `DefineAccessor` with a computed name R[key].
+    DefineAccessorComputed {
+        obj: Reg,
+        key: Reg,
+        func: Reg,
+        kind: MethodKind,
+    },
     /// R[dst] = copy of R[src]'s own enumerable properties except the keys
     /// in the array R[excluded] (object rest pattern).
     ObjectRest {
@@ -612,6 +635,12 @@ pub enum Instr {
         func: Reg,
         kind: MethodKind,
         is_static: bool,
+    },
+    /// Sets closure R[func]'s home class (for `super`) to R[class]
+    /// (`static {}` blocks, which are called, not installed).
+    SetHome {
+        func: Reg,
+        class: Reg,
     },
     /// Calls the current home class's field initialiser function (if it has
     /// one) on `this`; emitted by the compiler at the start of a base-class

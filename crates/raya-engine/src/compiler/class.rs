@@ -32,6 +32,7 @@ impl<'a> Codegen<'a> {
             }
             None => Reg::MAX,
         };
+        self.declare_privates(c);
         // The class's own name inside a class expression.
         let inner =
             c.name.as_ref().and_then(|n| self.decl_id(n)).filter(|&id| self.bind_kind(id) == BindKind::ClassInner);
@@ -89,7 +90,7 @@ impl<'a> Codegen<'a> {
                     );
                 }
                 _ => {
-                    let k = self.k_str(&mname);
+                    let k = self.key_const(key).unwrap_or(0);
                     self.emit(Instr::DefineMethod { class: dst, name: k, func: t, kind, is_static }, mem.span.start);
                 }
             }
@@ -104,12 +105,69 @@ impl<'a> Codegen<'a> {
             self.emit(Instr::SetFieldInit { class: dst, func: t }, pos);
             self.free_to(m2);
         }
-        // Static fields, in order, once the class exists.
+        // Static fields and `static {}` blocks, in order, once the class
+        // exists.
         for mem in &c.members {
-            if let (true, ClassMemberKind::Field { key, init, .. }) = (mem.is_static, &mem.kind) {
-                self.field(mem, key, init.as_ref(), dst, false);
+            match (mem.is_static, &mem.kind) {
+                (true, ClassMemberKind::Field { key, init, .. }) => self.field(mem, key, init.as_ref(), dst, false),
+                (true, ClassMemberKind::StaticBlock(f)) => self.static_block(f, dst, name),
+                _ => {}
             }
         }
+        self.privates.pop();
+        self.free_to(m);
+    }
+
+    /// Opens the scope of the class's private names, each with a key unique
+    /// to this class (so `#x` of another class, or of another evaluation
+    /// of the same source in another program, is a different name).
+    fn declare_privates(&mut self, c: &'a Class) {
+        static NEXT_CLASS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT_CLASS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut names: Vec<(String, String)> = Vec::new();
+        // (name, is_static, kind) of each declaration, for duplicates.
+        let mut seen: Vec<(&str, bool, u8)> = Vec::new();
+        for mem in &c.members {
+            let (key, kind) = match &mem.kind {
+                ClassMemberKind::Field { key, .. } => (key, 0),
+                ClassMemberKind::Method { key, .. } => (key, 0),
+                ClassMemberKind::Getter { key, .. } => (key, 1),
+                ClassMemberKind::Setter { key, .. } => (key, 2),
+                _ => continue,
+            };
+            let PropKey::Private(n, span) = key else { continue };
+            if n == "#constructor" {
+                self.error(*span, "a class member cannot be named `#constructor`", "reserved name");
+                continue;
+            }
+            // A getter and a setter of the same name (and staticness) pair up.
+            let clash =
+                seen.iter().any(|&(m, st, k)| m == n && (kind == 0 || k == 0 || k == kind || st != mem.is_static));
+            if clash {
+                self.error(*span, format!("private name `{n}` is declared twice in this class"), "declared twice");
+                continue;
+            }
+            seen.push((n, mem.is_static, kind));
+            if !names.iter().any(|(m, _)| m == n) {
+                names.push((n.clone(), format!("{n}\0{id}")));
+            }
+        }
+        self.privates.push(names);
+    }
+
+    /// `static { ... }`: a method-like function called at once with `this`
+    /// = the class.
+    fn static_block(&mut self, f: &'a Function, class: Reg, name: &str) {
+        let pos = f.span.start;
+        let m = self.mark();
+        let fr = self.alloc();
+        let this_r = self.alloc();
+        let idx = self.function(f, name, FnKind::Method);
+        self.emit(Instr::Closure { dst: fr, proto: idx }, pos);
+        // Its `super` is the class's parent, as in a static method.
+        self.emit(Instr::SetHome { func: fr, class }, pos);
+        self.emit(Instr::Move { dst: this_r, src: class }, pos);
+        self.emit(Instr::Call { f: fr, argc: 0 }, pos);
         self.free_to(m);
     }
 
@@ -140,7 +198,8 @@ impl<'a> Codegen<'a> {
             }
             _ => {
                 let k = self.key_const(key).unwrap_or(0);
-                let i = if define {
+                // A static private field is defined on the class too.
+                let i = if define || matches!(key, PropKey::Private(..)) {
                     Instr::DefineProp { obj, name: k, src: v }
                 } else {
                     Instr::SetProp { obj, name: k, src: v }

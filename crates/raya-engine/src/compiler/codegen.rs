@@ -74,6 +74,7 @@ enum NumKey {
 enum ConstKey {
     Num(u64),
     Str(String),
+    Private(String),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -133,13 +134,16 @@ pub(crate) struct Codegen<'a> {
     pub funcs: Vec<FnState<'a>>,
     pub locs: HashMap<BindingId, (usize, Loc)>,
     pub diags: Vec<Diagnostic>,
+    /// The private names in scope: one list per enclosing class body
+    /// (innermost last), each name (`#x`) with its class-unique key.
+    pub privates: Vec<Vec<(String, String)>>,
 }
 
 pub(crate) type Mark = u32;
 
 impl<'a> Codegen<'a> {
     pub(crate) fn new(file: FileId, src: &'a str, res: &'a Resolution) -> Codegen<'a> {
-        Codegen { file, src, res, funcs: Vec::new(), locs: HashMap::new(), diags: Vec::new() }
+        Codegen { file, src, res, funcs: Vec::new(), locs: HashMap::new(), diags: Vec::new(), privates: Vec::new() }
     }
 
     /// The offset of the first non-blank character at or after `offset`
@@ -313,6 +317,32 @@ impl<'a> Codegen<'a> {
 
     pub(crate) fn k_str(&mut self, s: &str) -> ConstIdx {
         self.constant(ConstKey::Str(s.to_string()), Constant::String(s.to_string()))
+    }
+
+    /// The constant of private name `name` (`#x`) of the innermost
+    /// enclosing class that declares it.
+    pub(crate) fn k_private(&mut self, name: &str, span: Span) -> ConstIdx {
+        let key = self.privates.iter().rev().find_map(|scope| scope.iter().find(|(n, _)| n == name).map(|(_, k)| k));
+        match key.cloned() {
+            Some(k) => self.constant(ConstKey::Private(k.clone()), Constant::Private(k)),
+            None => {
+                self.error(
+                    span,
+                    format!("private field `{name}` must be declared in an enclosing class"),
+                    "undeclared private name",
+                );
+                self.k_str(name)
+            }
+        }
+    }
+
+    /// The constant naming the property of `obj.p` or `obj.#p`.
+    pub(crate) fn k_member(&mut self, p: &Ident) -> ConstIdx {
+        if p.name.starts_with('#') {
+            self.k_private(&p.name, p.span)
+        } else {
+            self.k_str(&p.name)
+        }
     }
 
     pub(crate) fn k_num(&mut self, n: f64) -> ConstIdx {
@@ -951,6 +981,7 @@ impl<'a> Codegen<'a> {
             StmtKind::Var(d) => self.var_decl(d),
             StmtKind::Function(_) => {} // hoisted
             StmtKind::Class(c) => self.class_decl(c),
+            StmtKind::Enum(e) => self.enum_decl(e, pos),
             StmtKind::TypeAlias { .. }
             | StmtKind::Interface { .. }
             | StmtKind::Empty
@@ -1136,6 +1167,95 @@ impl<'a> Codegen<'a> {
         self.expr_named(e, t, Some(&ident.name));
         self.init_decl(ident, t);
         self.free_to(m);
+    }
+
+    /// `enum E { ... }`, compiled to the object TypeScript emits: each
+    /// member `E.A = value`, and for a value that is not a string the
+    /// reverse mapping `E[value] = "A"`. A member without an initialiser is
+    /// the previous member plus one (0 for the first). Members are also
+    /// local constants for the initialisers after them.
+    fn enum_decl(&mut self, e: &'a EnumDecl, pos: u32) {
+        if let Some(id) = self.decl_id(&e.name) {
+            if self.binding(id).global.is_none() && !self.locs.contains_key(&id) {
+                self.alloc_binding(&e.name, true);
+            }
+        }
+        let sc = self.enter_scope();
+        for mem in &e.members {
+            self.alloc_binding(&mem.name, true);
+        }
+        let obj = self.alloc_local();
+        // The previous member's value, in `prev_reg` unless it was a literal.
+        let prev_reg = self.alloc_local();
+        enum Prev {
+            Num(f64),
+            Str,
+            Reg,
+        }
+        self.emit(Instr::NewObject { dst: obj }, pos);
+        let mut prev = Prev::Num(-1.0);
+        for mem in &e.members {
+            let at = mem.name.span.start;
+            let m = self.mark();
+            let v = self.alloc();
+            let known = match &mem.init {
+                Some(init) => {
+                    self.expr(init, v);
+                    match (super::decls::number_literal(init), &super::decls::unwrap_erased(init).kind) {
+                        (Some(n), _) => Prev::Num(n),
+                        (None, ExprKind::String(_) | ExprKind::Template(_)) => Prev::Str,
+                        _ => Prev::Reg,
+                    }
+                }
+                None => match prev {
+                    Prev::Num(n) => {
+                        self.load_number(v, n + 1.0, at);
+                        Prev::Num(n + 1.0)
+                    }
+                    Prev::Reg => {
+                        let one = self.alloc();
+                        self.load_number(one, 1.0, at);
+                        self.emit(Instr::Add { dst: v, a: prev_reg, b: one }, at);
+                        Prev::Reg
+                    }
+                    Prev::Str => {
+                        self.error(
+                            mem.name.span,
+                            "an enum member after a string member must have an initializer",
+                            "no initializer",
+                        );
+                        Prev::Str
+                    }
+                },
+            };
+            self.init_decl(&mem.name, v);
+            let k = self.k_str(&mem.name.name);
+            self.emit(Instr::DefineProp { obj, name: k, src: v }, at);
+            let name = self.alloc();
+            self.emit(Instr::LoadK { dst: name, k }, at);
+            match known {
+                Prev::Num(_) => {
+                    self.emit(Instr::DefineIndex { obj, key: v, src: name }, at);
+                }
+                Prev::Str => {}
+                Prev::Reg => {
+                    // Only a string value has no reverse mapping.
+                    let t = self.alloc();
+                    self.emit(Instr::TypeOf { dst: t, src: v }, at);
+                    let s = self.alloc();
+                    self.load_string(s, "string", at);
+                    self.emit(Instr::StrictEq { dst: t, a: t, b: s }, at);
+                    let skip = self.emit(Instr::JmpIfTrue { cond: t, off: 0 }, at);
+                    self.emit(Instr::DefineIndex { obj, key: v, src: name }, at);
+                    self.patch_here(skip);
+                    self.emit(Instr::Move { dst: prev_reg, src: v }, at);
+                }
+            }
+            prev = known;
+            self.free_to(m);
+        }
+        self.init_decl(&e.name, obj);
+        self.leave_scope(sc);
     }
 
     fn class_decl(&mut self, c: &'a Class) {

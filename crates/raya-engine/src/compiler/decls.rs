@@ -48,6 +48,7 @@ fn stmt_decls<'a>(s: &'a Stmt, out: &mut Vec<DeclItem<'a>>) {
                 out.push(DeclItem::Class(n));
             }
         }
+        StmtKind::Enum(e) => out.push(DeclItem::Var(VarKind::Const, &e.name)),
         StmtKind::Export(inner) => stmt_decls(inner, out),
         _ => {}
     }
@@ -144,9 +145,10 @@ pub(crate) fn has_assign(e: &Expr) -> bool {
                     Argument::Expr(e) | Argument::Spread(e) => has_assign(e),
                 })
         }
-        ExprKind::Member { object, .. } => has_assign(object),
+        ExprKind::Member { object, .. } | ExprKind::PrivateIn { object, .. } => has_assign(object),
         ExprKind::Index { object, index, .. } => has_assign(object) || has_assign(index),
         ExprKind::Sequence(es) => es.iter().any(has_assign),
+        ExprKind::TaggedTemplate { tag, exprs, .. } => has_assign(tag) || exprs.iter().any(has_assign),
     }
 }
 
@@ -191,6 +193,7 @@ pub(crate) fn key_name(k: &PropKey) -> Option<String> {
     match k {
         PropKey::Named(s, _) => Some(s.clone()),
         PropKey::Number(n, _) => Some(number_key(*n)),
+        PropKey::Private(n, _) => Some(n.clone()),
         PropKey::Computed(_) => None,
     }
 }
@@ -254,9 +257,10 @@ pub(crate) fn mentions(e: &Expr, name: &str) -> bool {
                     Argument::Expr(x) | Argument::Spread(x) => m(x),
                 })
         }
-        ExprKind::Member { object, .. } => m(object),
+        ExprKind::Member { object, .. } | ExprKind::PrivateIn { object, .. } => m(object),
         ExprKind::Index { object, index, .. } => m(object) || m(index),
         ExprKind::Sequence(es) => es.iter().any(m),
+        ExprKind::TaggedTemplate { tag, exprs, .. } => m(tag) || exprs.iter().any(m),
     }
 }
 
@@ -403,7 +407,12 @@ pub(crate) fn visit_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
         | ExprKind::As(a, _)
         | ExprKind::NonNull(a)
         | ExprKind::Update { target: a, .. }
-        | ExprKind::Member { object: a, .. } => visit_expr(a, f),
+        | ExprKind::Member { object: a, .. }
+        | ExprKind::PrivateIn { object: a, .. } => visit_expr(a, f),
+        ExprKind::TaggedTemplate { tag, exprs, .. } => {
+            visit_expr(tag, f);
+            exprs.iter().for_each(|x| visit_expr(x, f));
+        }
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) | ExprKind::Index { object: a, index: b, .. } => {
             visit_expr(a, f);
             visit_expr(b, f);

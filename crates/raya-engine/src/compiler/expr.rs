@@ -166,6 +166,21 @@ impl<'a> Codegen<'a> {
                 self.land_short_circuit(sc, dst, pos);
             }
             ExprKind::New { callee, args } => self.new_expr(callee, args, dst, pos),
+            ExprKind::TaggedTemplate { tag, cooked, raw, exprs } => {
+                self.tagged_template(e, tag, cooked, raw, exprs, dst)
+            }
+            ExprKind::PrivateIn { name, object } => {
+                if matches!(object.kind, ExprKind::Error) {
+                    self.error(name.span, "a private name can only be used after `.` or before `in`", "private name");
+                    self.emit(Instr::LoadUndef { dst }, pos);
+                    return;
+                }
+                let k = self.k_private(&name.name, name.span);
+                let m = self.mark();
+                let r = self.expr_reg(object);
+                self.emit(Instr::HasPrivate { dst, obj: r, name: k }, self.op_pos(name.span.end));
+                self.free_to(m);
+            }
             ExprKind::Sequence(es) => {
                 if let Some((last, init)) = es.split_last() {
                     for x in init {
@@ -457,6 +472,19 @@ impl<'a> Codegen<'a> {
         self.free_to(m);
     }
 
+    fn tagged_template(
+        &mut self,
+        e: &'a Expr,
+        _tag: &'a Expr,
+        _cooked: &'a [Option<String>],
+        _raw: &'a [String],
+        _exprs: &'a [Expr],
+        dst: Reg,
+    ) {
+        self.error(e.span, "tagged templates are not supported", "tagged template");
+        self.emit(Instr::LoadUndef { dst }, e.span.start);
+    }
+
     fn template(&mut self, parts: &'a [TemplatePart], dst: Reg, pos: u32) {
         let parts: Vec<&TemplatePart> =
             parts.iter().filter(|p| !matches!(p, TemplatePart::Str(s) if s.is_empty())).collect();
@@ -551,25 +579,24 @@ impl<'a> Codegen<'a> {
                 ObjectProp::Getter(key, f) | ObjectProp::Setter(key, f) => {
                     let kind =
                         if matches!(p, ObjectProp::Getter(..)) { MethodKind::Getter } else { MethodKind::Setter };
-                    match key_name(key) {
-                        Some(name) => {
+                    match (key_name(key), key) {
+                        (Some(name), _) => {
                             let t = self.alloc();
                             let idx = self.function(f, &name, FnKind::Method);
                             self.emit(Instr::Closure { dst: t, proto: idx }, f.span.start);
                             let k = self.k_str(&name);
                             self.emit(Instr::DefineAccessor { obj: dst, name: k, func: t, kind }, f.span.start);
                         }
-                        None => {
-                            let span = match key {
-                                PropKey::Computed(k) => k.span,
-                                _ => f.span,
-                            };
-                            self.error(
-                                span,
-                                "computed getter and setter names are not supported",
-                                "computed accessor name",
-                            );
+                        (None, PropKey::Computed(ke)) => {
+                            // The key is evaluated before the function is
+                            // created, as in JS.
+                            let rk = self.expr_temp(ke);
+                            let t = self.alloc();
+                            let idx = self.function(f, "", FnKind::Method);
+                            self.emit(Instr::Closure { dst: t, proto: idx }, f.span.start);
+                            self.emit(Instr::DefineAccessorComputed { obj: dst, key: rk, func: t, kind }, f.span.start);
                         }
+                        (None, _) => {}
                     }
                 }
             }
@@ -640,7 +667,7 @@ impl<'a> Codegen<'a> {
     fn chain(&mut self, e: &'a Expr, dst: Reg, sc: &mut Vec<usize>, spawn: bool) {
         match &e.kind {
             ExprKind::Member { object, property, optional } => {
-                let k = self.k_str(&property.name);
+                let k = self.k_member(property);
                 if matches!(object.kind, ExprKind::Super) {
                     self.emit(Instr::GetSuper { dst, name: k }, property.span.start);
                     return;
@@ -659,7 +686,10 @@ impl<'a> Codegen<'a> {
             }
             ExprKind::Index { object, index, optional } => {
                 if matches!(object.kind, ExprKind::Super) {
-                    self.error(e.span, "computed `super[...]` access is not supported", "use `super.name`");
+                    let m = self.mark();
+                    let rk = self.expr_reg(index);
+                    self.emit(Instr::GetSuperIndex { dst, key: rk }, self.op_pos(object.span.end));
+                    self.free_to(m);
                     return;
                 }
                 let m = self.mark();
@@ -786,7 +816,7 @@ impl<'a> Codegen<'a> {
             }
             ExprKind::Member { object, property, optional: member_opt } => {
                 pos = property.span.start;
-                let k = self.k_str(&property.name);
+                let k = self.k_member(property);
                 let this_r = self.alloc();
                 if matches!(object.kind, ExprKind::Super) {
                     self.emit(Instr::GetSuper { dst: f, name: k }, pos);
@@ -815,6 +845,17 @@ impl<'a> Codegen<'a> {
                         method = Some((k, this_r));
                     }
                 }
+            }
+            ExprKind::Index { object, index, .. } if matches!(object.kind, ExprKind::Super) => {
+                pos = cu.span.start;
+                let this_r = self.alloc();
+                let m2 = self.mark();
+                let rk = self.expr_reg(index);
+                self.emit(Instr::GetSuperIndex { dst: f, key: rk }, self.op_pos(object.span.end));
+                self.free_to(m2);
+                let r = self.res.refs.get(&object.span.start).copied();
+                let a = self.ref_access(r);
+                self.load_access(a, this_r, pos);
             }
             ExprKind::Index { object, index, optional: index_opt } => {
                 pos = cu.span.start;
@@ -915,7 +956,7 @@ impl<'a> Codegen<'a> {
                             );
                         } else {
                             let robj = if has_assign(value) { self.expr_temp(object) } else { self.expr_reg(object) };
-                            let k = self.k_str(&property.name);
+                            let k = self.k_member(property);
                             let pos = (self.node_pos(object), self.op_pos(te.span.end));
                             self.assign_prop(robj, PropTarget::Named(k), op, value, dst, pos, Some(&property.name));
                         }
@@ -1127,7 +1168,7 @@ impl<'a> Codegen<'a> {
             }
             ExprKind::Member { object, property, .. } if !matches!(object.kind, ExprKind::Super) => {
                 let robj = self.expr_reg(object);
-                let k = self.k_str(&property.name);
+                let k = self.k_member(property);
                 self.emit(Instr::SetProp { obj: robj, name: k, src }, property.span.start);
             }
             ExprKind::Index { object, index, .. } => {
@@ -1182,7 +1223,7 @@ impl<'a> Codegen<'a> {
             },
             ExprKind::Member { object, property, .. } if !matches!(object.kind, ExprKind::Super) => {
                 let robj = self.expr_reg(object);
-                let k = self.k_str(&property.name);
+                let k = self.k_member(property);
                 let p = self.node_pos(object);
                 self.update_prop(robj, PropTarget::Named(k), imm, prefix, dst, p);
             }
@@ -1230,6 +1271,7 @@ impl<'a> Codegen<'a> {
                 let s = number_key(*n);
                 Some(self.k_str(&s))
             }
+            PropKey::Private(n, span) => Some(self.k_private(n, *span)),
             PropKey::Computed(_) => None,
         }
     }

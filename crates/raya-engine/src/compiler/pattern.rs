@@ -78,7 +78,7 @@ impl<'a> Codegen<'a> {
                         None => self.alloc(),
                     };
                     let kpos = match &pr.key {
-                        PropKey::Named(_, s) | PropKey::Number(_, s) => s.start,
+                        PropKey::Named(_, s) | PropKey::Number(_, s) | PropKey::Private(_, s) => s.start,
                         PropKey::Computed(e) => e.span.start,
                     };
                     match &pr.key {

@@ -833,6 +833,7 @@ impl<'l> Resolver<'l> {
                 self.function(f)
             }
             StmtKind::Class(c) => self.class(c, true),
+            StmtKind::Enum(e) => self.enum_decl(e),
             StmtKind::TypeAlias { .. } | StmtKind::Interface { .. } | StmtKind::Empty | StmtKind::Import(_) => {}
             StmtKind::Block(b) => self.block(b),
             StmtKind::If { cond, then, otherwise } => {
@@ -1286,8 +1287,10 @@ impl<'l> Resolver<'l> {
         // The members of a declared class run no earlier than the first use
         // of its name, unless a static initialiser can run them at once
         // (`static x = new this()`).
-        let runs_at_definition =
-            c.members.iter().any(|m| m.is_static && matches!(m.kind, ClassMemberKind::Field { .. }));
+        let runs_at_definition = c
+            .members
+            .iter()
+            .any(|m| m.is_static && matches!(m.kind, ClassMemberKind::Field { .. } | ClassMemberKind::StaticBlock(_)));
         let decl = if is_decl && !runs_at_definition {
             c.name.as_ref().and_then(|n| self.out.binding_of_decl(n))
         } else {
@@ -1314,6 +1317,10 @@ impl<'l> Resolver<'l> {
                     self.prop_key(key);
                     self.tdz.next_decl = decl;
                     self.function(func);
+                }
+                ClassMemberKind::StaticBlock(f) => {
+                    self.tdz.next_decl = decl;
+                    self.function(f);
                 }
                 ClassMemberKind::Field { key, init, .. } => {
                     self.prop_key(key);
@@ -1465,7 +1472,7 @@ impl<'l> Resolver<'l> {
                     }
                 }
             }
-            ExprKind::Member { object, .. } => self.expr(object),
+            ExprKind::Member { object, .. } | ExprKind::PrivateIn { object, .. } => self.expr(object),
             ExprKind::Index { object, index, .. } => {
                 self.expr(object);
                 self.expr(index);
@@ -1475,6 +1482,39 @@ impl<'l> Resolver<'l> {
                     self.expr(x);
                 }
             }
+            ExprKind::TaggedTemplate { tag, exprs, .. } => {
+                self.expr(tag);
+                for x in exprs {
+                    self.expr(x);
+                }
+            }
+        }
+    }
+
+    /// `enum E { ... }`: each member's initialiser sees the members before
+    /// it as local constants (TypeScript's scoping of enum members); `E`
+    /// is initialised once all members are.
+    fn enum_decl(&mut self, e: &EnumDecl) {
+        self.push_scope();
+        for m in &e.members {
+            if let Some(init) = &m.init {
+                self.expr(init);
+            }
+            if self.scopes.last().is_some_and(|s| s.names.contains_key(&m.name.name)) {
+                self.error(m.name.span, format!("duplicate enum member `{}`", m.name.name), "declared twice", None);
+                continue;
+            }
+            let id = self.declare(&m.name, BindKind::Const);
+            let t = self.next_tick();
+            self.tdz.init.entry(id).or_insert(t);
+        }
+        self.pop_scope();
+        if !self.out.decls.contains_key(&e.name.span.start) {
+            self.declare(&e.name, BindKind::Const);
+        }
+        if let Some(b) = self.out.binding_of_decl(&e.name) {
+            let t = self.next_tick();
+            self.tdz.init.entry(b).or_insert(t);
         }
     }
 }

@@ -64,6 +64,9 @@ pub enum StmtKind {
         extends: Vec<TypeExpr>,
         members: Vec<TypeMember>,
     },
+    /// `enum E { A, B = 2 }` (also `const enum`): declares `E`, bound to
+    /// the object TypeScript emits (numeric members mapped both ways).
+    Enum(EnumDecl),
     Block(Vec<Stmt>),
     If {
         cond: Expr,
@@ -124,6 +127,21 @@ pub enum StmtKind {
     /// `export { a, b as c };`
     ExportList(Vec<ExportSpecifier>),
     Empty,
+}
+
+#[derive(Debug, Clone)]
+pub struct EnumDecl {
+    pub name: Ident,
+    pub members: Vec<EnumMember>,
+}
+
+/// One enum member. Inside initialisers, the earlier members are in scope
+/// by their bare names (as in TypeScript), so each member is also a local
+/// binding declared at `name`.
+#[derive(Debug, Clone)]
+pub struct EnumMember {
+    pub name: Ident,
+    pub init: Option<Expr>,
 }
 
 #[derive(Debug, Clone)]
@@ -258,10 +276,26 @@ pub struct ClassMember {
 #[derive(Debug, Clone)]
 pub enum ClassMemberKind {
     Constructor(Function),
-    Method { key: PropKey, func: Function },
-    Getter { key: PropKey, func: Function },
-    Setter { key: PropKey, func: Function },
-    Field { key: PropKey, ty: Option<TypeExpr>, init: Option<Expr> },
+    Method {
+        key: PropKey,
+        func: Function,
+    },
+    Getter {
+        key: PropKey,
+        func: Function,
+    },
+    Setter {
+        key: PropKey,
+        func: Function,
+    },
+    Field {
+        key: PropKey,
+        ty: Option<TypeExpr>,
+        init: Option<Expr>,
+    },
+    /// `static { ... }`: compiled as a method called once on the class,
+    /// in order with the static fields.
+    StaticBlock(Function),
 }
 
 /// A property name in an object literal, class body or pattern.
@@ -273,6 +307,9 @@ pub enum PropKey {
     Number(f64, Span),
     /// `[expr]`
     Computed(Box<Expr>),
+    /// `#name` (class members only): a private name, distinct from every
+    /// string key and from the same spelling in another class.
+    Private(String, Span),
 }
 
 /// A binding or assignment target.
@@ -452,7 +489,8 @@ pub enum ExprKind {
         callee: Box<Expr>,
         args: Vec<Argument>,
     },
-    /// `obj.name` / `obj?.name`
+    /// `obj.name` / `obj?.name`; also `obj.#name`, whose property is
+    /// the private name with its `#` (no identifier starts with `#`).
     Member {
         object: Box<Expr>,
         property: Ident,
@@ -463,6 +501,19 @@ pub enum ExprKind {
         object: Box<Expr>,
         index: Box<Expr>,
         optional: bool,
+    },
+    /// `` tag`a${x}b` ``: `cooked` is `None` where an escape is invalid
+    /// (allowed in tagged templates; the cooked string is then undefined).
+    TaggedTemplate {
+        tag: Box<Expr>,
+        cooked: Vec<Option<String>>,
+        raw: Vec<String>,
+        exprs: Vec<Expr>,
+    },
+    /// `#name in obj`
+    PrivateIn {
+        name: Ident,
+        object: Box<Expr>,
     },
     /// `a, b`
     Sequence(Vec<Expr>),

@@ -91,6 +91,9 @@ pub enum TokenKind {
     #[doc(hidden)]
     WordStart,
     Ident(String),
+    /// `#name`: a class's private name (the text includes the `#`).
+    #[regex(r"#[a-zA-Z_$][a-zA-Z0-9_$]*", |lex| lex.slice().to_string())]
+    PrivateName(String),
 
     Break,
     Case,
@@ -273,6 +276,7 @@ impl TokenKind {
         use TokenKind::*;
         match self {
             WordStart | Ident(_) => "identifier",
+            PrivateName(_) => "private name",
             Break => "break",
             Case => "case",
             Catch => "catch",
@@ -1129,7 +1133,6 @@ pub fn tokenize(src: &str, file: FileId) -> (Vec<Token>, Vec<Diagnostic>) {
                 )
                 .with_label("not valid here");
                 match text {
-                    "#" => d = d.with_hint("private names (`#x`) are not supported; use the `private` modifier"),
                     "@" => d = d.with_hint("decorators are not supported"),
                     "\\" => d = d.with_hint("escapes are not allowed outside string literals"),
                     _ => {}

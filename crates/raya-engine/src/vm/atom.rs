@@ -37,6 +37,22 @@ fn interner() -> &'static RwLock<Interner> {
 }
 
 const INDEX_BIT: u32 = 0x8000_0000;
+/// Set (without `INDEX_BIT`) on the atoms of class private names (`#x`).
+/// They come from their own table, never from a string, so no computed
+/// key can name one; and they are left out of every key listing.
+const PRIVATE_BIT: u32 = 0x4000_0000;
+
+/// The private names: `key` is the name and its class's unique id
+/// (`"#x\0<id>"`); the display name is the part before the NUL.
+struct PrivateNames {
+    ids: HashMap<String, Atom>,
+    names: Vec<&'static str>,
+}
+
+fn private_names() -> &'static RwLock<PrivateNames> {
+    static NAMES: OnceLock<RwLock<PrivateNames>> = OnceLock::new();
+    NAMES.get_or_init(|| RwLock::new(PrivateNames { ids: HashMap::new(), names: Vec::new() }))
+}
 
 /// `s` as a canonical array index below 2^31 ("0", "17"; not "01", "-1").
 fn parse_index(s: &str) -> Option<u32> {
@@ -85,6 +101,30 @@ impl Atom {
         a
     }
 
+    /// The atom of private name `key` (see [`PrivateNames`]): the same for
+    /// the same key, distinct from every other atom.
+    pub fn private(key: &str) -> Atom {
+        if let Some(&a) = private_names().read().ids.get(key) {
+            return a;
+        }
+        let mut w = private_names().write();
+        if let Some(&a) = w.ids.get(key) {
+            return a;
+        }
+        let display = key.split('\0').next().unwrap_or(key);
+        let leaked: &'static str = Box::leak(display.to_owned().into_boxed_str());
+        let a = Atom(PRIVATE_BIT | w.names.len() as u32);
+        w.names.push(leaked);
+        w.ids.insert(key.to_owned(), a);
+        a
+    }
+
+    /// Whether this is a class private name (`#x`).
+    #[inline(always)]
+    pub fn is_private(self) -> bool {
+        self.0 & (INDEX_BIT | PRIVATE_BIT) == PRIVATE_BIT
+    }
+
     /// The atom for `s` if it was ever interned (lookups of unknown keys
     /// need not grow the table).
     pub fn lookup(s: &str) -> Option<Atom> {
@@ -102,6 +142,9 @@ impl Atom {
             let s: &'static str = Box::leak(i.to_string().into_boxed_str());
             index_names().write().insert(i, s);
             return s;
+        }
+        if self.is_private() {
+            return private_names().read().names[(self.0 & !PRIVATE_BIT) as usize];
         }
         interner().read().names[self.0 as usize]
     }
@@ -176,6 +219,19 @@ mod tests {
         assert_eq!(Atom::intern("some_property"), a);
         assert_eq!(a.as_str(), "some_property");
         assert_eq!(Atom::lookup("never-interned-xyz"), None);
+    }
+
+    #[test]
+    fn private_names_are_distinct_from_strings() {
+        let a = Atom::private("#x\0test-1");
+        let b = Atom::private("#x\0test-2");
+        assert_ne!(a, b);
+        assert_eq!(Atom::private("#x\0test-1"), a);
+        assert!(a.is_private() && !Atom::intern("#x").is_private());
+        assert_ne!(Atom::intern("#x"), a);
+        assert_eq!(a.as_str(), "#x");
+        assert_eq!(a.as_index(), None);
+        assert!(!Atom::index(5).is_private());
     }
 
     #[test]

@@ -1508,6 +1508,27 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                     }
 
+                    Instr::GetSuperIndex { dst, key } => {
+                        let home = Self::current_home(task);
+                        let parent = ops::class_data(home).map(|c| c.parent).unwrap_or(Value::UNDEFINED);
+                        let key = ops::to_key(reg!(key));
+                        let found = ops::lookup_proto(parent, key).or_else(|| ops::lookup_static(parent, key));
+                        let this = reg!(0);
+                        match found.map(|v| (v, v.as_obj().map(|o| &o.body))) {
+                            Some((_, Some(Body::Accessor(a)))) => {
+                                let g = a.lock().get;
+                                save_pc!();
+                                invoked!(self.call_above(task, g, this, &[], base + dst as usize, 0));
+                            }
+                            Some((v, _)) => set!(dst, v),
+                            None => set!(dst, Value::UNDEFINED),
+                        }
+                    }
+                    Instr::HasPrivate { dst, obj, name } => {
+                        let r = tri!(ops::has_private(reg!(obj), atom!(name)));
+                        set!(dst, Value::bool(r))
+                    }
+
                     Instr::Call { f, argc } => {
                         safepoint!(1);
                         save_pc!();
@@ -1695,6 +1716,9 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::DefineProp { obj, name, src } => {
                         if let Some(mut d) = ops::object_data(reg!(obj)) {
                             d.props.set(atom!(name), reg!(src));
+                        } else if let Some(mut c) = ops::class_data(reg!(obj)) {
+                            // A static private field.
+                            c.statics.set(atom!(name), reg!(src));
                         }
                     }
                     Instr::DefineIndex { obj, key, src } => {
@@ -1715,6 +1739,13 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::DefineAccessor { obj, name, func, kind } => {
                         let key = atom!(name);
+                        let f = reg!(func);
+                        if let Some(mut d) = ops::object_data(reg!(obj)) {
+                            self.define_in(&mut d.props, key, f, kind);
+                        }
+                    }
+                    Instr::DefineAccessorComputed { obj, key, func, kind } => {
+                        let key = ops::to_key(reg!(key));
                         let f = reg!(func);
                         if let Some(mut d) = ops::object_data(reg!(obj)) {
                             self.define_in(&mut d.props, key, f, kind);
@@ -1789,6 +1820,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let table = if is_static { &mut cd.statics } else { &mut cd.proto_props };
                         self.define_in(table, k, fv, kind);
                     }
+                    Instr::SetHome { func, class } => set_home(reg!(func), reg!(class)),
                     Instr::InitFields => {
                         let home = Self::current_home(task);
                         let this = reg!(0);

@@ -66,6 +66,10 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, roots: &mut Vec<Value>) -> 
                 consts.push(v);
                 atoms.push(Atom::intern(s));
             }
+            Constant::Private(key) => {
+                consts.push(Value::UNDEFINED);
+                atoms.push(Atom::private(key));
+            }
         }
     }
     let children = proto.protos.iter().map(|p| link(p, heap, roots)).collect();

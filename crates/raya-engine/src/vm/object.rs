@@ -553,14 +553,15 @@ impl PropMap {
 
     /// Keys in JavaScript order: array-index keys ascending, then the rest
     /// in insertion order.
+    /// Private names (`#x`) are never listed.
     pub fn ordered_keys(&self) -> Vec<Atom> {
         let mut ints: Vec<(u32, Atom)> = self.keys.iter().filter_map(|&k| k.as_index().map(|i| (i, k))).collect();
         if ints.is_empty() {
-            return self.keys.clone();
+            return self.keys.iter().copied().filter(|k| !k.is_private()).collect();
         }
         ints.sort_by_key(|&(i, _)| i);
         let mut out: Vec<Atom> = ints.into_iter().map(|(_, k)| k).collect();
-        out.extend(self.keys.iter().filter(|k| k.as_index().is_none()));
+        out.extend(self.keys.iter().filter(|k| k.as_index().is_none() && !k.is_private()));
         out
     }
 }

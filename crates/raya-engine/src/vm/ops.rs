@@ -376,7 +376,93 @@ fn builtin_constructor(realm: &Realm, v: Value) -> Option<Value> {
     })
 }
 
+/// Where private name `key` lives for `obj`: an instance's own fields,
+/// then its class chain's private methods and accessors; a class's own
+/// static private members. `None` if `obj` was not given it by a class
+/// that declares `key`.
+fn find_private(obj: Value, key: Atom) -> Option<Value> {
+    match &obj.as_obj()?.body {
+        Body::Object(d) => {
+            let d = d.lock();
+            d.props.get(key).or_else(|| lookup_proto(d.class, key))
+        }
+        Body::Class(c) => c.lock().statics.get(key),
+        _ => None,
+    }
+}
+
+/// `#x in obj`.
+pub fn has_private(obj: Value, key: Atom) -> OpResult<bool> {
+    if obj.as_obj().is_none_or(|o| matches!(o.body, Body::Str(_))) {
+        return type_error(format!("Cannot use 'in' operator to search for '{}' in {}", key.as_str(), to_display(obj)));
+    }
+    Ok(find_private(obj, key).is_some())
+}
+
+fn get_private(obj: Value, key: Atom) -> OpResult<Got> {
+    match find_private(obj, key) {
+        Some(v) => Ok(from_slot(v)),
+        None => type_error(format!(
+            "Cannot read private member {} from an object whose class did not declare it",
+            key.as_str()
+        )),
+    }
+}
+
+fn set_private(obj: Value, key: Atom, v: Value) -> OpResult<Put> {
+    if let Some(o) = obj.as_obj() {
+        match &o.body {
+            Body::Object(d) => {
+                let mut d = d.lock();
+                if let Some(i) = d.props.find(key) {
+                    if let Some(Body::Accessor(a)) = d.props.vals()[i].as_obj().map(|o| &o.body) {
+                        return private_setter(*a.lock(), key);
+                    }
+                    d.props.vals_mut()[i] = v;
+                    return Ok(Put::Done);
+                }
+                if let Some(p) = lookup_proto(d.class, key) {
+                    return match p.as_obj().map(|o| &o.body) {
+                        Some(Body::Accessor(a)) => private_setter(*a.lock(), key),
+                        _ => type_error("Private method is not writable"),
+                    };
+                }
+            }
+            Body::Class(c) => {
+                let mut c = c.lock();
+                if let Some(i) = c.statics.find(key) {
+                    if let Some(Body::Accessor(a)) = c.statics.vals()[i].as_obj().map(|o| &o.body) {
+                        return private_setter(*a.lock(), key);
+                    }
+                    c.statics.vals_mut()[i] = v;
+                    return Ok(Put::Done);
+                }
+            }
+            _ => {}
+        }
+    }
+    type_error(format!("Cannot write private member {} to an object whose class did not declare it", key.as_str()))
+}
+
+fn private_setter(a: Accessor, key: Atom) -> OpResult<Put> {
+    if a.set.is_undefined() {
+        type_error(format!("'{}' was defined without a setter", key.as_str()))
+    } else {
+        Ok(Put::Setter(a.set))
+    }
+}
+
 pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResult<Got> {
+    if key.is_private() {
+        if obj.is_nullish() {
+            return type_error(format!(
+                "Cannot read properties of {} (reading '{}')",
+                describe_for_error(obj),
+                key.as_str()
+            ));
+        }
+        return get_private(obj, key);
+    }
     if key == names::CONSTRUCTOR {
         if let Some(c) = builtin_constructor(realm, obj) {
             return Ok(Got::Value(c));
@@ -527,6 +613,9 @@ pub enum Put {
 }
 
 pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put> {
+    if key.is_private() && !obj.is_nullish() {
+        return set_private(obj, key, v);
+    }
     let o = match obj.as_obj() {
         Some(o) => o,
         None => {

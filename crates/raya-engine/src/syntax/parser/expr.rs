@@ -255,6 +255,12 @@ impl<'s> Parser<'s> {
             }
             let span = Span { start: left.span.start, end: right.span.end };
             let kind = match op {
+                // `#x in obj`: the primary left a placeholder for `obj`.
+                BinKind::Bin(BinaryOp::In) if matches!(&left.kind, ExprKind::PrivateIn { object, .. } if matches!(object.kind, ExprKind::Error)) =>
+                {
+                    let ExprKind::PrivateIn { name, .. } = left.kind else { unreachable!() };
+                    ExprKind::PrivateIn { name, object: Box::new(right) }
+                }
                 BinKind::Bin(b) => ExprKind::Binary(b, Box::new(left), Box::new(right)),
                 BinKind::Logic(l) => ExprKind::Logical(l, Box::new(left), Box::new(right)),
                 // Handled before the loop body reaches here.
@@ -469,9 +475,7 @@ impl<'s> Parser<'s> {
                     }
                 }
                 T::NoSubstTemplate(_) | T::TemplateHead(_) => {
-                    let span = self.cur().span;
-                    self.error(span, "tagged templates are not supported", "tagged template");
-                    return Err(Fail);
+                    e = self.parse_tagged_template(e, start)?;
                 }
                 _ => break,
             }
@@ -483,6 +487,11 @@ impl<'s> Parser<'s> {
     fn property_name(&mut self) -> PResult<Ident> {
         if self.at_ident_name() {
             return self.ident_name();
+        }
+        if let T::PrivateName(n) = self.kind() {
+            let name = n.clone();
+            let span = self.bump();
+            return Ok(Ident { name, span });
         }
         if self.at(&T::Error) {
             // `obj.#x`: the lexer reported `#`.
@@ -579,6 +588,15 @@ impl<'s> Parser<'s> {
             T::False => ExprKind::Bool(false),
             T::Null => ExprKind::Null,
             T::This => ExprKind::This,
+            T::PrivateName(n) => {
+                let name = Ident { name: n.clone(), span };
+                if self.peek_kind(1) != &T::In {
+                    self.error(span, "a private name can only be used after `.` or before `in`", "private name");
+                    return Err(Fail);
+                }
+                // The object is filled in when the `in` is parsed.
+                ExprKind::PrivateIn { name, object: Box::new(expr(ExprKind::Error, span)) }
+            }
             T::Super => {
                 if !matches!(self.peek_kind(1), T::LParen | T::Dot | T::LBracket) {
                     self.error(span, "`super` must be followed by an argument list or a member access", "bare `super`");
@@ -661,6 +679,35 @@ impl<'s> Parser<'s> {
         Ok(expr(ExprKind::Template(parts), self.span_from(start)))
     }
 
+    /// `` tag`...` ``: the template's cooked and raw strings and its
+    /// substitutions. The raw strings are the source text between the
+    /// delimiters, with line terminators normalised to `\n` (as in JS).
+    fn parse_tagged_template(&mut self, tag: Expr, start: u32) -> PResult<Expr> {
+        let mut cooked = Vec::new();
+        let mut raw = Vec::new();
+        let mut exprs = Vec::new();
+        loop {
+            let (text, last) = match self.kind() {
+                T::NoSubstTemplate(s) | T::TemplateTail(s) => (s.clone(), true),
+                T::TemplateHead(s) | T::TemplateMiddle(s) => (s.clone(), false),
+                _ => return Err(self.unexpected("`}` to close the template substitution")),
+            };
+            let span = self.bump();
+            let src = self.text(span);
+            // Strip the opening `` ` `` or `}` and the closing `` ` `` or `${`.
+            let inner = src.get(1..).unwrap_or("");
+            let inner =
+                if last { inner.strip_suffix('`').unwrap_or(inner) } else { inner.strip_suffix("${").unwrap_or(inner) };
+            raw.push(inner.replace("\r\n", "\n").replace('\r', "\n"));
+            cooked.push(Some(text));
+            if last {
+                break;
+            }
+            exprs.push(self.parse_expression(false)?);
+        }
+        Ok(expr(ExprKind::TaggedTemplate { tag: Box::new(tag), cooked, raw, exprs }, self.span_from(start)))
+    }
+
     fn parse_array_literal(&mut self) -> PResult<Expr> {
         let start = self.start();
         self.bump();
@@ -721,6 +768,10 @@ impl<'s> Parser<'s> {
             return Err(Fail);
         }
         let (key, short) = self.parse_prop_key()?;
+        if let PropKey::Private(_, span) = &key {
+            self.error(*span, "private names are only allowed in class bodies", "private name");
+            return Err(Fail);
+        }
         if self.at(&T::LParen) || self.at(&T::Lt) {
             let start = prop_key_span(&key).start;
             let Some(f) = self.parse_function_tail(start, prop_key_ident(&key), is_async, false)? else {
@@ -780,6 +831,7 @@ impl<'s> Parser<'s> {
                 self.expect(&T::RBracket)?;
                 return Ok((PropKey::Computed(Box::new(e)), None));
             }
+            T::PrivateName(n) => PropKey::Private(n.clone(), span),
             T::Error => return Err(Fail),
             _ => return Err(self.unexpected("property name")),
         };

@@ -114,6 +114,13 @@ pub(crate) struct Parser<'s> {
     /// (`export default function f() {}` is the declaration, then
     /// `export { f as default }`).
     pending: Vec<Stmt>,
+    /// TypeScript parameter properties (`constructor(public x: number)`)
+    /// of the parameter list parsed last: the parameter's name and the
+    /// modifier's span. The class member that owns the list takes them.
+    param_props: Vec<(Ident, Span)>,
+    /// The next parameter list is a constructor's (may have parameter
+    /// properties); cleared when that list starts.
+    ctor_params: bool,
 }
 
 impl<'s> Parser<'s> {
@@ -131,6 +138,8 @@ impl<'s> Parser<'s> {
             recoveries: 0,
             too_deep: false,
             pending: Vec::new(),
+            param_props: Vec::new(),
+            ctor_params: false,
         }
     }
 

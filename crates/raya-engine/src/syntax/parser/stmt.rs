@@ -62,6 +62,11 @@ impl<'s> Parser<'s> {
                 self.bump();
                 StmtKind::Empty
             }
+            T::Const if self.peek_kind(1) == &T::Enum => {
+                // `const enum` compiles to the same object as `enum`.
+                self.bump();
+                StmtKind::Enum(self.parse_enum()?)
+            }
             T::Let | T::Const | T::Var => return self.parse_var_statement(),
             T::Function => match self.parse_function(start, false, FnName::Required, true)? {
                 Some(f) => StmtKind::Function(f),
@@ -133,16 +138,8 @@ impl<'s> Parser<'s> {
                 self.semicolon()?;
                 StmtKind::Empty
             }
-            T::Enum => {
-                let span = self.cur().span;
-                self.error_hint(
-                    span,
-                    "`enum` is not supported",
-                    "enum declaration",
-                    "use a union of literal types or a `const` object instead",
-                );
-                return Err(Fail);
-            }
+            T::Enum => StmtKind::Enum(self.parse_enum()?),
+
             T::With => {
                 let span = self.cur().span;
                 self.error(span, "`with` statements are not supported", "`with` statement");
@@ -172,7 +169,10 @@ impl<'s> Parser<'s> {
                         self.bump();
                         StmtKind::Class(self.parse_class(start, FnName::Required)?)
                     }
-                    "declare" | "namespace" | "module"
+                    "declare" if same_line && (matches!(next.kind, T::Ident(_)) || next.kind.is_keyword()) => {
+                        self.parse_declare()?
+                    }
+                    "namespace" | "module"
                         if same_line && (matches!(next.kind, T::Ident(_)) || next.kind.is_keyword()) =>
                     {
                         let span = self.cur().span;
@@ -186,6 +186,99 @@ impl<'s> Parser<'s> {
             _ => self.parse_expression_statement()?,
         };
         Ok(Stmt { kind, span: self.span_from(start) })
+    }
+
+    /// `enum Name { A, B = 2, "c d" = "x" }` at `enum`.
+    fn parse_enum(&mut self) -> PResult<EnumDecl> {
+        self.expect(&T::Enum)?;
+        let name = self.ident()?;
+        self.expect(&T::LBrace)?;
+        let mut members = Vec::new();
+        while !self.at(&T::RBrace) {
+            let span = self.cur().span;
+            let mname = match self.kind() {
+                T::Ident(n) => n.clone(),
+                T::Str(s) => s.clone(),
+                k if k.is_keyword() => k.as_str().to_string(),
+                T::Number(_) | T::LBracket => {
+                    self.error(span, "an enum member cannot have a numeric or computed name", "not a member name");
+                    return Err(Fail);
+                }
+                _ => return Err(self.unexpected("an enum member name")),
+            };
+            self.bump();
+            let init = if self.eat(&T::Eq) { Some(self.parse_assign(false)?) } else { None };
+            members.push(EnumMember { name: Ident { name: mname, span }, init });
+            if !self.eat(&T::Comma) {
+                break;
+            }
+        }
+        self.expect_list_close(&T::RBrace)?;
+        Ok(EnumDecl { name, members })
+    }
+
+    /// `declare ...` at `declare`: an ambient declaration, which only
+    /// describes what exists elsewhere; it is parsed and erased.
+    fn parse_declare(&mut self) -> PResult<StmtKind> {
+        let start = self.start();
+        self.bump();
+        match self.kind() {
+            T::Let | T::Const | T::Var if self.peek_kind(1) != &T::Enum => {
+                self.bump();
+                loop {
+                    self.parse_binding_target()?;
+                    if self.eat(&T::Colon) {
+                        self.parse_type()?;
+                    }
+                    if self.eat(&T::Eq) {
+                        self.parse_assign(false)?;
+                    }
+                    if !self.eat(&T::Comma) {
+                        break;
+                    }
+                }
+                self.semicolon()?;
+            }
+            T::Ident(n) if matches!(n.as_str(), "module" | "namespace" | "global") => {
+                // `declare module "m" { ... }`, `declare global { ... }`:
+                // the body holds only declarations, skipped as a whole.
+                self.bump();
+                while !matches!(self.kind(), T::LBrace | T::Semi | T::Eof) && !self.cur().nl_before {
+                    self.bump();
+                }
+                if self.at(&T::LBrace) {
+                    let mut depth = 0usize;
+                    loop {
+                        match self.kind() {
+                            T::LBrace | T::TemplateHead(_) => depth += 1,
+                            T::RBrace | T::TemplateTail(_) => depth -= 1,
+                            T::Eof => return Err(self.unexpected("`}`")),
+                            _ => {}
+                        }
+                        self.bump();
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                } else {
+                    self.semicolon()?;
+                }
+            }
+            _ => {
+                let s = self.parse_statement()?;
+                let ok = match &s.kind {
+                    StmtKind::Function(_) | StmtKind::Empty => true,
+                    StmtKind::Class(_) | StmtKind::Enum(_) => true,
+                    StmtKind::TypeAlias { .. } | StmtKind::Interface { .. } => true,
+                    _ => false,
+                };
+                if !ok {
+                    let span = self.span_from(start);
+                    self.error(span, "`declare` must be followed by a declaration", "not a declaration");
+                }
+            }
+        }
+        Ok(StmtKind::Empty)
     }
 
     fn parse_expression_statement(&mut self) -> PResult<StmtKind> {
@@ -625,6 +718,8 @@ impl<'s> Parser<'s> {
     /// `( params )`.
     pub(super) fn parse_params(&mut self) -> PResult<Vec<Param>> {
         self.expect(&T::LParen)?;
+        let ctor = std::mem::take(&mut self.ctor_params);
+        let mut props = Vec::new();
         let mut params = Vec::new();
         while !self.at(&T::RParen) {
             let start = self.start();
@@ -639,22 +734,39 @@ impl<'s> Parser<'s> {
                 }
                 continue;
             }
-            if let T::Ident(n) = self.kind() {
-                if matches!(n.as_str(), "public" | "private" | "protected" | "readonly" | "override")
-                    && matches!(self.peek_kind(1), T::Ident(_) | T::LBrace | T::LBracket)
+            let mut modifier = None;
+            while let T::Ident(n) = self.kind() {
+                if !(matches!(n.as_str(), "public" | "private" | "protected" | "readonly" | "override")
+                    && matches!(self.peek_kind(1), T::Ident(_) | T::LBrace | T::LBracket | T::DotDotDot))
                 {
-                    let span = self.cur().span;
-                    self.error_hint(
-                        span,
-                        "parameter properties are not supported",
-                        "modifier on a parameter",
-                        "declare the field in the class body and assign it in the constructor",
-                    );
-                    self.bump();
+                    break;
                 }
+                modifier = Some(modifier.unwrap_or(self.cur().span));
+                self.bump();
             }
             let rest = self.eat(&T::DotDotDot);
             let pattern = self.parse_binding_target()?;
+            if let Some(mspan) = modifier {
+                match &pattern.kind {
+                    PatternKind::Ident(id) if ctor && !rest => props.push((id.clone(), mspan)),
+                    PatternKind::Ident(_) if ctor => {
+                        self.error(mspan, "a parameter property cannot be a rest parameter", "rest parameter");
+                    }
+                    _ if ctor => {
+                        self.error(
+                            mspan,
+                            "a parameter property cannot be declared using a binding pattern",
+                            "binding pattern",
+                        );
+                    }
+                    _ => self.error_hint(
+                        mspan,
+                        "a parameter property is only allowed in a constructor",
+                        "modifier on a parameter",
+                        "remove the modifier, or move the parameter to the class's constructor",
+                    ),
+                }
+            }
             let optional = self.eat(&T::Question);
             let ty = if self.eat(&T::Colon) { Some(self.parse_type()?) } else { None };
             let default = if self.eat(&T::Eq) { Some(self.parse_assign(false)?) } else { None };
@@ -671,6 +783,9 @@ impl<'s> Parser<'s> {
             }
         }
         self.expect_list_close(&T::RParen)?;
+        if ctor {
+            self.param_props = props;
+        }
         Ok(params)
     }
 
@@ -706,6 +821,7 @@ impl<'s> Parser<'s> {
         }
         self.expect(&T::LBrace)?;
         let mut members = Vec::new();
+        let mut ctor_props = None;
         loop {
             if self.eat(&T::Semi) {
                 continue;
@@ -719,7 +835,15 @@ impl<'s> Parser<'s> {
             let member_start = self.pos;
             let cover_start = self.start();
             match self.parse_class_member() {
-                Ok(Some(m)) => members.push(m),
+                Ok(Some(m)) => {
+                    if let ClassMemberKind::Constructor(f) = &m.kind {
+                        let props = std::mem::take(&mut self.param_props);
+                        if !props.is_empty() {
+                            ctor_props = Some((props, f.span));
+                        }
+                    }
+                    members.push(m)
+                }
                 Ok(None) => {}
                 Err(Fail) => {
                     self.flush_cover_inits(cover_start, false);
@@ -730,7 +854,78 @@ impl<'s> Parser<'s> {
                 }
             }
         }
+        if let Some((props, ctor_span)) = ctor_props {
+            self.lower_param_props(&mut members, props, ctor_span, extends.is_some());
+        }
         Ok(Class { name: cname, type_params, extends, implements, members, span: self.span_from(start) })
+    }
+
+    /// Parameter properties, as TypeScript compiles them: each becomes a
+    /// field declared before the class's own fields, assigned from the
+    /// parameter by `this.x = x` at the start of the constructor's body (in
+    /// a derived class, right after the top-level `super(...)` call).
+    fn lower_param_props(
+        &mut self,
+        members: &mut Vec<ClassMember>,
+        props: Vec<(Ident, Span)>,
+        ctor_span: Span,
+        derived: bool,
+    ) {
+        let Some(ClassMemberKind::Constructor(ctor)) =
+            members.iter_mut().map(|m| &mut m.kind).find(|k| matches!(k, ClassMemberKind::Constructor(_)))
+        else {
+            return;
+        };
+        let FunctionBody::Block(body) = &mut ctor.body else { return };
+        let at = if derived {
+            let is_super_call = |s: &Stmt| {
+                matches!(&s.kind, StmtKind::Expr(Expr { kind: ExprKind::Call { callee, .. }, .. })
+                    if matches!(callee.kind, ExprKind::Super))
+            };
+            match body.iter().position(is_super_call) {
+                Some(i) => i + 1,
+                None => {
+                    self.error_hint(
+                        props[0].1,
+                        "a derived class with parameter properties must call `super(...)` at the top level of its constructor",
+                        "parameter property",
+                        "call `super(...)` as a statement of the constructor's body, not inside a block or expression",
+                    );
+                    return;
+                }
+            }
+        } else {
+            0
+        };
+        // The generated nodes take their positions from the modifier (for
+        // `this`, the member and the assignment) and from the parameter's
+        // name (for the read of the parameter): each position names one
+        // node, as the compiler's tables expect.
+        let assigns: Vec<Stmt> = props
+            .iter()
+            .map(|(id, mspan)| {
+                let this = Expr { kind: ExprKind::This, span: *mspan };
+                let member = Expr {
+                    kind: ExprKind::Member { object: Box::new(this), property: id.clone(), optional: false },
+                    span: *mspan,
+                };
+                let target = Pattern { kind: PatternKind::Expr(Box::new(member)), span: *mspan };
+                let value = Expr { kind: ExprKind::Ident(id.clone()), span: id.span };
+                let assign = Expr {
+                    kind: ExprKind::Assign { op: AssignOp::Assign, target: Box::new(target), value: Box::new(value) },
+                    span: *mspan,
+                };
+                Stmt { kind: StmtKind::Expr(assign), span: *mspan }
+            })
+            .collect();
+        body.splice(at..at, assigns);
+        let fields = props.iter().map(|(id, mspan)| ClassMember {
+            kind: ClassMemberKind::Field { key: PropKey::Named(id.name.clone(), id.span), ty: None, init: None },
+            is_static: false,
+            span: Span { start: mspan.start, end: ctor_span.start.max(mspan.start) },
+        });
+        let fields: Vec<ClassMember> = fields.collect();
+        members.splice(0..0, fields);
     }
 
     fn parse_class_member(&mut self) -> PResult<Option<ClassMember>> {
@@ -768,9 +963,24 @@ impl<'s> Parser<'s> {
             self.bump();
         }
         if self.at_ident("static") && self.peek_kind(1) == &T::LBrace {
-            let span = self.cur().span;
-            self.error(span, "static initialization blocks are not supported", "static block");
-            return Err(Fail);
+            self.bump();
+            let body_start = self.start();
+            let (body, _) = self.parse_block()?;
+            let func = Function {
+                name: None,
+                params: Vec::new(),
+                body: FunctionBody::Block(body),
+                is_async: false,
+                is_arrow: false,
+                type_params: Vec::new(),
+                return_type: None,
+                span: self.span_from(body_start),
+            };
+            return Ok(Some(ClassMember {
+                kind: ClassMemberKind::StaticBlock(func),
+                is_static: true,
+                span: self.span_from(start),
+            }));
         }
         let mut accessor = None;
         if (self.at_ident("get") || self.at_ident("set")) && starts_property_name(&self.peek(1).kind) {
@@ -787,6 +997,8 @@ impl<'s> Parser<'s> {
             self.bump();
         }
         let kind = if self.at(&T::LParen) || self.at(&T::Lt) {
+            self.ctor_params =
+                accessor.is_none() && !is_static && matches!(&key, PropKey::Named(n, _) if n == "constructor");
             let fname = prop_key_ident(&key);
             let key_start = prop_key_span(&key).start;
             let allow_overload = true;
@@ -1037,13 +1249,14 @@ impl<'s> Parser<'s> {
                 self.semicolon()?;
                 Ok(StmtKind::ExportList(specs))
             }
-            T::Function | T::Class | T::Let | T::Const | T::Var => self.export_decl(),
+            T::Function | T::Class | T::Let | T::Const | T::Var | T::Enum => self.export_decl(),
             T::Ident(n) => {
                 let next = self.peek(1);
                 let ok = match n.as_str() {
                     "async" => next.kind == T::Function,
                     "type" | "interface" => matches!(next.kind, T::Ident(_)),
                     "abstract" => next.kind == T::Class,
+                    "declare" => matches!(next.kind, T::Ident(_)) || next.kind.is_keyword(),
                     _ => false,
                 };
                 if ok && !next.nl_before {
@@ -1161,12 +1374,12 @@ impl<'s> Parser<'s> {
 
 /// Tokens that can begin a property name (after a modifier or `get`/`set`).
 pub(super) fn starts_property_name(k: &T) -> bool {
-    matches!(k, T::Ident(_) | T::Str(_) | T::Number(_) | T::LBracket | T::Star) || k.is_keyword()
+    matches!(k, T::Ident(_) | T::Str(_) | T::Number(_) | T::LBracket | T::Star | T::PrivateName(_)) || k.is_keyword()
 }
 
 pub(super) fn prop_key_span(k: &PropKey) -> Span {
     match k {
-        PropKey::Named(_, s) | PropKey::Number(_, s) => *s,
+        PropKey::Named(_, s) | PropKey::Number(_, s) | PropKey::Private(_, s) => *s,
         PropKey::Computed(e) => e.span,
     }
 }
@@ -1176,6 +1389,7 @@ pub(super) fn prop_key_ident(k: &PropKey) -> Option<Ident> {
     match k {
         PropKey::Named(n, s) => Some(Ident { name: n.clone(), span: *s }),
         PropKey::Number(n, s) => Some(Ident { name: format!("{n}"), span: *s }),
+        PropKey::Private(n, s) => Some(Ident { name: n.clone(), span: *s }),
         PropKey::Computed(_) => None,
     }
 }

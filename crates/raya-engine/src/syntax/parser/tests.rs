@@ -49,6 +49,7 @@ fn key(k: &PropKey) -> String {
         PropKey::Named(n, _) => n.clone(),
         PropKey::Number(n, _) => format!("#{n}"),
         PropKey::Computed(e) => format!("[{}]", ex(e)),
+        PropKey::Private(n, _) => n.clone(),
     }
 }
 
@@ -219,6 +220,7 @@ fn class(c: &Class) -> String {
             }
             ClassMemberKind::Getter { key: k, func: f } => format!("(get {} {})", key(k), func(f)),
             ClassMemberKind::Setter { key: k, func: f } => format!("(set {} {})", key(k), func(f)),
+            ClassMemberKind::StaticBlock(f) => format!("(block {})", func(f)),
             ClassMemberKind::Field { key: k, ty: t, init } => format!(
                 "(field {}{}{})",
                 key(k),
@@ -314,6 +316,14 @@ fn ex(e: &Expr) -> String {
         ExprKind::As(e, t) => format!("(as {} {})", ex(e), ty(t)),
         ExprKind::NonNull(e) => format!("(nonnull {})", ex(e)),
         ExprKind::Error => "<error>".into(),
+        ExprKind::TaggedTemplate { tag, cooked, raw, exprs } => format!(
+            "(tag {} {} {} {})",
+            ex(tag),
+            join(cooked, |c| format!("{c:?}")),
+            join(raw, |r| format!("{r:?}")),
+            join(exprs, ex)
+        ),
+        ExprKind::PrivateIn { name, object } => format!("(in {} {})", name.name, ex(object)),
     }
 }
 
@@ -455,6 +465,14 @@ fn st(s: &Stmt) -> String {
             format!("(export {{{}}})", join(specs, |s| format!("{}:{}", s.local.name, s.exported.name)))
         }
         StmtKind::Empty => ";".into(),
+        StmtKind::Enum(e) => format!(
+            "(enum {} {})",
+            e.name.name,
+            join(&e.members, |m| match &m.init {
+                Some(i) => format!("{}={}", m.name.name, ex(i)),
+                None => m.name.name.clone(),
+            })
+        ),
     }
 }
 
@@ -744,7 +762,6 @@ fn class_members() {
     assert_eq!(ok("class C extends mixin(A, B)<T> {}"), "(class C extends (call mixin A B))");
     assert_eq!(ok("class C extends a.B {}"), "(class C extends (. a B))");
     assert_eq!(ok("abstract class D {}"), "(class D)");
-    assert_eq!(errs("class E { constructor(private x: number) {} }"), vec!["parameter properties are not supported"]);
     assert_eq!(errs("class F { get g(x) { } }"), vec!["a getter cannot have parameters"]);
     assert_eq!(errs("class F { set s() { } }"), vec!["a setter must have exactly one parameter"]);
     assert_eq!(errs("class F { x = 1 y = 2 }"), vec!["expected `;`, found `y`"]);
@@ -953,8 +970,6 @@ fn error_messages() {
     assert_eq!(one_err("let s = 'abc").message, "unterminated string literal");
     assert_eq!(one_err("/* x").message, "unterminated block comment");
     assert_eq!(one_err("x = /ab/").message, "regular expression literals are not supported");
-    assert_eq!(one_err("enum E { A }").message, "`enum` is not supported");
-    assert_eq!(one_err("f`x`").message, "tagged templates are not supported");
     assert_eq!(one_err("let x = <number>y").message, "type assertions with `<T>` are not supported");
     assert_eq!(one_err("delete o.x").message, "the `delete` operator is not supported");
     assert_eq!(one_err("function* g() {}").message, "generator functions are not supported");
@@ -1410,7 +1425,6 @@ fn edge_cases() {
         ("x = function* () {}", "generator functions are not supported"),
         ("o = { async *g() {} }", "generator methods are not supported"),
         ("class Q { static async *m() {} }", "generator methods are not supported"),
-        ("f(a)(b)`x`", "tagged templates are not supported"),
         ("class { }", "expected class name, found `{`"),
         ("new.target", "`new.target` is not supported"),
         ("let [a, ...b,] = c", "a rest element must be last in a destructuring pattern"),
@@ -1422,6 +1436,59 @@ fn edge_cases() {
         ("for await (const x of y) {}", "`for await` is not supported"),
         ("for (const x = 1 of y) {}", "the variable of a for-of loop cannot have an initializer"),
         ("x = yield 1", "`yield` is not supported"),
+    ];
+    for (src, want) in bad {
+        assert_eq!(one_err(src).message, want, "for {src:?}");
+    }
+}
+
+#[test]
+fn typescript_class_and_declaration_forms() {
+    let cases = [
+        (r#"enum E { A, B = 2, "c d" = "x" }"#, r#"(enum E A B=2 c d="x")"#),
+        ("const enum F { X = 1 << 2 }", "(enum F X=(<< 1 2))"),
+        ("export enum G { }", "(export (enum G ))"),
+        // Ambient declarations are erased.
+        ("declare const V: string; declare function f(): void; declare class K { m(): void }", ";\n;\n;"),
+        ("declare enum D { A } declare var v: number", ";\n;"),
+        (r#"declare module "m" { export function f(): void; } declare global { interface W { x: number } }"#, ";\n;"),
+        ("export declare const X: number", ";"),
+        // Parameter properties: fields first, assigned at the start of the
+        // body, or right after `super(...)` in a derived class.
+        (
+            "class P { constructor(public x: number, private readonly y = 2) { go(); } }",
+            "(class P (field x) (field y) (ctor (fn constructor (x:number y=2) {(= (. this x) x) (= (. this y) y) (call go)})))",
+        ),
+        (
+            "class Q extends R { constructor(protected x: number) { pre(); super(x); post(); } }",
+            "(class Q extends R (field x) (ctor (fn constructor (x:number) {(call pre) (call super x) (= (. this x) x) (call post)})))",
+        ),
+        ("class S { static a = 1; static { init(this); } }", "(class S static (field a=1) static (block (fn () {(call init this)})))"),
+        (
+            "class T { #x = 1; static #y; #m() {} get #g() { return 1; } has(o) { return #x in o && this.#x; } }",
+            "(class T (field #x=1) static (field #y) (method #m (fn #m () {})) (get #g (fn #g () {(return 1)})) \
+             (method has (fn has (o) {(return (&& (in #x o) (. this #x)))})))",
+        ),
+        // Tagged templates keep the cooked and the raw strings.
+        ("tag`a${x}b\\n${y}`", r#"(tag tag Some("a") Some("b\n") Some("") "a" "b\\n" "" x y)"#),
+        ("o.f`\\u{41}`", r#"(tag (. o f) Some("A") "\\u{41}" )"#),
+        ("super[k]()", "(call ([] super k))"),
+    ];
+    for (src, want) in cases {
+        assert_eq!(ok(src), want, "for {src:?}");
+    }
+    let bad = [
+        ("function f(public x) {}", "a parameter property is only allowed in a constructor"),
+        ("class A { m(private x) {} }", "a parameter property is only allowed in a constructor"),
+        ("class A { constructor(public {x}) {} }", "a parameter property cannot be declared using a binding pattern"),
+        (
+            "class A extends B { constructor(public x) { if (x) { super(); } } }",
+            "a derived class with parameter properties must call `super(...)` at the top level of its constructor",
+        ),
+        ("o = { #x: 1 }", "private names are only allowed in class bodies"),
+        ("#x + 1", "a private name can only be used after `.` or before `in`"),
+        ("enum E { [k] = 1 }", "an enum member cannot have a numeric or computed name"),
+        ("declare x + 1", "`declare` must be followed by a declaration"),
     ];
     for (src, want) in bad {
         assert_eq!(one_err(src).message, want, "for {src:?}");
