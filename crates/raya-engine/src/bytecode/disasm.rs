@@ -81,6 +81,7 @@ fn fmt_const(c: &Constant) -> String {
         Constant::Number(n) => crate::builtins::numconv::number_to_string(*n),
         Constant::String(s) => format!("{s:?}"),
         Constant::Private(s) => s.split('\0').next().unwrap_or(s).to_string(),
+        Constant::Template { raw, .. } => format!("template {raw:?}"),
     }
 }
 

@@ -72,6 +72,14 @@ pub enum Constant {
     /// A class private name as a property key: `"#x\0<class id>"`, unique
     /// to the class that declares it (see `vm::atom::Atom::private`).
     Private(String),
+    /// The strings of a tagged template's call site: linked to one frozen
+    /// array of the cooked strings (undefined for `None`), whose `raw` is
+    /// a frozen array of the raw strings — the same array object every
+    /// time that site runs, as in JS.
+    Template {
+        cooked: Vec<Option<String>>,
+        raw: Vec<String>,
+    },
 }
 
 /// How a closure obtains one of its captured cells when it is created.

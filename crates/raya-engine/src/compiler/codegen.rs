@@ -336,6 +336,15 @@ impl<'a> Codegen<'a> {
         }
     }
 
+    /// A tagged template's strings: a constant of its own (each call site
+    /// has its own strings array, never shared with another site).
+    pub(crate) fn k_template(&mut self, cooked: &[Option<String>], raw: &[String]) -> ConstIdx {
+        let f = self.f();
+        let i = f.proto.consts.len() as u32;
+        f.proto.consts.push(Constant::Template { cooked: cooked.to_vec(), raw: raw.to_vec() });
+        i
+    }
+
     /// The constant naming the property of `obj.p` or `obj.#p`.
     pub(crate) fn k_member(&mut self, p: &Ident) -> ConstIdx {
         if p.name.starts_with('#') {

@@ -472,17 +472,53 @@ impl<'a> Codegen<'a> {
         self.free_to(m);
     }
 
+    /// `` tag`a${x}b` ``: `tag(strings, x)`, where `strings` is the call
+    /// site's strings array; a member tag (`` o.f`...` ``) gets `o` as
+    /// `this`.
     fn tagged_template(
         &mut self,
         e: &'a Expr,
-        _tag: &'a Expr,
-        _cooked: &'a [Option<String>],
-        _raw: &'a [String],
-        _exprs: &'a [Expr],
+        tag: &'a Expr,
+        cooked: &'a [Option<String>],
+        raw: &'a [String],
+        exprs: &'a [Expr],
         dst: Reg,
     ) {
-        self.error(e.span, "tagged templates are not supported", "tagged template");
-        self.emit(Instr::LoadUndef { dst }, e.span.start);
+        let pos = e.span.start;
+        let m = self.mark();
+        let f = self.call_base(dst);
+        let this_r = self.alloc();
+        let mut sc = Vec::new();
+        let t = unwrap_erased(tag);
+        match &t.kind {
+            ExprKind::Member { object, property, .. } if !matches!(object.kind, ExprKind::Super) => {
+                self.chain_into(object, this_r, &mut sc);
+                let k = self.k_member(property);
+                self.emit(Instr::GetProp { dst: f, obj: this_r, name: k }, property.span.start);
+            }
+            ExprKind::Index { object, index, .. } if !matches!(object.kind, ExprKind::Super) => {
+                self.chain_into(object, this_r, &mut sc);
+                let m2 = self.mark();
+                let rk = self.expr_reg(index);
+                self.emit(Instr::GetIndex { dst: f, obj: this_r, key: rk }, self.op_pos(object.span.end));
+                self.free_to(m2);
+            }
+            _ => {
+                self.expr(tag, f);
+                self.emit(Instr::LoadUndef { dst: this_r }, pos);
+            }
+        }
+        let strings = self.alloc();
+        let k = self.k_template(cooked, raw);
+        self.emit(Instr::LoadK { dst: strings, k }, pos);
+        for x in exprs {
+            let r = self.alloc();
+            self.expr(x, r);
+        }
+        let argc = (1 + exprs.len()).min(u16::MAX as usize) as u16;
+        self.emit(Instr::Call { f, argc }, pos);
+        self.finish_call(f, dst, m);
+        self.land_short_circuit(sc, dst, pos);
     }
 
     fn template(&mut self, parts: &'a [TemplatePart], dst: Reg, pos: u32) {

@@ -176,6 +176,12 @@ fn closure_of(v: Value) -> Option<&'static Closure> {
     }
 }
 
+/// The atom of `raw` (a tagged template's strings array's `raw`).
+pub(crate) fn raw_atom() -> Atom {
+    static RAW: std::sync::OnceLock<Atom> = std::sync::OnceLock::new();
+    *RAW.get_or_init(|| Atom::intern("raw"))
+}
+
 fn set_home(func: Value, class: Value) {
     if let Some(c) = closure_of(func) {
         *c.home.lock() = class;
@@ -1390,6 +1396,12 @@ impl<'rt> TaskInterpreter<'rt> {
                                     set!(dst, v);
                                     continue;
                                 }
+                            }
+                        }
+                        if key == raw_atom() {
+                            if let Some(r) = self.rt.world.template_raw(o) {
+                                set!(dst, r);
+                                continue;
                             }
                         }
                         match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, o, key)) {

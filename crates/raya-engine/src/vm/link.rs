@@ -48,10 +48,27 @@ impl RtProto {
     }
 }
 
-/// Links `proto` and its nested prototypes; every constant allocated is
-/// also pushed to `roots`, which the VM keeps as GC roots for the life of
-/// the program.
-pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, roots: &mut Vec<Value>) -> Arc<RtProto> {
+/// What linking made besides the prototypes: every constant allocated, which
+/// the VM keeps as GC roots for the life of the program, and the `raw`
+/// array of each tagged template's strings array (by the strings array's
+/// address; see `World::template_raw`).
+#[derive(Default)]
+pub struct Linked {
+    pub roots: Vec<Value>,
+    pub template_raw: std::collections::HashMap<usize, Value>,
+}
+
+fn frozen_array(heap: &mut Heap, linked: &mut Linked, items: Vec<Value>) -> Value {
+    let a = heap.alloc_array(items);
+    if let Some(o) = a.as_obj() {
+        o.header.frozen.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    linked.roots.push(a);
+    a
+}
+
+/// Links `proto` and its nested prototypes.
+pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, linked: &mut Linked) -> Arc<RtProto> {
     let mut consts = Vec::with_capacity(proto.consts.len());
     let mut atoms = Vec::with_capacity(proto.consts.len());
     for c in &proto.consts {
@@ -62,7 +79,7 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, roots: &mut Vec<Value>) -> 
             }
             Constant::String(s) => {
                 let v = heap.alloc_str(s.as_str());
-                roots.push(v);
+                linked.roots.push(v);
                 consts.push(v);
                 atoms.push(Atom::intern(s));
             }
@@ -70,9 +87,36 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, roots: &mut Vec<Value>) -> 
                 consts.push(Value::UNDEFINED);
                 atoms.push(Atom::private(key));
             }
+            Constant::Template { cooked, raw } => {
+                let cooked: Vec<Value> = cooked
+                    .iter()
+                    .map(|c| {
+                        c.as_ref().map_or(Value::UNDEFINED, |s| {
+                            let v = heap.alloc_str(s.as_str());
+                            linked.roots.push(v);
+                            v
+                        })
+                    })
+                    .collect();
+                let raw: Vec<Value> = raw
+                    .iter()
+                    .map(|s| {
+                        let v = heap.alloc_str(s.as_str());
+                        linked.roots.push(v);
+                        v
+                    })
+                    .collect();
+                let strings = frozen_array(heap, linked, cooked);
+                let raw = frozen_array(heap, linked, raw);
+                if let Some(o) = strings.as_obj() {
+                    linked.template_raw.insert(o as *const _ as usize, raw);
+                }
+                consts.push(strings);
+                atoms.push(Atom::intern(""));
+            }
         }
     }
-    let children = proto.protos.iter().map(|p| link(p, heap, roots)).collect();
+    let children = proto.protos.iter().map(|p| link(p, heap, linked)).collect();
     Arc::new(RtProto {
         proto: proto.clone(),
         consts: consts.into_boxed_slice(),

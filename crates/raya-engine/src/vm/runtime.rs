@@ -127,6 +127,9 @@ pub struct World {
     pub sources: Arc<SourceMap>,
     /// Constants of every linked prototype (GC roots).
     pub const_roots: Vec<Value>,
+    /// The `raw` arrays of the tagged templates' strings arrays (see
+    /// `vm::link::Linked`); fixed once linked.
+    pub template_raw: std::collections::HashMap<usize, Value>,
     /// `args`: the script's arguments after its file name.
     pub script_args: Vec<String>,
     /// The realm new threads start from; replaced when the prelude
@@ -186,6 +189,19 @@ pub struct Runtime {
     pub woken: Vec<std::sync::Arc<crate::sync::TaskCell>>,
 }
 
+impl World {
+    /// `strings.raw` of the strings array `v` of a tagged template. Both
+    /// arrays are constants of the program (GC roots while it lives), so
+    /// an address in the table never names another object.
+    pub fn template_raw(&self, v: Value) -> Option<Value> {
+        if self.template_raw.is_empty() {
+            return None;
+        }
+        let o = v.as_obj()?;
+        self.template_raw.get(&(o as *const _ as usize)).copied()
+    }
+}
+
 impl Runtime {
     /// Creates a runtime for a compiled program (its entry function, its
     /// sources and its number of global slots) and links the entry
@@ -201,8 +217,9 @@ impl Runtime {
         let realm = crate::builtins::install(&mut heap);
         let mut globals = realm.globals.clone();
         globals.resize(num_globals.max(globals.len()), Value::UNDEFINED);
-        let mut const_roots = Vec::new();
-        let entry = link(entry, &mut heap, &mut const_roots);
+        let mut linked = super::link::Linked::default();
+        let entry = link(entry, &mut heap, &mut linked);
+        let super::link::Linked { roots: const_roots, template_raw } = linked;
         let closure = make_closure(&mut heap, entry, Box::new([]));
         let realm = Arc::new(realm);
         let world = Arc::new(World {
@@ -219,6 +236,7 @@ impl Runtime {
             live_tasks: Default::default(),
             failed_tasks: Default::default(),
             host_classes: Default::default(),
+            template_raw,
         });
         let rt = Runtime {
             heap,
