@@ -1199,9 +1199,17 @@ impl<'a> Codegen<'a> {
         enum Prev {
             Num(f64),
             Str,
+            /// A constant expression (TypeScript's "constant enum
+            /// expression"), computed at run time.
             Reg,
+            /// Anything else: the next member needs an initialiser.
+            Computed,
         }
+        let names: Vec<&str> = e.members.iter().map(|m| m.name.name.as_str()).collect();
         self.emit(Instr::NewObject { dst: obj }, pos);
+        // The initialisers may name the enum itself (`B = E.A + 1`): it is
+        // the object being filled, as in TypeScript's output.
+        self.init_decl(&e.name, obj);
         let mut prev = Prev::Num(-1.0);
         for mem in &e.members {
             let at = mem.name.span.start;
@@ -1213,7 +1221,8 @@ impl<'a> Codegen<'a> {
                     match (super::decls::number_literal(init), &super::decls::unwrap_erased(init).kind) {
                         (Some(n), _) => Prev::Num(n),
                         (None, ExprKind::String(_) | ExprKind::Template(_)) => Prev::Str,
-                        _ => Prev::Reg,
+                        _ if enum_constant(init, &names, &e.name.name) => Prev::Reg,
+                        _ => Prev::Computed,
                     }
                 }
                 None => match prev {
@@ -1227,13 +1236,9 @@ impl<'a> Codegen<'a> {
                         self.emit(Instr::Add { dst: v, a: prev_reg, b: one }, at);
                         Prev::Reg
                     }
-                    Prev::Str => {
-                        self.error(
-                            mem.name.span,
-                            "an enum member after a string member must have an initializer",
-                            "no initializer",
-                        );
-                        Prev::Str
+                    Prev::Str | Prev::Computed => {
+                        self.error(mem.name.span, "enum member must have an initializer", "no initializer");
+                        Prev::Computed
                     }
                 },
             };
@@ -1247,6 +1252,10 @@ impl<'a> Codegen<'a> {
                     self.emit(Instr::DefineIndex { obj, key: v, src: name }, at);
                 }
                 Prev::Str => {}
+                // TypeScript maps a computed value back whatever it is.
+                Prev::Computed => {
+                    self.emit(Instr::DefineIndex { obj, key: v, src: name }, at);
+                }
                 Prev::Reg => {
                     // Only a string value has no reverse mapping.
                     let t = self.alloc();
@@ -1263,7 +1272,6 @@ impl<'a> Codegen<'a> {
             prev = known;
             self.free_to(m);
         }
-        self.init_decl(&e.name, obj);
         self.leave_scope(sc);
     }
 
@@ -1823,4 +1831,27 @@ pub(crate) fn clamp_reg(r: u32) -> Reg {
 /// A short span at the start of a node (for "function too large").
 fn head_span(s: Span) -> Span {
     Span { start: s.start, end: s.end.min(s.start + 1).max(s.start) }
+}
+
+/// Whether `e` is what TypeScript calls a constant enum expression:
+/// literals, the enum's members (by bare name or as `E.member`), and
+/// arithmetic, bitwise and unary operators on those. After any other
+/// initialiser the next member cannot be auto-numbered.
+fn enum_constant(e: &Expr, members: &[&str], enum_name: &str) -> bool {
+    let c = |x: &Expr| enum_constant(x, members, enum_name);
+    match &super::decls::unwrap_erased(e).kind {
+        ExprKind::Number(_) | ExprKind::String(_) => true,
+        ExprKind::Template(parts) => parts.iter().all(|p| matches!(p, TemplatePart::Str(_))),
+        ExprKind::Ident(i) => members.contains(&i.name.as_str()),
+        ExprKind::Member { object, property, .. } => {
+            matches!(&object.kind, ExprKind::Ident(o) if o.name == enum_name)
+                && members.contains(&property.name.as_str())
+        }
+        ExprKind::Unary(UnaryOp::Neg | UnaryOp::Plus | UnaryOp::BitNot, a) => c(a),
+        ExprKind::Binary(op, a, b) => {
+            use BinaryOp::*;
+            matches!(op, Add | Sub | Mul | Div | Rem | Pow | BitAnd | BitOr | BitXor | Shl | Shr | UShr) && c(a) && c(b)
+        }
+        _ => false,
+    }
 }

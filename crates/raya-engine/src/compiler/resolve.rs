@@ -1492,9 +1492,16 @@ impl<'l> Resolver<'l> {
     }
 
     /// `enum E { ... }`: each member's initialiser sees the members before
-    /// it as local constants (TypeScript's scoping of enum members); `E`
-    /// is initialised once all members are.
+    /// it as local constants (TypeScript's scoping of enum members), and
+    /// `E` itself, initialised first (the object being filled).
     fn enum_decl(&mut self, e: &EnumDecl) {
+        if !self.out.decls.contains_key(&e.name.span.start) {
+            self.declare(&e.name, BindKind::Const);
+        }
+        if let Some(b) = self.out.binding_of_decl(&e.name) {
+            let t = self.next_tick();
+            self.tdz.init.entry(b).or_insert(t);
+        }
         self.push_scope();
         for m in &e.members {
             if let Some(init) = &m.init {
@@ -1509,13 +1516,6 @@ impl<'l> Resolver<'l> {
             self.tdz.init.entry(id).or_insert(t);
         }
         self.pop_scope();
-        if !self.out.decls.contains_key(&e.name.span.start) {
-            self.declare(&e.name, BindKind::Const);
-        }
-        if let Some(b) = self.out.binding_of_decl(&e.name) {
-            let t = self.next_tick();
-            self.tdz.init.entry(b).or_insert(t);
-        }
     }
 }
 

@@ -401,7 +401,12 @@ pub fn has_private(obj: Value, key: Atom) -> OpResult<bool> {
 
 fn get_private(obj: Value, key: Atom) -> OpResult<Got> {
     match find_private(obj, key) {
-        Some(v) => Ok(from_slot(v)),
+        Some(v) => match v.as_obj().map(|o| &o.body) {
+            Some(Body::Accessor(a)) if a.lock().get.is_undefined() => {
+                type_error(format!("'{}' was defined without a getter", key.as_str()))
+            }
+            _ => Ok(from_slot(v)),
+        },
         None => type_error(format!(
             "Cannot read private member {} from an object whose class did not declare it",
             key.as_str()
@@ -424,7 +429,7 @@ fn set_private(obj: Value, key: Atom, v: Value) -> OpResult<Put> {
                 if let Some(p) = lookup_proto(d.class, key) {
                     return match p.as_obj().map(|o| &o.body) {
                         Some(Body::Accessor(a)) => private_setter(*a.lock(), key),
-                        _ => type_error("Private method is not writable"),
+                        _ => type_error(format!("Private method '{}' is not writable", key.as_str())),
                     };
                 }
             }

@@ -982,6 +982,19 @@ impl<'s> Parser<'s> {
                 span: self.span_from(start),
             }));
         }
+        if self.at(&T::LBracket) && matches!(self.peek_kind(1), T::Ident(_)) && self.peek_kind(2) == &T::Colon {
+            // An index signature `[key: string]: T;`: a type only.
+            self.bump();
+            self.bump();
+            self.bump();
+            self.parse_type()?;
+            self.expect(&T::RBracket)?;
+            if self.eat(&T::Colon) {
+                self.parse_type()?;
+            }
+            self.semicolon()?;
+            return Ok(None);
+        }
         let mut accessor = None;
         if (self.at_ident("get") || self.at_ident("set")) && starts_property_name(&self.peek(1).kind) {
             accessor = Some(self.at_ident("get"));
