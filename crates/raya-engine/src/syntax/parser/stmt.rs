@@ -266,12 +266,15 @@ impl<'s> Parser<'s> {
             }
             _ => {
                 let s = self.parse_statement()?;
-                let ok = match &s.kind {
-                    StmtKind::Function(_) | StmtKind::Empty => true,
-                    StmtKind::Class(_) | StmtKind::Enum(_) => true,
-                    StmtKind::TypeAlias { .. } | StmtKind::Interface { .. } => true,
-                    _ => false,
-                };
+                let ok = matches!(
+                    &s.kind,
+                    StmtKind::Function(_)
+                        | StmtKind::Empty
+                        | StmtKind::Class(_)
+                        | StmtKind::Enum(_)
+                        | StmtKind::TypeAlias { .. }
+                        | StmtKind::Interface { .. }
+                );
                 if !ok {
                     let span = self.span_from(start);
                     self.error(span, "`declare` must be followed by a declaration", "not a declaration");
