@@ -417,6 +417,10 @@ impl<'s> Parser<'s> {
                 T::Dot => {
                     self.bump();
                     let property = self.property_name()?;
+                    if matches!(e.kind, ExprKind::Super) && property.name.starts_with('#') {
+                        self.error(property.span, "`super` has no private members", "private name after `super`");
+                        return Err(Fail);
+                    }
                     e = expr(
                         ExprKind::Member { object: Box::new(e), property, optional: false },
                         self.span_from(start),
@@ -699,7 +703,11 @@ impl<'s> Parser<'s> {
             let inner =
                 if last { inner.strip_suffix('`').unwrap_or(inner) } else { inner.strip_suffix("${").unwrap_or(inner) };
             raw.push(inner.replace("\r\n", "\n").replace('\r', "\n"));
-            cooked.push(Some(text));
+            // An escape error inside this piece (not the opening backtick,
+            // where an unterminated template is reported).
+            let before = self.lex_diags.len();
+            self.lex_diags.retain(|d| !(d.span.start > span.start && d.span.end <= span.end));
+            cooked.push((self.lex_diags.len() == before).then_some(text));
             if last {
                 break;
             }

@@ -53,7 +53,9 @@ pub fn parse(src: &str, file: FileId) -> (Program, Vec<Diagnostic>) {
 fn parse_here(src: &str, file: FileId, max_depth: u32) -> (Program, Vec<Diagnostic>) {
     let (toks, lex_diags) = lexer::tokenize(src, file);
     let mut p = Parser::new(src, file, toks, max_depth);
+    p.lex_diags = lex_diags;
     let body = p.parse_program();
+    let lex_diags = std::mem::take(&mut p.lex_diags);
     if p.recoveries > 0 && p.diags.is_empty() && lex_diags.is_empty() {
         // Code was skipped but nothing said why: never drop code silently.
         let d = Diagnostic::new(file, Span::default(), "internal error: the parser skipped code without reporting why")
@@ -121,6 +123,10 @@ pub(crate) struct Parser<'s> {
     /// The next parameter list is a constructor's (may have parameter
     /// properties); cleared when that list starts.
     ctor_params: bool,
+    /// The lexer's errors. A tagged template takes back those of invalid
+    /// escapes in its strings (allowed there: the cooked string is then
+    /// undefined).
+    lex_diags: Vec<Diagnostic>,
 }
 
 impl<'s> Parser<'s> {
@@ -140,6 +146,7 @@ impl<'s> Parser<'s> {
             pending: Vec::new(),
             param_props: Vec::new(),
             ctor_params: false,
+            lex_diags: Vec::new(),
         }
     }
 

@@ -1473,6 +1473,8 @@ fn typescript_class_and_declaration_forms() {
         ("tag`a${x}b\\n${y}`", r#"(tag tag Some("a") Some("b\n") Some("") "a" "b\\n" "" x y)"#),
         ("o.f`\\u{41}`", r#"(tag (. o f) Some("A") "\\u{41}" )"#),
         ("super[k]()", "(call ([] super k))"),
+        // An invalid escape is allowed in a tagged template: no cooked string.
+        ("t`\\unicode ${1} \\xyz`", r#"(tag t None None "\\unicode " " \\xyz" 1)"#),
     ];
     for (src, want) in cases {
         assert_eq!(ok(src), want, "for {src:?}");
@@ -1489,6 +1491,8 @@ fn typescript_class_and_declaration_forms() {
         ("#x + 1", "a private name can only be used after `.` or before `in`"),
         ("enum E { [k] = 1 }", "an enum member cannot have a numeric or computed name"),
         ("declare x + 1", "`declare` must be followed by a declaration"),
+        ("x = `\\unicode`", "invalid Unicode escape sequence"),
+        ("class A extends B { #x = 1; m() { return super.#x; } }", "`super` has no private members"),
     ];
     for (src, want) in bad {
         assert_eq!(one_err(src).message, want, "for {src:?}");
