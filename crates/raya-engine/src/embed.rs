@@ -217,7 +217,8 @@ fn to_host(v: Value, stack: &mut Vec<usize>) -> Result<HostValue, String> {
             };
             let mut props = Vec::with_capacity(pairs.len());
             for (k, x) in pairs {
-                if matches!(x.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
+                // Private fields (`#x`) are no properties.
+                if k.is_private() || matches!(x.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
                     continue;
                 }
                 props.push((k.as_str().to_string(), to_host(x, stack)?));
