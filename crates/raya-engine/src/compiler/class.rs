@@ -7,8 +7,12 @@
 //! <bind the class name>
 //! Closure + DefineMethod[Computed] for every method / getter / setter
 //! Closure <field initialiser>; SetFieldInit   (instance fields, if any)
-//! SetProp dst.<static field> = <init>       (in order)
+//! SetProp dst.<static field> = <init>       (in order, with each
+//!   `static {}` block: Closure; SetHome; Call with this = dst)
 //! ```
+//!
+//! Private names (`#x`) are constants of their own (`Constant::Private`),
+//! one key per class declaration; see `declare_privates`.
 
 use super::codegen::{Codegen, FnKind, Loc};
 use super::decls::key_name;
@@ -110,7 +114,7 @@ impl<'a> Codegen<'a> {
         for mem in &c.members {
             match (mem.is_static, &mem.kind) {
                 (true, ClassMemberKind::Field { key, init, .. }) => self.field(mem, key, init.as_ref(), dst, false),
-                (true, ClassMemberKind::StaticBlock(f)) => self.static_block(f, dst, name),
+                (true, ClassMemberKind::StaticBlock(f)) => self.static_block(f, dst),
                 _ => {}
             }
         }
@@ -119,8 +123,9 @@ impl<'a> Codegen<'a> {
     }
 
     /// Opens the scope of the class's private names, each with a key unique
-    /// to this class (so `#x` of another class, or of another evaluation
-    /// of the same source in another program, is a different name).
+    /// to this class declaration (from a process-wide counter, so another
+    /// class's `#x`, even one compiled from the same source for another
+    /// program in this process, is a different name).
     fn declare_privates(&mut self, c: &'a Class) {
         static NEXT_CLASS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let id = NEXT_CLASS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -157,12 +162,13 @@ impl<'a> Codegen<'a> {
 
     /// `static { ... }`: a method-like function called at once with `this`
     /// = the class.
-    fn static_block(&mut self, f: &'a Function, class: Reg, name: &str) {
+    fn static_block(&mut self, f: &'a Function, class: Reg) {
         let pos = f.span.start;
         let m = self.mark();
         let fr = self.alloc();
         let this_r = self.alloc();
-        let idx = self.function(f, name, FnKind::Method);
+        // V8's name for it in stack traces.
+        let idx = self.function(f, "<static_initializer>", FnKind::Method);
         self.emit(Instr::Closure { dst: fr, proto: idx }, pos);
         // Its `super` is the class's parent, as in a static method.
         self.emit(Instr::SetHome { func: fr, class }, pos);
