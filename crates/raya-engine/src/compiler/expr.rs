@@ -490,11 +490,13 @@ impl<'a> Codegen<'a> {
         let this_r = self.alloc();
         let mut sc = Vec::new();
         let t = unwrap_erased(tag);
+        // A member tag is looked up and called by `CallMethod` (which names
+        // it in its error), after the arguments.
+        let mut method = None;
         match &t.kind {
             ExprKind::Member { object, property, .. } if !matches!(object.kind, ExprKind::Super) => {
                 self.chain_into(object, this_r, &mut sc);
-                let k = self.k_member(property);
-                self.emit(Instr::GetProp { dst: f, obj: this_r, name: k }, property.span.start);
+                method = Some((self.k_member(property), property.span.start));
             }
             ExprKind::Index { object, index, .. } if !matches!(object.kind, ExprKind::Super) => {
                 self.chain_into(object, this_r, &mut sc);
@@ -516,7 +518,10 @@ impl<'a> Codegen<'a> {
             self.expr(x, r);
         }
         let argc = (1 + exprs.len()).min(u16::MAX as usize) as u16;
-        self.emit(Instr::Call { f, argc }, pos);
+        match method {
+            Some((name, at)) => self.emit(Instr::CallMethod { f, name, argc, recv: this_r }, at),
+            None => self.emit(Instr::Call { f, argc }, pos),
+        };
         self.finish_call(f, dst, m);
         self.land_short_circuit(sc, dst, pos);
     }
