@@ -631,7 +631,7 @@ fn from(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Valu
 /// A value as V8 names it in a built-in's "is not a function" message:
 /// arrays as `[object Array]`, other objects by their class (`#<Foo>`),
 /// primitives as `String(v)` does.
-fn describe_non_function(realm: &Realm, v: Value) -> String {
+pub(crate) fn describe_non_function(realm: &Realm, v: Value) -> String {
     let Some(obj) = v.as_obj() else { return ops::to_display(v) };
     match &obj.body {
         Body::Str(_) => ops::to_display(v),

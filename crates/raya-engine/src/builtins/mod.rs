@@ -7,6 +7,7 @@ pub mod channels;
 pub mod collections;
 pub mod console;
 pub mod core;
+pub mod date;
 pub mod inspect;
 pub mod json;
 pub mod math;
@@ -32,6 +33,7 @@ pub fn install(heap: &mut Heap) -> Realm {
     math::install(&mut b, &mut realm);
     number::install(&mut b, &mut realm);
     process::install(&mut b, &mut realm);
+    date::install(&mut b, &mut realm);
     string::install(&mut b, &mut realm);
     array::install(&mut b, &mut realm);
     object::install(&mut b, &mut realm);
