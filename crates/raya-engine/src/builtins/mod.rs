@@ -4,6 +4,7 @@
 pub mod array;
 pub mod bytes;
 pub mod channels;
+pub mod clone;
 pub mod collections;
 pub mod console;
 pub mod core;
@@ -34,6 +35,7 @@ pub fn install(heap: &mut Heap) -> Realm {
     number::install(&mut b, &mut realm);
     process::install(&mut b, &mut realm);
     date::install(&mut b, &mut realm);
+    clone::install(&mut b, &mut realm);
     string::install(&mut b, &mut realm);
     array::install(&mut b, &mut realm);
     object::install(&mut b, &mut realm);
@@ -81,6 +83,7 @@ pub const GLOBAL_NAMES: &[&str] = &[
     "Infinity",
     "Date",
     "performance",
+    "structuredClone",
     "args",
     "exit",
     "env",
