@@ -870,7 +870,18 @@ fn from_components(args: &[Value]) -> f64 {
 
 /// `new Date(...)`: now, a time value, a string to parse, another date, or
 /// components in local time.
-fn date_ctor(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+fn date_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    // `this` is the fresh instance `new` made; its class is another one
+    // when a subclass's constructor reached here through `super(...)`.
+    // A date is a host object made here, which a subclass's instance
+    // cannot become.
+    let date_class = ctx.realm().globals[super::global_slot("Date")];
+    if let Some(class) = ops::object_data(this).map(|d| d.class) {
+        if class != date_class {
+            let name = ops::class_data(class).map(|c| c.name.as_str()).unwrap_or("?");
+            return Err(ctx.type_error(format!("class {name} cannot extend Date: subclasses of Date are not supported")));
+        }
+    }
     let t = match args.len() {
         0 => now_ms(),
         1 => {
