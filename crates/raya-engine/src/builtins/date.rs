@@ -324,7 +324,9 @@ fn local_time(t: f64) -> f64 {
 /// 3:30 daylight time); a repeated time means its first occurrence. That is
 /// ECMAScript's rule, and jiff's "compatible" disambiguation.
 fn utc_of_local(t: f64) -> f64 {
-    if !t.is_finite() {
+    // Past the range by more than any offset: TimeClip gives NaN anyway,
+    // and the day count would not fit the calendar arithmetic.
+    if !t.is_finite() || t.abs() > MAX_TIME + MS_PER_DAY {
         return f64::NAN;
     }
     let f = fields(t);
@@ -1209,6 +1211,14 @@ mod tests {
         assert_eq!(make_day(2026.0, 2.0, 0.0), days_from_civil(2026, 2, 28) as f64);
         assert!(make_day(f64::NAN, 0.0, 1.0).is_nan());
         assert!(make_day(1e300, 0.0, 1.0).is_nan());
+    }
+
+    #[test]
+    fn local_times_far_outside_the_range_are_invalid() {
+        assert!(utc_of_local(1e300).is_nan());
+        assert!(utc_of_local(-8.64e22).is_nan());
+        assert!(utc_of_local(f64::NAN).is_nan());
+        assert!(!utc_of_local(MAX_TIME).is_nan());
     }
 
     #[test]
