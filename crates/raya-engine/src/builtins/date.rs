@@ -287,11 +287,25 @@ fn time_within_day(t: f64) -> f64 {
 // The local time zone (jiff)
 // ---------------------------------------------------------------------------
 
-/// The program's time zone: `TZ` if set (an IANA name, or a POSIX rule),
-/// else the system's; UTC if neither can be read, as Node does.
+/// The program's time zone, and whether it has a name to print: `TZ` if
+/// set (an IANA name, or a POSIX rule), else the system's. An empty or
+/// unknown `TZ`, or a system zone that cannot be read, is UTC without a
+/// name (`GMT+00:00`), as in Node.
+fn zone_and_naming() -> &'static (TimeZone, bool) {
+    static ZONE: OnceLock<(TimeZone, bool)> = OnceLock::new();
+    ZONE.get_or_init(|| {
+        if std::env::var_os("TZ").is_some_and(|tz| tz.is_empty()) {
+            return (TimeZone::UTC, false);
+        }
+        match TimeZone::try_system() {
+            Ok(tz) => (tz, true),
+            Err(_) => (TimeZone::UTC, false),
+        }
+    })
+}
+
 fn local_zone() -> &'static TimeZone {
-    static ZONE: OnceLock<TimeZone> = OnceLock::new();
-    ZONE.get_or_init(|| TimeZone::try_system().unwrap_or(TimeZone::UTC))
+    &zone_and_naming().0
 }
 
 /// `t` (ms since the epoch) as a jiff timestamp with the same offset.
@@ -369,7 +383,9 @@ fn zone_suffix(t: f64) -> String {
 /// others print as `GMT+04:00`, which is ICU's own form for a zone it has
 /// no name for.
 fn zone_long_name(iana: Option<&str>, abbreviation: &str, dst: bool, offset_minutes: i64) -> String {
+    let named = zone_and_naming().1;
     let by_abbreviation = match abbreviation {
+        _ if !named => None,
         "UTC" => Some("Coordinated Universal Time"),
         "EST" | "EDT" | "EWT" | "EPT" => Some(if dst { "Eastern Daylight Time" } else { "Eastern Standard Time" }),
         "CST" | "CDT" | "CWT" | "CPT" if iana.is_some_and(|z| z.starts_with("America/")) => {
@@ -429,7 +445,7 @@ fn zone_long_name(iana: Option<&str>, abbreviation: &str, dst: bool, offset_minu
         }
         _ => None,
     };
-    if let Some((std, daylight)) = by_zone {
+    if let Some((std, daylight)) = by_zone.filter(|_| named) {
         return (if dst { daylight } else { std }).into();
     }
     if offset_minutes == 0 && abbreviation == "GMT" {
