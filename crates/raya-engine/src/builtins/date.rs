@@ -897,7 +897,9 @@ fn date_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, 
     if let Some(class) = ops::object_data(this).map(|d| d.class) {
         if class != date_class {
             let name = ops::class_data(class).map(|c| c.name.as_str()).unwrap_or("?");
-            return Err(ctx.type_error(format!("class {name} cannot extend Date: subclasses of Date are not supported")));
+            return Err(
+                ctx.type_error(format!("class {name} cannot extend Date: subclasses of Date are not supported"))
+            );
         }
     }
     let t = match args.len() {

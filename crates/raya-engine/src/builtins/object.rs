@@ -82,6 +82,11 @@ fn own_keys(ctx: &mut NativeCtx, obj: Value) -> Result<Keys, Value> {
     Ok(match obj.as_obj().map(|o| &o.body) {
         Some(Body::Object(d)) => {
             let d = d.lock();
+            // The members of `Math`, `JSON` and the other namespaces are
+            // not enumerable in JS.
+            if super::inspect::is_namespace(&d) {
+                return Ok(Keys::Named(Vec::new()));
+            }
             let mut ks = d.props.ordered_keys();
             if ops::error_name(&d).is_some() {
                 // An error's message, stack and cause are not enumerable.
