@@ -4,7 +4,9 @@
 //! Methods that take callbacks (`map filter forEach reduce reduceRight find
 //! findIndex some every flatMap sort`) are written in Raya
 //! (`stdlib/prelude.raya`); `__sortDefault` is the native fast path the
-//! prelude's `sort` uses when no comparator is given.
+//! prelude's `sort` uses when no comparator is given. `toSorted` is the
+//! prelude's too; the other copying methods (`toReversed toSpliced with`)
+//! are native.
 //!
 //! Iterators are not modelled: `keys values entries` return arrays.
 //!
@@ -47,6 +49,10 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.method(t, "entries", entries);
     b.method(t, "at", at);
     b.method(t, "flat", flat);
+    b.method(t, "toReversed", to_reversed);
+    b.method(t, "toSpliced", to_spliced);
+    b.method(t, "with", with);
+    b.method(t, "copyWithin", copy_within);
     b.method(t, "toString", to_string);
     b.method(t, "__sortDefault", sort_default);
     b.method(t, "hasOwnProperty", super::object::has_own_property);
@@ -304,6 +310,79 @@ fn splice(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
 // ---------------------------------------------------------------------------
 // Copies
 // ---------------------------------------------------------------------------
+
+/// `a.toReversed()`: a reversed copy.
+fn to_reversed(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    let mut items = this_array(ctx, this, "toReversed")?.clone();
+    items.reverse();
+    Ok(ctx.array(items))
+}
+
+/// `a.toSpliced(start, deleteCount, ...items)`: `splice` on a copy,
+/// returning the copy.
+fn to_spliced(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let len = this_array(ctx, this, "toSpliced")?.len();
+    let start = int_arg(ctx, arg(args, 0), 0.0, "Array.prototype.toSpliced")?;
+    let start = relative(start, len);
+    let skip = match args.len() {
+        0 => 0,
+        1 => len - start,
+        _ => {
+            let d = int_arg(ctx, args[1], 0.0, "Array.prototype.toSpliced")?;
+            d.clamp(0.0, (len - start) as f64) as usize
+        }
+    };
+    let items = args.get(2..).unwrap_or(&[]);
+    if len - skip + items.len() > MAX_ARRAY_LEN {
+        return Err(too_long(ctx));
+    }
+    let out = {
+        let a = this_array(ctx, this, "toSpliced")?;
+        let mut out = Vec::new();
+        if out.try_reserve(len - skip + items.len()).is_err() {
+            None
+        } else {
+            out.extend_from_slice(&a[..start]);
+            out.extend_from_slice(items);
+            out.extend_from_slice(&a[start + skip..]);
+            Some(out)
+        }
+    };
+    match out {
+        Some(out) => Ok(ctx.array(out)),
+        None => Err(too_long(ctx)),
+    }
+}
+
+/// `a.with(index, value)`: a copy with one element replaced; an index
+/// outside the array (after counting a negative one from the end) is a
+/// RangeError.
+fn with(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let len = this_array(ctx, this, "with")?.len();
+    let i = int_arg(ctx, arg(args, 0), 0.0, "Array.prototype.with")?;
+    let k = if i < 0.0 { len as f64 + i } else { i };
+    if k < 0.0 || k >= len as f64 {
+        return Err(ctx.range_error(format!("Invalid index : {}", numconv::number_to_string(i))));
+    }
+    let mut items = this_array(ctx, this, "with")?.clone();
+    items[k as usize] = arg(args, 1);
+    Ok(ctx.array(items))
+}
+
+/// `a.copyWithin(target, start, end?)`: copies `start..end` over the
+/// elements from `target` on, in place; the length never changes.
+fn copy_within(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let len = this_array_mut(ctx, this, "copyWithin")?.len();
+    let target = int_arg(ctx, arg(args, 0), 0.0, "Array.prototype.copyWithin")?;
+    let start = int_arg(ctx, arg(args, 1), 0.0, "Array.prototype.copyWithin")?;
+    let end = int_arg(ctx, arg(args, 2), len as f64, "Array.prototype.copyWithin")?;
+    let (to, from, end) = (relative(target, len), relative(start, len), relative(end, len));
+    let count = end.saturating_sub(from).min(len - to);
+    if count > 0 {
+        this_array_mut(ctx, this, "copyWithin")?.copy_within(from..from + count, to);
+    }
+    Ok(this)
+}
 
 fn slice(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let len = this_array(ctx, this, "slice")?.len();
@@ -631,7 +710,7 @@ fn from(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Valu
 /// A value as V8 names it in a built-in's "is not a function" message:
 /// arrays as `[object Array]`, other objects by their class (`#<Foo>`),
 /// primitives as `String(v)` does.
-fn describe_non_function(realm: &Realm, v: Value) -> String {
+pub(crate) fn describe_non_function(realm: &Realm, v: Value) -> String {
     let Some(obj) = v.as_obj() else { return ops::to_display(v) };
     match &obj.body {
         Body::Str(_) => ops::to_display(v),

@@ -210,6 +210,7 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
                     "Array" => c.array,
                     "Promise" => c.promise,
                     "Object" => c.object,
+                    "Map" => c.map,
                     _ => Value::UNDEFINED,
                 };
                 statics.push((target, Atom::intern(member), v));

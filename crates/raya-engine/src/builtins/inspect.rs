@@ -578,6 +578,9 @@ impl Inspector {
                 reduce(&out, &format!("Uint8Array({len})"), "[", "]", indent)
             }
             Body::Host(h) => {
+                if let Some(t) = super::date::host_time_value(h) {
+                    return super::date::inspect(t);
+                }
                 let name = h.desc.name;
                 if h.fields.is_empty() || recurse > self.depth {
                     return match h.desc.inspect {

@@ -4,9 +4,13 @@
 //! Both work with explicit stacks, so nesting depth is limited only by
 //! memory, never by the Rust stack.
 //!
-//! Differences from JS that cannot be avoided without calling Raya code
-//! from a native: a function replacer is a `TypeError`, `toJSON` is not
-//! called, and accessor (getter) properties are omitted.
+//! What needs Raya code to run is the prelude's (`stdlib/prelude.raya`):
+//! `JSON.parse` with a reviver, and `JSON.stringify` with a replacer
+//! function or a value holding an object with its own `toJSON` method.
+//! The prelude's `JSON.stringify` calls the native one first; the native
+//! answers `null` (which it never returns otherwise) when it meets such a
+//! `toJSON`, and the prelude then serialises in Raya. A date's `toJSON`
+//! is native. Accessor (getter) properties are omitted.
 
 use super::numconv;
 use crate::vm::atom::{names, Atom};
@@ -25,19 +29,30 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     realm.globals[super::global_slot("JSON")] = json;
 }
 
+/// The native `JSON.stringify`, which the prelude's wraps: `null` means
+/// a replacer function or a `toJSON` method must run (see the module
+/// comment).
 fn json_stringify(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let replacer = arg(args, 1);
     if ops::is_callable(replacer) {
-        return Err(ctx.type_error("JSON.stringify: a replacer function is not supported (use an array of keys)"));
+        return Ok(Value::NULL);
     }
     let keys = ops::array_data(replacer).map(|items| property_list(&items));
     let gap = gap_of(arg(args, 2));
-    match stringify(arg(args, 0), keys.as_deref(), gap.as_deref()) {
+    match stringify_with(arg(args, 0), keys.as_deref(), gap.as_deref(), true) {
         Ok(Some(s)) => Ok(ctx.str(s)),
         Ok(None) => Ok(Value::UNDEFINED),
         Err(JsonError::Circular(msg)) => Err(ctx.type_error(msg)),
         Err(JsonError::TooLong) => Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH)),
+        Err(JsonError::NeedsToJson) => Ok(Value::NULL),
     }
+}
+
+/// Whether `d` has a `toJSON` method of its own or from its class.
+fn has_to_json(d: &ObjectData) -> bool {
+    static TO_JSON: std::sync::OnceLock<Atom> = std::sync::OnceLock::new();
+    let key = *TO_JSON.get_or_init(|| Atom::intern("toJSON"));
+    d.props.get(key).or_else(|| ops::lookup_proto(d.class, key)).is_some_and(ops::is_callable)
 }
 
 /// The replacer array as a property list: strings and numbers, in order,
@@ -112,6 +127,12 @@ fn classify(v: Value, keys: Option<&[Atom]>) -> Ser {
         Some(Body::Object(d)) if super::inspect::is_namespace(&d.lock()) => Ser::Object(Vec::new()),
         Some(Body::Object(d)) => Ser::Object(object_entries(&d.lock(), keys)),
         Some(Body::Map(_)) | Some(Body::Set(_)) | Some(Body::Iter(_)) => Ser::Object(Vec::new()),
+        // A date's own `toJSON`: its ISO form, or null when invalid.
+        Some(Body::Host(h)) => match super::date::host_time_value(h) {
+            Some(t) if t.is_nan() => Ser::Text("null".into()),
+            Some(t) => Ser::Text(format!("\"{}\"", super::date::iso_string(t))),
+            None => Ser::Skip,
+        },
         _ => Ser::Skip,
     }
 }
@@ -162,16 +183,40 @@ pub enum JsonError {
     Circular(String),
     /// The text would pass the string length limit.
     TooLong,
+    /// An object with a `toJSON` method was met (only when asked to look).
+    NeedsToJson,
 }
 
-/// `JSON.stringify(v, keys, gap)`: `Ok(None)` is `undefined`.
+/// `JSON.stringify(v, keys, gap)`, not calling `toJSON` methods:
+/// `Ok(None)` is `undefined`.
 pub fn stringify(v: Value, keys: Option<&[Atom]>, gap: Option<&str>) -> Result<Option<String>, JsonError> {
+    stringify_with(v, keys, gap, false)
+}
+
+/// [`stringify`], stopping with `NeedsToJson` at an object with a
+/// `toJSON` method if `find_to_json` is set.
+fn stringify_with(
+    v: Value,
+    keys: Option<&[Atom]>,
+    gap: Option<&str>,
+    find_to_json: bool,
+) -> Result<Option<String>, JsonError> {
+    let classify = |v: Value, keys: Option<&[Atom]>| -> Result<Ser, JsonError> {
+        if find_to_json {
+            if let Some(Body::Object(d)) = v.as_obj().map(|o| &o.body) {
+                if has_to_json(&d.lock()) {
+                    return Err(JsonError::NeedsToJson);
+                }
+            }
+        }
+        Ok(classify(v, keys))
+    };
     let mut out = String::new();
     let mut guard = LenGuard::default();
     let mut stack: Vec<Frame> = Vec::new();
     // The containers on `stack`, for the cycle check.
     let mut active: HashSet<*const Obj> = HashSet::new();
-    match classify(v, keys) {
+    match classify(v, keys)? {
         Ser::Skip => return Ok(None),
         Ser::Text(s) => {
             guard.check(&s).map_err(|_| JsonError::TooLong)?;
@@ -202,7 +247,7 @@ pub fn stringify(v: Value, keys: Option<&[Atom]>, gap: Option<&str>) -> Result<O
         top.next += 1;
         guard.check(&out).map_err(|_| JsonError::TooLong)?;
         let in_array = matches!(top.kind, FrameKind::Array(_));
-        let c = classify(child, keys);
+        let c = classify(child, keys)?;
         if matches!(c, Ser::Skip) && !in_array {
             continue;
         }
@@ -330,10 +375,8 @@ fn constructor_name(v: Value) -> String {
 // ---------------------------------------------------------------------------
 // JSON.parse
 
+/// The native `JSON.parse`; the prelude's wraps it and runs a reviver.
 fn json_parse(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
-    if ops::is_callable(arg(args, 1)) {
-        return Err(ctx.type_error("JSON.parse: a reviver function is not supported"));
-    }
     let v = arg(args, 0);
     let owned;
     let text = match ops::as_str(v) {
@@ -729,6 +772,7 @@ mod tests {
         let mut ctx = NativeCtx { rt, task: &task };
         match json_stringify(&mut ctx, Value::UNDEFINED, args) {
             Ok(v) if v.is_undefined() => Ok("undefined".into()),
+            Ok(v) if v.is_null() => Ok("<needs Raya>".into()),
             Ok(v) => Ok(ops::as_str(v).unwrap().to_owned()),
             Err(e) => Err(ops::to_display(e)),
         }
@@ -823,10 +867,28 @@ mod tests {
         let (ka, kc) = (rt.heap.alloc_str("a"), rt.heap.alloc_str("c"));
         let list = rt.heap.alloc_array(vec![ka, kc, n(1.0), ka]);
         assert_eq!(stringify_js(&mut rt, &[o, list]).unwrap(), r#"{"a":1,"c":{"a":5},"1":7}"#);
+        // A replacer function is the prelude's to call.
         let f = rt.realm.globals[crate::builtins::global_slot("parseInt")];
-        assert!(stringify_js(&mut rt, &[o, f]).unwrap_err().starts_with("TypeError"));
+        assert_eq!(stringify_js(&mut rt, &[o, f]).unwrap(), "<needs Raya>");
         let not_list = obj(&mut rt, &[]);
         assert_eq!(stringify_js(&mut rt, &[o, not_list]).unwrap(), r#"{"1":7,"a":1,"b":2,"c":{"a":5,"d":6}}"#);
+    }
+
+    #[test]
+    fn stringify_hands_to_json_methods_to_the_prelude() {
+        let mut rt = rt();
+        let f = rt.realm.globals[crate::builtins::global_slot("parseInt")];
+        let with_to_json = obj(&mut rt, &[("toJSON", f)]);
+        let deep = rt.heap.alloc_array(vec![n(1.0), with_to_json]);
+        let outer = obj(&mut rt, &[("x", deep)]);
+        assert_eq!(stringify_js(&mut rt, &[outer]).unwrap(), "<needs Raya>");
+        // A toJSON that is not callable is an ordinary property.
+        let plain = obj(&mut rt, &[("toJSON", n(1.0))]);
+        assert_eq!(stringify_js(&mut rt, &[plain]).unwrap(), r#"{"toJSON":1}"#);
+        // The engine's own uses (console.log's %j) never stop.
+        assert_eq!(stringify(outer, None, None).unwrap().unwrap(), r#"{"x":[1,{}]}"#);
+        let date = crate::builtins::date::new_date(&mut rt, 0.0);
+        assert_eq!(stringify_js(&mut rt, &[date]).unwrap(), r#""1970-01-01T00:00:00.000Z""#);
     }
 
     #[test]
@@ -901,7 +963,8 @@ mod tests {
         let task = Task::new(0);
         let (text, f) = (rt.heap.alloc_str("[1]"), rt.realm.globals[crate::builtins::global_slot("parseInt")]);
         let mut ctx = NativeCtx { rt: &mut rt, task: &task };
-        assert!(json_parse(&mut ctx, Value::UNDEFINED, &[text, f]).is_err());
+        // A reviver is the prelude's to run: the native parses only.
+        assert!(json_parse(&mut ctx, Value::UNDEFINED, &[text, f]).is_ok());
         assert!(json_parse(&mut ctx, Value::UNDEFINED, &[text, Value::NULL]).is_ok());
     }
 

@@ -4,9 +4,11 @@
 pub mod array;
 pub mod bytes;
 pub mod channels;
+pub mod clone;
 pub mod collections;
 pub mod console;
 pub mod core;
+pub mod date;
 pub mod inspect;
 pub mod json;
 pub mod math;
@@ -32,6 +34,8 @@ pub fn install(heap: &mut Heap) -> Realm {
     math::install(&mut b, &mut realm);
     number::install(&mut b, &mut realm);
     process::install(&mut b, &mut realm);
+    date::install(&mut b, &mut realm);
+    clone::install(&mut b, &mut realm);
     string::install(&mut b, &mut realm);
     array::install(&mut b, &mut realm);
     object::install(&mut b, &mut realm);
@@ -79,6 +83,7 @@ pub const GLOBAL_NAMES: &[&str] = &[
     "Infinity",
     "Date",
     "performance",
+    "structuredClone",
     "args",
     "exit",
     "env",

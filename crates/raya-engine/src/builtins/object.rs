@@ -34,6 +34,7 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.static_native(class, "freeze", freeze);
     b.static_native(class, "isFrozen", is_frozen);
     b.static_native(class, "fromEntries", from_entries);
+    b.static_native(class, "hasOwn", has_own);
     let t = &mut realm.methods.object;
     b.method(t, "hasOwnProperty", has_own_property);
     b.method(t, "toString", to_string);
@@ -81,6 +82,11 @@ fn own_keys(ctx: &mut NativeCtx, obj: Value) -> Result<Keys, Value> {
     Ok(match obj.as_obj().map(|o| &o.body) {
         Some(Body::Object(d)) => {
             let d = d.lock();
+            // The members of `Math`, `JSON` and the other namespaces are
+            // not enumerable in JS.
+            if super::inspect::is_namespace(&d) {
+                return Ok(Keys::Named(Vec::new()));
+            }
             let mut ks = d.props.ordered_keys();
             if ops::error_name(&d).is_some() {
                 // An error's message, stack and cause are not enumerable.
@@ -275,6 +281,16 @@ pub(crate) fn has_own_property(_ctx: &mut NativeCtx, this: Value, args: &[Value]
     Ok(Value::bool(has))
 }
 
+/// `Object.hasOwn(obj, key)`: `hasOwnProperty` as a static; null and
+/// undefined are a TypeError, as in JS.
+fn has_own(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let obj = arg(args, 0);
+    if obj.is_nullish() {
+        return Err(ctx.type_error("Cannot convert undefined or null to object"));
+    }
+    has_own_property(ctx, obj, args.get(1..).unwrap_or(&[]))
+}
+
 fn to_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     let tag = match this.as_obj().map(|o| &o.body) {
         _ if this.is_undefined() => "Undefined",
@@ -284,6 +300,7 @@ fn to_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
         Some(Body::Function(_)) | Some(Body::Class(_)) => "Function",
         Some(Body::Map(_)) => "Map",
         Some(Body::Set(_)) => "Set",
+        Some(Body::Host(h)) if super::date::host_time_value(h).is_some() => "Date",
         _ if this.is_number() => "Number",
         _ if this.is_bool() => "Boolean",
         _ => "Object",

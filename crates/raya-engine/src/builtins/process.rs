@@ -1,6 +1,6 @@
 //! Built-ins: the process globals `args`, `exit(code)`, `env(name)`,
-//! `cwd()`, `stdin`, `stdout`, `stderr`, and time: `Date.now()`,
-//! `performance.now()`.
+//! `cwd()`, `stdin`, `stdout`, `stderr`, and time: `Date.now()` (a static
+//! of `Date`, see `date`), `performance.now()`.
 //!
 //! `stdout.write` and `stderr.write` go through the program's one output
 //! buffer per stream (`Runtime::write_stdout`/`write_stderr`), the same
@@ -29,9 +29,6 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     realm.globals[super::global_slot("args")] = b.heap.alloc_array(Vec::new());
     realm.globals[super::global_slot("exit")] = b.native("exit", exit);
     realm.globals[super::global_slot("env")] = b.native("env", env);
-    let date = b.object();
-    b.set_native(date, "now", date_now);
-    realm.globals[super::global_slot("Date")] = date;
     let perf = b.object();
     b.set_native(perf, "now", performance_now);
     realm.globals[super::global_slot("performance")] = perf;
@@ -160,7 +157,7 @@ fn env(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value
 }
 
 /// `Date.now()`: whole milliseconds since the Unix epoch.
-fn date_now(_ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+pub fn date_now(_ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
     let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as f64).unwrap_or(0.0);
     Ok(Value::number(ms))
 }

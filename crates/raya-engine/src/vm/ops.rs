@@ -270,6 +270,10 @@ pub fn write_display(v: Value, out: &mut StrBuf, depth: usize) -> OpResult<()> {
             }
             Some(Body::Map(_)) => out.push_str("[object Map]"),
             Some(Body::Set(_)) => out.push_str("[object Set]"),
+            Some(Body::Host(h)) => match crate::builtins::date::host_time_value(h) {
+                Some(t) => out.push_str(&crate::builtins::date::display(t)),
+                None => out.push_str("[object Object]"),
+            },
             _ => out.push_str("[object Object]"),
         },
     }
@@ -585,6 +589,7 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
             }
             from_method(&realm.methods.bytes, key)
         }
+        Body::Host(h) if key == names::CONSTRUCTOR => Got::Value(h.class),
         Body::Host(h) => match h.field(key).or_else(|| lookup_proto(h.class, key)) {
             Some(v) => from_slot(v),
             None => from_method(&realm.methods.object, key),
