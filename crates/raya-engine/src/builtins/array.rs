@@ -160,7 +160,7 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
         }
         // A host iterator (a listener's connections) only produces values
         // in a `for`-`of` loop, where it may wait.
-        IterState::Host { .. } => Vec::new(),
+        IterState::Host { .. } | IterState::Gen(_) | IterState::GenLoop { .. } | IterState::User { .. } => Vec::new(),
         IterState::Str { s, next } => {
             let text: &str = ops::as_str(s).unwrap_or("");
             let rest = text.get(next..).unwrap_or("");

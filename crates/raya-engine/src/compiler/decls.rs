@@ -130,7 +130,7 @@ pub(crate) fn has_assign(e: &Expr) -> bool {
             ObjectProp::Method(k, _) | ObjectProp::Getter(k, _) | ObjectProp::Setter(k, _) => key_has_assign(k),
         }),
         // A class body can hold static initialisers; be conservative.
-        ExprKind::Class(_) => true,
+        ExprKind::Class(_) | ExprKind::Yield { .. } => true,
         ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::Spawn(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => {
             has_assign(a)
         }
@@ -231,6 +231,7 @@ pub(crate) fn mentions(e: &Expr, name: &str) -> bool {
         | ExprKind::Function(_)
         | ExprKind::Error => false,
         ExprKind::Class(_) => true,
+        ExprKind::Yield { arg, .. } => arg.as_deref().is_some_and(m),
         ExprKind::Template(parts) => parts.iter().any(|p| matches!(p, TemplatePart::Expr(x) if m(x))),
         ExprKind::Array(elems) => elems.iter().any(|el| match el {
             ArrayElem::Expr(x) | ArrayElem::Spread(x) => m(x),
@@ -404,6 +405,11 @@ pub(crate) fn visit_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
         | ExprKind::NonNull(a)
         | ExprKind::Update { target: a, .. }
         | ExprKind::Member { object: a, .. } => visit_expr(a, f),
+        ExprKind::Yield { arg, .. } => {
+            if let Some(a) = arg {
+                visit_expr(a, f);
+            }
+        }
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) | ExprKind::Index { object: a, index: b, .. } => {
             visit_expr(a, f);
             visit_expr(b, f);

@@ -479,6 +479,21 @@ impl Marker {
                 IterState::Str { s, .. } => self.mark(*s),
                 IterState::Map { map, .. } => self.mark(*map),
                 IterState::Host { obj } => self.mark(*obj),
+                IterState::Gen(g) => {
+                    self.mark(g.closure);
+                    for &v in &g.regs {
+                        self.mark(v);
+                    }
+                }
+                IterState::GenLoop { gen, send, .. } => {
+                    self.mark(*gen);
+                    self.mark(*send);
+                }
+                IterState::User { src, iter, next, send, .. } => {
+                    for v in [*src, *iter, *next, *send] {
+                        self.mark(v);
+                    }
+                }
             },
         }
     }

@@ -1,0 +1,195 @@
+//! Iterators and generators (`next`, `return`, `throw`,
+//! `[Symbol.iterator]`), and `Symbol`.
+//!
+//! A generator's methods only ask: they set `Runtime::resume_gen` and the
+//! interpreter puts the generator's frame on the calling task's stack
+//! (built-ins never run Raya code themselves). A built-in iterator (over
+//! an array, a string, a Map or a Set) answers `next()` here.
+//!
+//! A symbol is a frozen object holding the property key it stands for
+//! under a key no script can name (`names::SYMBOL_KEY`); its own
+//! `description` is the one visible property. `Symbol.iterator` is the
+//! well-known `names::ITERATOR`.
+
+use crate::builtins::global_slot;
+use crate::vm::atom::{names, Atom};
+use crate::vm::native::{arg, NativeCtx};
+use crate::vm::object::{Body, BuiltinKind, GenMode, GenResume, IterState, Mut, ObjectData, PropMap};
+use crate::vm::ops;
+use crate::vm::realm::{Builder, Realm};
+use crate::vm::value::Value;
+
+pub fn install(b: &mut Builder, realm: &mut Realm) {
+    let t = &mut realm.methods.iter;
+    b.method(t, "next", iter_next);
+    b.method(t, "return", iter_return);
+    b.method(t, "throw", iter_throw);
+    let me = b.native("[Symbol.iterator]", iter_self);
+    t.set(names::ITERATOR, me);
+    // Strings, arrays, Maps and Sets are iterable through the protocol too
+    // (`s[Symbol.iterator]()`); the interpreter's loops take them directly.
+    for t in [&mut realm.methods.string, &mut realm.methods.array, &mut realm.methods.map, &mut realm.methods.set] {
+        let v = b.native("[Symbol.iterator]", iterator_of);
+        t.set(names::ITERATOR, v);
+    }
+    b.static_native(realm.classes.array, "__isScriptIterable", is_script_iterable);
+    let symbol = b.class("Symbol", Value::UNDEFINED, BuiltinKind::Namespace, None, Some(symbol_call));
+    let it = new_symbol(b.heap, symbol, names::ITERATOR, "Symbol.iterator");
+    Builder::class_data(symbol).statics.set(Atom::intern("iterator"), it);
+    b.proto_native(symbol, "toString", symbol_to_string);
+    realm.globals[global_slot("Symbol")] = symbol;
+}
+
+/// `Array.__isScriptIterable(x)` (prelude): whether iterating `x` runs
+/// script code, so the prelude must do it.
+fn is_script_iterable(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let rt = &mut *ctx.rt;
+    Ok(Value::bool(crate::vm::interp::is_script_iterable(&rt.realm, &mut rt.heap, arg(args, 0))))
+}
+
+/// A symbol value standing for key `key`.
+fn new_symbol(heap: &mut crate::vm::heap::Heap, class: Value, key: Atom, description: &str) -> Value {
+    let mut props = PropMap::new();
+    props.set(names::SYMBOL_KEY, Value::number(key.0 as f64));
+    let d = heap.alloc_str(description);
+    props.set(Atom::intern("description"), d);
+    heap.alloc(Body::Object(Mut::new(ObjectData { class, props, frozen: true })))
+}
+
+/// `Symbol(description?)`: a new, unique key.
+fn symbol_call(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let d = arg(args, 0);
+    let desc = if d.is_undefined() { String::new() } else { ops::try_to_display(d).map_err(|f| ctx.fault(f))? };
+    let key = Atom::new_symbol(&desc);
+    Ok(new_symbol(ctx.heap(), this, key, &desc))
+}
+
+/// `sym.toString()`: `Symbol(description)`.
+fn symbol_to_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    match ops::symbol_atom(this) {
+        Some(k) => Ok(ctx.str(k.as_str())),
+        None => Err(ctx.type_error("Symbol.prototype.toString requires that 'this' be a Symbol")),
+    }
+}
+
+/// `it[Symbol.iterator]()` is the iterator itself.
+fn iter_self(_ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    Ok(this)
+}
+
+/// `xs[Symbol.iterator]()` of a string, array, Map or Set: a new iterator
+/// over its values (a Map's entries).
+fn iterator_of(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    let state = match this.as_obj().map(|o| &o.body) {
+        Some(Body::Array(_)) => IterState::Array { arr: this, next: 0 },
+        Some(Body::Str(_)) => IterState::Str { s: this, next: 0 },
+        Some(Body::Map(_)) => IterState::Map { map: this, next: 0, kind: 2 },
+        Some(Body::Set(_)) => IterState::Map { map: this, next: 0, kind: 0 },
+        _ => return Err(ctx.type_error("not iterable")),
+    };
+    Ok(ctx.heap().alloc(Body::Iter(Mut::new(state))))
+}
+
+fn gen_request(ctx: &mut NativeCtx, this: Value, mode: GenMode, value: Value) -> bool {
+    let is_gen =
+        matches!(this.as_obj().map(|o| &o.body), Some(Body::Iter(st)) if matches!(&*st.lock(), IterState::Gen(_)));
+    if is_gen {
+        ctx.rt.resume_gen = Some(GenResume { gen: this, mode, value });
+    }
+    is_gen
+}
+
+/// `{ value, done }`.
+fn result(ctx: &mut NativeCtx, value: Value, done: bool) -> Value {
+    ctx.object(&[("value", value), ("done", Value::bool(done))])
+}
+
+fn iter_next(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    if gen_request(ctx, this, GenMode::Next, arg(args, 0)) {
+        return Ok(Value::UNDEFINED);
+    }
+    let Some(Body::Iter(st)) = this.as_obj().map(|o| &o.body) else {
+        return Err(ctx.type_error("next method called on an incompatible receiver"));
+    };
+    let mut st = st.lock();
+    let v = match &mut *st {
+        IterState::Array { arr, next } => {
+            let v = match arr.as_obj().map(|o| &o.body) {
+                Some(Body::Array(a)) => a.lock().get(*next).copied(),
+                Some(Body::Bytes(b)) => b.with(|s| s.get(*next).map(|&x| Value::number(x as f64))),
+                _ => None,
+            };
+            if v.is_some() {
+                *next += 1;
+            } else {
+                *next = usize::MAX;
+            }
+            v
+        }
+        IterState::Str { s, next } => {
+            let c = ops::as_str(*s).and_then(|st| st.get(*next..)).and_then(|r| r.chars().next());
+            match c {
+                Some(c) => {
+                    *next += c.len_utf8();
+                    let mut buf = [0u8; 4];
+                    let text = c.encode_utf8(&mut buf).to_owned();
+                    drop(st);
+                    return Ok({
+                        let v = ctx.str(text);
+                        result(ctx, v, false)
+                    });
+                }
+                None => None,
+            }
+        }
+        IterState::Map { map, next, kind } => {
+            let m = match map.as_obj().map(|o| &o.body) {
+                Some(Body::Map(m)) | Some(Body::Set(m)) => m.lock(),
+                _ => return Err(ctx.type_error("next method called on an incompatible receiver")),
+            };
+            let mut found = None;
+            while *next < m.entries.len() {
+                let e = m.entries[*next];
+                *next += 1;
+                if let Some((k, v)) = e {
+                    found = Some((k, v));
+                    break;
+                }
+            }
+            let kind = *kind;
+            drop(m);
+            drop(st);
+            return Ok(match found {
+                Some((k, v)) => {
+                    let x = match kind {
+                        0 => k,
+                        1 => v,
+                        _ => ctx.array(vec![k, v]),
+                    };
+                    result(ctx, x, false)
+                }
+                None => result(ctx, Value::UNDEFINED, true),
+            });
+        }
+        _ => return Err(ctx.type_error("next method called on an incompatible receiver")),
+    };
+    drop(st);
+    Ok(match v {
+        Some(v) => result(ctx, v, false),
+        None => result(ctx, Value::UNDEFINED, true),
+    })
+}
+
+fn iter_return(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    if gen_request(ctx, this, GenMode::Return, arg(args, 0)) {
+        return Ok(Value::UNDEFINED);
+    }
+    Ok(result(ctx, arg(args, 0), true))
+}
+
+fn iter_throw(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    if gen_request(ctx, this, GenMode::Throw, arg(args, 0)) {
+        return Ok(Value::UNDEFINED);
+    }
+    Err(arg(args, 0))
+}
