@@ -856,7 +856,7 @@ impl Inspector {
     /// `[Set Iterator] { 5 }`, ... (the entries not yet produced).
     fn iterator(&mut self, p: *const Obj, it: &IterState, recurse: usize, indent: usize) -> String {
         let (map, next, kind) = match it {
-            IterState::Array { .. } => return "Object [Array Iterator] {}".into(),
+            IterState::Array { .. } | IterState::Indexed { .. } => return "Object [Array Iterator] {}".into(),
             IterState::Str { .. } => return "Object [String Iterator] {}".into(),
             IterState::Channel { .. } => return "Object [Channel Iterator] {}".into(),
             IterState::Host { .. } | IterState::GenLoop { .. } | IterState::User { .. } => {

@@ -111,73 +111,102 @@ fn iter_next(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, 
     let Some(Body::Iter(st)) = this.as_obj().map(|o| &o.body) else {
         return Err(ctx.type_error("next method called on an incompatible receiver"));
     };
-    let mut st = st.lock();
-    let v = match &mut *st {
+    let step = step(ctx, &mut st.lock());
+    match step {
+        Step::Value(v) => Ok(result(ctx, v, false)),
+        Step::Pair(k, v) => {
+            let pair = ctx.array(vec![k, v]);
+            Ok(result(ctx, pair, false))
+        }
+        Step::Char(c) => {
+            let mut buf = [0u8; 4];
+            let v = ctx.str(&*c.encode_utf8(&mut buf));
+            Ok(result(ctx, v, false))
+        }
+        Step::Done => Ok(result(ctx, Value::UNDEFINED, true)),
+        Step::Unsupported => Err(ctx.type_error("next method called on an incompatible receiver")),
+    }
+}
+
+/// One step of a built-in iterator, computed under its lock; what needs
+/// allocating is allocated after it is released.
+enum Step {
+    Value(Value),
+    Pair(Value, Value),
+    Char(char),
+    Done,
+    Unsupported,
+}
+
+fn step(_ctx: &mut NativeCtx, st: &mut IterState) -> Step {
+    match st {
         IterState::Array { arr, next } => {
             let v = match arr.as_obj().map(|o| &o.body) {
                 Some(Body::Array(a)) => a.lock().get(*next).copied(),
                 Some(Body::Bytes(b)) => b.with(|s| s.get(*next).map(|&x| Value::number(x as f64))),
                 _ => None,
             };
-            if v.is_some() {
-                *next += 1;
-            } else {
-                *next = usize::MAX;
+            match v {
+                Some(v) => {
+                    *next += 1;
+                    Step::Value(v)
+                }
+                None => {
+                    // Finished for good, as in JS: later pushes are not seen.
+                    *next = usize::MAX;
+                    Step::Done
+                }
             }
-            v
+        }
+        IterState::Indexed { arr, next, entries } => {
+            let v = ops::array_data(*arr).and_then(|a| a.get(*next).copied());
+            match v {
+                Some(v) => {
+                    let k = Value::number(*next as f64);
+                    *next += 1;
+                    if *entries {
+                        Step::Pair(k, v)
+                    } else {
+                        Step::Value(k)
+                    }
+                }
+                None => {
+                    *next = usize::MAX;
+                    Step::Done
+                }
+            }
         }
         IterState::Str { s, next } => {
-            let c = ops::as_str(*s).and_then(|st| st.get(*next..)).and_then(|r| r.chars().next());
-            match c {
+            match ops::as_str(*s).and_then(|t| t.get(*next..)).and_then(|r| r.chars().next()) {
                 Some(c) => {
                     *next += c.len_utf8();
-                    let mut buf = [0u8; 4];
-                    let text = c.encode_utf8(&mut buf).to_owned();
-                    drop(st);
-                    return Ok({
-                        let v = ctx.str(text);
-                        result(ctx, v, false)
-                    });
+                    Step::Char(c)
                 }
-                None => None,
+                None => Step::Done,
             }
         }
         IterState::Map { map, next, kind } => {
-            let m = match map.as_obj().map(|o| &o.body) {
-                Some(Body::Map(m)) | Some(Body::Set(m)) => m.lock(),
-                _ => return Err(ctx.type_error("next method called on an incompatible receiver")),
+            let (m, is_set) = match map.as_obj().map(|o| &o.body) {
+                Some(Body::Map(m)) => (m.lock(), false),
+                Some(Body::Set(m)) => (m.lock(), true),
+                _ => return Step::Unsupported,
             };
-            let mut found = None;
             while *next < m.entries.len() {
                 let e = m.entries[*next];
                 *next += 1;
                 if let Some((k, v)) = e {
-                    found = Some((k, v));
-                    break;
+                    let v = if is_set { k } else { v };
+                    return match kind {
+                        0 => Step::Value(k),
+                        1 => Step::Value(v),
+                        _ => Step::Pair(k, v),
+                    };
                 }
             }
-            let kind = *kind;
-            drop(m);
-            drop(st);
-            return Ok(match found {
-                Some((k, v)) => {
-                    let x = match kind {
-                        0 => k,
-                        1 => v,
-                        _ => ctx.array(vec![k, v]),
-                    };
-                    result(ctx, x, false)
-                }
-                None => result(ctx, Value::UNDEFINED, true),
-            });
+            Step::Done
         }
-        _ => return Err(ctx.type_error("next method called on an incompatible receiver")),
-    };
-    drop(st);
-    Ok(match v {
-        Some(v) => result(ctx, v, false),
-        None => result(ctx, Value::UNDEFINED, true),
-    })
+        _ => Step::Unsupported,
+    }
 }
 
 fn iter_return(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {

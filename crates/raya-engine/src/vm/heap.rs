@@ -474,7 +474,7 @@ impl Marker {
                 }
             }
             Body::Iter(it) => match it.get_stopped() {
-                IterState::Array { arr, .. } => self.mark(*arr),
+                IterState::Array { arr, .. } | IterState::Indexed { arr, .. } => self.mark(*arr),
                 IterState::Channel { ch, .. } => self.mark(*ch),
                 IterState::Str { s, .. } => self.mark(*s),
                 IterState::Map { map, .. } => self.mark(*map),

@@ -1020,15 +1020,24 @@ impl<'rt> TaskInterpreter<'rt> {
                 let mut buf = [0u8; 4];
                 Some(self.rt.heap.alloc_str(&*c.encode_utf8(&mut buf)))
             }
+            IterState::Indexed { arr, next, entries } => {
+                let v = ops::array_data(*arr)?.get(*next).copied()?;
+                let k = Value::number(*next as f64);
+                *next += 1;
+                Some(if *entries { self.rt.heap.alloc_array(vec![k, v]) } else { k })
+            }
             IterState::Map { map, next, kind } => {
-                let m = match map.as_obj().map(|o| &o.body) {
-                    Some(Body::Map(m)) | Some(Body::Set(m)) => m.lock(),
+                let (m, is_set) = match map.as_obj().map(|o| &o.body) {
+                    Some(Body::Map(m)) => (m.lock(), false),
+                    Some(Body::Set(m)) => (m.lock(), true),
                     _ => return None,
                 };
                 while *next < m.entries.len() {
                     let e = m.entries[*next];
                     *next += 1;
                     if let Some((k, v)) = e {
+                        // A Set's entry holds its value as the key.
+                        let v = if is_set { k } else { v };
                         return Some(match kind {
                             0 => k,
                             1 => v,

@@ -695,6 +695,9 @@ pub struct Accessor {
 pub enum IterState {
     /// Arrays (and for-in key lists): next index.
     Array { arr: Value, next: usize },
+    /// An array's `keys()` (the indices) or, with `entries`, `entries()`
+    /// (`[index, value]` pairs).
+    Indexed { arr: Value, next: usize, entries: bool },
     /// Strings: next byte offset (iterates code points).
     Str { s: Value, next: usize },
     /// Maps: entry index; `kind` 0 = keys, 1 = values, 2 = [k, v] entries.
