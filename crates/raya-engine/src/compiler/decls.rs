@@ -405,11 +405,8 @@ pub(crate) fn visit_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
         | ExprKind::NonNull(a)
         | ExprKind::Update { target: a, .. }
         | ExprKind::Member { object: a, .. } => visit_expr(a, f),
-        ExprKind::Yield { arg, .. } => {
-            if let Some(a) = arg {
-                visit_expr(a, f);
-            }
-        }
+        ExprKind::Yield { arg: Some(a), .. } => visit_expr(a, f),
+        ExprKind::Yield { arg: None, .. } => {}
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) | ExprKind::Index { object: a, index: b, .. } => {
             visit_expr(a, f);
             visit_expr(b, f);

@@ -2079,6 +2079,36 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::IterNext { dst, iter, off } => {
                         let itv = reg!(iter);
                         if let Some(Body::Iter(st)) = itv.as_obj().map(|o| &o.body) {
+                            // One look at the state: an array's next element
+                            // is taken here; anything else goes to its own
+                            // case below.
+                            let kind = match &mut *st.lock() {
+                                IterState::Array { arr, next } => match ops::array_data(*arr) {
+                                    Some(a) => {
+                                        match a.get(*next) {
+                                            Some(&v) => {
+                                                *next += 1;
+                                                set!(dst, v);
+                                            }
+                                            None => jump!(off),
+                                        }
+                                        continue;
+                                    }
+                                    None => 0, // a Uint8Array
+                                },
+                                IterState::Channel { .. } => 1,
+                                IterState::Host { .. } => 2,
+                                IterState::GenLoop { .. } => 3,
+                                IterState::User { .. } => 4,
+                                _ => 0,
+                            };
+                            if kind == 0 {
+                                match self.iter_next(itv) {
+                                    Some(v) => set!(dst, v),
+                                    None => jump!(off),
+                                }
+                                continue;
+                            }
                             if let IterState::Channel { ch, waiting } = &mut *st.lock() {
                                 // `for (const v of ch)`: receive until the
                                 // channel is closed and drained. When it
