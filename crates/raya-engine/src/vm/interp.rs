@@ -292,6 +292,14 @@ impl<'rt> TaskInterpreter<'rt> {
     /// Resumes a generator as `next(v)`, `return(v)` or `throw(v)` asked
     /// (`r`): its frame goes on top of this task's stack, above the
     /// current frame, and returns (or yields) into `regs[ret]`.
+    ///
+    /// A generator may be shared by tasks on several workers. Invariant:
+    /// its state is read and switched to `Running` under the generator's
+    /// lock, held from the check until its registers are moved out, so of
+    /// two tasks resuming it at once exactly one gets the frame and the
+    /// other `TypeError: Generator is already running`; only the task
+    /// whose stack holds the frame touches it until `Yield`, a return or
+    /// an unwind hands it back (again under the lock).
     fn gen_resume(&mut self, task: &mut Task, r: GenResume, ret: usize, fl: u8) -> Result<Invoked, Fault> {
         let Some(Body::Iter(st)) = r.gen.as_obj().map(|o| &o.body) else {
             return Err(Fault::Type("not a generator".into()));
