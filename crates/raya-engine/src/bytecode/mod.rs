@@ -649,6 +649,20 @@ pub enum Instr {
     IterClose {
         iter: Reg,
     },
+    /// `yield*`, on a throw at its pause (`throw(e)` on the delegating
+    /// generator, e in R[exc]): when the delegate is a paused generator,
+    /// pushes again the handler that led here (catch target: this
+    /// instruction, `off` from the next one), resumes the delegate with
+    /// `throw(e)` delivering what it yields or returns raw into R[dst] as
+    /// `IterNext` expects, and continues (with the `Loop` back to the
+    /// `IterNext`). Any other delegate: skips that `Loop`, on to closing
+    /// it and rethrowing.
+    IterThrow {
+        iter: Reg,
+        exc: Reg,
+        dst: Reg,
+        off: i32,
+    },
     /// `yield*`: the value the delegating generator was resumed with
     /// (R[src]) is passed to the next `next()` of iterator R[iter].
     IterSend {

@@ -1477,6 +1477,11 @@ impl<'a> Codegen<'a> {
         self.emit(Instr::Move { dst, src: v }, pos);
         let end = self.emit_jmp(pos);
         self.patch_here(begin);
+        // Forward the throw into a paused generator delegate (which may
+        // catch it and go on), with this handler armed again; else close
+        // the delegate and rethrow.
+        self.emit(Instr::IterThrow { iter: it, exc, dst: v, off: -1 }, pos);
+        self.emit_loop(top, pos);
         self.emit(Instr::IterClose { iter: it }, pos);
         self.emit(Instr::Throw { src: exc }, pos);
         self.patch_here(end);

@@ -2365,6 +2365,33 @@ impl<'rt> TaskInterpreter<'rt> {
                             None => {}
                         }
                     }
+                    Instr::IterThrow { iter, exc, dst, off } => {
+                        // (One object locked at a time: the loop's state, then
+                        // the generator.)
+                        let st = match reg!(iter).as_obj().map(|o| &o.body) {
+                            Some(Body::Iter(st)) => Some(st),
+                            _ => None,
+                        };
+                        let gen = st.and_then(|st| match &*st.lock() {
+                            IterState::GenLoop { gen, .. } => Some(*gen),
+                            _ => None,
+                        });
+                        let (Some(st), Some(gen)) = (st, gen.filter(|&g| gen_run(g) == Some(GenRun::Yielded))) else {
+                            ip = unsafe { ip.add(1) };
+                            continue;
+                        };
+                        if let IterState::GenLoop { pending, .. } = &mut *st.lock() {
+                            *pending = true;
+                        }
+                        task.handlers.push(Handler {
+                            depth: task.frames.len() as u32,
+                            pc: (pc!() as i64 + off as i64) as u32,
+                            exc: (base + exc as usize) as u32,
+                        });
+                        save_pc!();
+                        let r = GenResume { gen, mode: GenMode::Throw, value: reg!(exc) };
+                        invoked!(self.gen_resume(task, r, base + dst as usize, flags::GEN_RAW));
+                    }
                     Instr::IterSend { iter, src } => {
                         if let Some(Body::Iter(st)) = reg!(iter).as_obj().map(|o| &o.body) {
                             if let IterState::GenLoop { send, .. } | IterState::User { send, .. } = &mut *st.lock() {
