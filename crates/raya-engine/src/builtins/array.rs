@@ -150,6 +150,22 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
             }
             ops::array_data(arr).map(|a| a.get(next..).map(|s| s.to_vec()).unwrap_or_default()).unwrap_or_default()
         }
+        IterState::Indexed { arr, next, entries } => {
+            let items = ops::array_data(arr).map(|a| a.get(next..).map(|s| s.to_vec()).unwrap_or_default());
+            let items = items.unwrap_or_default();
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let k = Value::number((next + i) as f64);
+                    if entries {
+                        ctx.array(vec![k, v])
+                    } else {
+                        k
+                    }
+                })
+                .collect()
+        }
         IterState::Channel { ch, .. } => {
             // What can be received without waiting (a channel iterator
             // only blocks in a `for`-`of` loop).
@@ -166,7 +182,7 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
         }
         // A host iterator (a listener's connections) only produces values
         // in a `for`-`of` loop, where it may wait.
-        IterState::Host { .. } => Vec::new(),
+        IterState::Host { .. } | IterState::Gen(_) | IterState::GenLoop { .. } | IterState::User { .. } => Vec::new(),
         IterState::Str { s, next } => {
             let text: &str = ops::as_str(s).unwrap_or("");
             let rest = text.get(next..).unwrap_or("");
@@ -574,21 +590,25 @@ fn at(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> 
 // keys / values / entries / flat
 // ---------------------------------------------------------------------------
 
+// Each returns an iterator that reads the array as it goes (it sees
+// elements pushed meanwhile), as in JS.
 fn keys(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let len = this_array(ctx, this, "keys")?.len();
-    let items = (0..len).map(|i| Value::number(i as f64)).collect();
-    Ok(ctx.array(items))
+    this_array(ctx, this, "keys")?;
+    Ok(new_iter(ctx, IterState::Indexed { arr: this, next: 0, entries: false }))
 }
 
 fn values(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let items = this_array(ctx, this, "values")?.clone();
-    Ok(ctx.array(items))
+    this_array(ctx, this, "values")?;
+    Ok(new_iter(ctx, IterState::Array { arr: this, next: 0 }))
 }
 
 fn entries(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let items = this_array(ctx, this, "entries")?.clone();
-    let pairs = items.into_iter().enumerate().map(|(i, v)| ctx.array(vec![Value::number(i as f64), v])).collect();
-    Ok(ctx.array(pairs))
+    this_array(ctx, this, "entries")?;
+    Ok(new_iter(ctx, IterState::Indexed { arr: this, next: 0, entries: true }))
+}
+
+pub(crate) fn new_iter(ctx: &mut NativeCtx, state: IterState) -> Value {
+    ctx.heap().alloc(Body::Iter(crate::vm::object::Mut::new(state)))
 }
 
 /// Deepest nesting `flat` follows before reporting a stack overflow (as
@@ -890,9 +910,9 @@ mod tests {
         assert_eq!(t.call(fill, a, &[n(0.0), n(1.0), n(-1.0)]), "[1,0,0,4]");
         assert_eq!(t.call(fill, a, &[n(9.0)]), "[9,9,9,9]");
         let b = t.nums(&[5.0, 6.0]);
-        assert_eq!(t.call(keys, b, &[]), "[0,1]");
-        assert_eq!(t.call(values, b, &[]), "[5,6]");
-        assert_eq!(t.call(entries, b, &[]), "[[0,5],[1,6]]");
+        assert_eq!(t.drain(keys, b, &[]), "[0,1]");
+        assert_eq!(t.drain(values, b, &[]), "[5,6]");
+        assert_eq!(t.drain(entries, b, &[]), "[[0,5],[1,6]]");
         let deep = t.nums(&[3.0]);
         let mid = t.ctx().array(vec![n(2.0), deep]);
         let top = t.ctx().array(vec![n(1.0), mid, n(4.0)]);

@@ -9,7 +9,7 @@
 use super::array::{iterable_values, not_iterable_message};
 use super::object::entry_pair;
 use crate::vm::native::{arg, NativeCtx};
-use crate::vm::object::{Body, MapData, Mut, MutRef};
+use crate::vm::object::{Body, IterState, MapData, Mut, MutRef};
 use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
 use crate::vm::value::Value;
@@ -129,20 +129,21 @@ fn map_clear(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
     Ok(Value::UNDEFINED)
 }
 
+// Iterators over the live entries (kind 0 keys, 1 values, 2 pairs), in
+// insertion order, as in JS.
 fn map_keys(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let items = this_map(ctx, this, "keys")?.iter().map(|(k, _)| k).collect();
-    Ok(ctx.array(items))
+    drop(this_map(ctx, this, "keys")?);
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 0 }))
 }
 
 fn map_values(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let items = this_map(ctx, this, "values")?.iter().map(|(_, v)| v).collect();
-    Ok(ctx.array(items))
+    drop(this_map(ctx, this, "values")?);
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 1 }))
 }
 
 fn map_entries(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let pairs: Vec<(Value, Value)> = this_map(ctx, this, "entries")?.iter().collect();
-    let items = pairs.into_iter().map(|(k, v)| ctx.array(vec![k, v])).collect();
-    Ok(ctx.array(items))
+    drop(this_map(ctx, this, "entries")?);
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 2 }))
 }
 
 // ---------------------------------------------------------------------------
@@ -172,14 +173,14 @@ fn set_clear(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
 }
 
 fn set_values(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let items = this_set(ctx, this, "values")?.iter().map(|(k, _)| k).collect();
-    Ok(ctx.array(items))
+    drop(this_set(ctx, this, "values")?);
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 0 }))
 }
 
+/// `[v, v]` pairs.
 fn set_entries(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let keys: Vec<Value> = this_set(ctx, this, "entries")?.iter().map(|(k, _)| k).collect();
-    let items = keys.into_iter().map(|k| ctx.array(vec![k, k])).collect();
-    Ok(ctx.array(items))
+    drop(this_set(ctx, this, "entries")?);
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 2 }))
 }
 
 #[cfg(test)]
@@ -218,13 +219,13 @@ mod tests {
         assert_eq!(t.call(map_get, m, &[b]), "undefined");
         assert_eq!(t.call(map_has, m, &[a2]), "true");
         assert_eq!(t.call(map_has, m, &[]), "false");
-        assert_eq!(t.call(map_keys, m, &[]), "['a',0,NaN]");
-        assert_eq!(t.call(map_values, m, &[]), "[4,'b',3]");
-        assert_eq!(t.call(map_entries, m, &[]), "[['a',4],[0,'b'],[NaN,3]]");
+        assert_eq!(t.drain(map_keys, m, &[]), "['a',0,NaN]");
+        assert_eq!(t.drain(map_values, m, &[]), "[4,'b',3]");
+        assert_eq!(t.drain(map_entries, m, &[]), "[['a',4],[0,'b'],[NaN,3]]");
         assert_eq!(t.call(map_delete, m, &[a]), "true");
         assert_eq!(t.call(map_delete, m, &[a]), "false");
         t.call(map_set, m, &[a, n(5.0)]);
-        assert_eq!(t.call(map_keys, m, &[]), "[0,NaN,'a']");
+        assert_eq!(t.drain(map_keys, m, &[]), "[0,NaN,'a']");
         assert_eq!(t.call(map_clear, m, &[]), "undefined");
         assert_eq!(show(m), "Map(0) {}");
         let o1 = t.ctx().object(&[]);
@@ -266,9 +267,9 @@ mod tests {
         assert_eq!(show(s), "Set(3) {1, 'a', 0}");
         assert_eq!(t.call(set_add, s, &[n(2.0)]), "Set(4) {1, 'a', 0, 2}");
         t.call(set_add, s, &[n(1.0)]);
-        assert_eq!(t.call(set_values, s, &[]), "[1,'a',0,2]");
-        assert_eq!(t.call(set_values, s, &[]), t.call(set_keys_alias(), s, &[]));
-        assert_eq!(t.call(set_entries, s, &[]), "[[1,1],['a','a'],[0,0],[2,2]]");
+        assert_eq!(t.drain(set_values, s, &[]), "[1,'a',0,2]");
+        assert_eq!(t.drain(set_values, s, &[]), t.drain(set_keys_alias(), s, &[]));
+        assert_eq!(t.drain(set_entries, s, &[]), "[[1,1],['a','a'],[0,0],[2,2]]");
         assert_eq!(t.call(set_has, s, &[a2]), "true");
         assert_eq!(t.call(set_delete, s, &[a2]), "true");
         assert_eq!(t.call(set_has, s, &[a]), "false");

@@ -503,6 +503,9 @@ impl Inspector {
         if let Body::Str(s) = &o.body {
             return format_string(&s.s, s.utf16_len as usize);
         }
+        if let Some(k) = crate::vm::ops::symbol_atom(v) {
+            return k.as_str().into();
+        }
         let p = o as *const Obj;
         if self.seen.contains(&p) {
             let i = match self.circular_index(p) {
@@ -856,10 +859,13 @@ impl Inspector {
     /// `[Set Iterator] { 5 }`, ... (the entries not yet produced).
     fn iterator(&mut self, p: *const Obj, it: &IterState, recurse: usize, indent: usize) -> String {
         let (map, next, kind) = match it {
-            IterState::Array { .. } => return "Object [Array Iterator] {}".into(),
+            IterState::Array { .. } | IterState::Indexed { .. } => return "Object [Array Iterator] {}".into(),
             IterState::Str { .. } => return "Object [String Iterator] {}".into(),
             IterState::Channel { .. } => return "Object [Channel Iterator] {}".into(),
-            IterState::Host { .. } => return "Object [Iterator] {}".into(),
+            IterState::Host { .. } | IterState::GenLoop { .. } | IterState::User { .. } => {
+                return "Object [Iterator] {}".into()
+            }
+            IterState::Gen(_) => return "Object [Generator] {}".into(),
             IterState::Map { map, next, kind } => (*map, *next, *kind),
         };
         let (data, is_set) = match map.as_obj().map(|o| &o.body) {

@@ -10,6 +10,7 @@ pub mod console;
 pub mod core;
 pub mod date;
 pub mod inspect;
+pub mod iter;
 pub mod json;
 pub mod math;
 pub mod number;
@@ -43,6 +44,7 @@ pub fn install(heap: &mut Heap) -> Realm {
     tasks::install(&mut b, &mut realm);
     channels::install(&mut b, &mut realm);
     bytes::install(&mut b, &mut realm);
+    iter::install(&mut b, &mut realm);
     realm.methods.index_natives();
     realm
 }
@@ -104,6 +106,7 @@ pub const GLOBAL_NAMES: &[&str] = &[
     "stdin",
     "stdout",
     "stderr",
+    "Symbol",
     // Node's forms (LANGUAGE.md §6 "Promises"): written in the prelude,
     // which fills these slots through `__installPrelude` ("global:NAME").
     "setTimeout",

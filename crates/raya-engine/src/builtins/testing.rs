@@ -82,6 +82,19 @@ impl T {
         }
     }
 
+    /// `f(this, ...args)` returns an iterator: what it produces, as an
+    /// array, shown.
+    pub fn drain(&mut self, f: NativeFn, this: Value, args: &[Value]) -> String {
+        let it = match f(&mut self.ctx(), this, args) {
+            Ok(v) => v,
+            Err(e) => return ops::to_display(e),
+        };
+        assert!(matches!(it.as_obj().map(|o| &o.body), Some(crate::vm::object::Body::Iter(_))), "not an iterator");
+        let items = crate::builtins::array::iterable_values(&mut self.ctx(), it, false).ok().flatten();
+        let a = self.ctx().array(items.unwrap_or_default());
+        show(a)
+    }
+
     pub fn s(&mut self, s: &str) -> Value {
         self.ctx().str(s)
     }

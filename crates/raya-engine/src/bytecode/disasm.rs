@@ -306,8 +306,10 @@ impl<'p> Disasm<'p> {
                 format!("{}, {}, {argc}, this {}", r(fr), self.k(f, name), r(recv))
             }
             CallSpread { f: fr } | NewSpread { f: fr } | SuperCallSpread { f: fr } | SpawnSpread { f: fr } => r(fr),
-            Return { src } | Throw { src } => r(src),
-            ReturnUndef | InitFields | TryEnd => String::new(),
+            Return { src } | Throw { src } | IterClose { iter: src } => r(src),
+            ReturnUndef | InitFields | TryEnd | GenStart => String::new(),
+            Yield { dst, src } | IterSend { iter: dst, src } => format!("{}, {}", r(dst), r(src)),
+            IterThrow { iter, exc, dst, off } => format!("{}, {}, {}, {}", r(iter), r(exc), r(dst), j(off)),
             NewArray { dst, cap } => format!("{}, {cap}", r(dst)),
             ArrayPush { arr, src } | ArraySpread { arr, src } => format!("{}, {}", r(arr), r(src)),
             ArrayHole { arr } => r(arr),
@@ -320,7 +322,7 @@ impl<'p> Disasm<'p> {
                 format!("{}, {}, {}, {}", r(obj), r(key), r(func), kind_name(kind))
             }
             ObjectRest { dst, src, excluded } => format!("{}, {}, {}", r(dst), r(src), r(excluded)),
-            ArrayRest { dst, src, start } => format!("{}, {}, {start}", r(dst), r(src)),
+            ArrayRest { dst, src, start, take } => format!("{}, {}, {start}, {take}", r(dst), r(src)),
             NewClass { dst, name, parent, ctor } => {
                 let p = if parent == u16::MAX { "-".to_string() } else { r(parent) };
                 format!("{}, {}, {p}, {}", r(dst), self.k(f, name), r(ctor))
@@ -459,6 +461,11 @@ fn mnemonic(i: &Instr) -> &'static str {
         SetFieldInit { .. } => "SetFieldInit",
         GetIter { .. } => "GetIter",
         IterNext { .. } => "IterNext",
+        IterClose { .. } => "IterClose",
+        IterSend { .. } => "IterSend",
+        IterThrow { .. } => "IterThrow",
+        GenStart => "GenStart",
+        Yield { .. } => "Yield",
         ForInKeys { .. } => "ForInKeys",
         TryBegin { .. } => "TryBegin",
         TryEnd => "TryEnd",

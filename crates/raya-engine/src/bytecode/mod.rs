@@ -608,11 +608,14 @@ pub enum Instr {
         excluded: Reg,
     },
     /// R[dst] = elements of iterable R[src] from index `start` on, as a new
-    /// array (array rest pattern, and destructuring of non-arrays).
+    /// array (array rest pattern, and destructuring of non-arrays), taking
+    /// at most `take` elements from the iterable (`u16::MAX`: all), as a
+    /// pattern without a rest element reads no more than it binds.
     ArrayRest {
         dst: Reg,
         src: Reg,
         start: u16,
+        take: u16,
     },
 
     // ---- classes -----------------------------------------------------------
@@ -676,9 +679,51 @@ pub enum Instr {
         iter: Reg,
         off: i32,
     },
+    /// Closes iterator R[iter] when a loop over it is left early (`break`,
+    /// `return`, a throw): a paused generator runs its `finally` blocks
+    /// (as `return()` does), a user iterator's `return()` is called if it
+    /// has one. Nothing for built-in iterators or a finished one.
+    IterClose {
+        iter: Reg,
+    },
+    /// `yield*`, on a throw at its pause (`throw(e)` on the delegating
+    /// generator, e in R[exc]): when the delegate is a paused generator,
+    /// pushes again the handler that led here (catch target: this
+    /// instruction, `off` from the next one), resumes the delegate with
+    /// `throw(e)` delivering what it yields or returns raw into R[dst] as
+    /// `IterNext` expects, and continues (with the `Loop` back to the
+    /// `IterNext`). Any other delegate: skips that `Loop`, on to closing
+    /// it and rethrowing.
+    IterThrow {
+        iter: Reg,
+        exc: Reg,
+        dst: Reg,
+        off: i32,
+    },
+    /// `yield*`: the value the delegating generator was resumed with
+    /// (R[src]) is passed to the next `next()` of iterator R[iter].
+    IterSend {
+        iter: Reg,
+        src: Reg,
+    },
     /// R[dst] = array of R[src]'s enumerable own keys as strings
     /// (`for-in`; empty for null/undefined).
     ForInKeys {
+        dst: Reg,
+        src: Reg,
+    },
+
+    // ---- generators (design/interpreter.md "Generators") ----------------------
+    /// First instruction of a generator's body (after its parameters are
+    /// bound): moves the current frame into a new generator object, pops
+    /// it, and returns the generator to the caller.
+    GenStart,
+    /// Pauses the running generator with R[src] as the value produced.
+    /// Resumed by `next(v)`: R[dst] = v, continue at the next instruction
+    /// (a `Jmp` over the return path). By `return(v)`: R[dst] = v,
+    /// continue one further (the return path: `return R[dst]` through the
+    /// enclosing `finally` blocks). By `throw(e)`: throws e here.
+    Yield {
         dst: Reg,
         src: Reg,
     },
@@ -773,6 +818,8 @@ pub struct FuncProto {
     pub has_rest: bool,
     pub is_async: bool,
     pub is_arrow: bool,
+    /// `function*`: the body starts with `GenStart`.
+    pub is_generator: bool,
     /// A class constructor: callable only with `new` / `super(...)`.
     pub is_constructor: bool,
     /// A derived-class constructor (must call `super` before using `this`).

@@ -98,6 +98,13 @@ pub(crate) enum Control<'a> {
         handler_active: bool,
         finalizer: Option<&'a [Stmt]>,
     },
+    /// The iterator of an enclosing `for-of` (in register `iter`; its
+    /// handler is active): leaving the loop by a jump pops the handler and
+    /// closes the iterator (`IterClose`). Pushed just below the loop's
+    /// `Jump`, so a `continue` to the loop leaves it open.
+    Iter {
+        iter: Reg,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -770,6 +777,7 @@ impl<'a> Codegen<'a> {
             st.proto.has_rest = has_rest;
             st.proto.is_async = f.is_async;
             st.proto.is_arrow = f.is_arrow;
+            st.proto.is_generator = f.is_generator;
             if let FnKind::Ctor { derived } = kind {
                 st.proto.is_constructor = true;
                 st.proto.is_derived = derived;
@@ -834,6 +842,11 @@ impl<'a> Codegen<'a> {
             }
         }
         self.hoist_functions(body_stmts);
+        if f.is_generator {
+            // The arguments are bound (defaults run at the call, as in JS):
+            // from here on the frame belongs to the generator object.
+            self.emit(Instr::GenStart, pos);
+        }
         match &f.body {
             FunctionBody::Block(stmts) => {
                 self.stmts(stmts);
@@ -1434,6 +1447,14 @@ impl<'a> Codegen<'a> {
             self.emit(Instr::ForInKeys { dst: it, src: it }, iterable.span.start);
         }
         self.emit(Instr::GetIter { dst: it, src: it }, iterable.span.start);
+        // A throw out of the loop closes the iterator (a generator runs its
+        // `finally` blocks) and goes on; so do `break` and `return`
+        // (`unwind_to`). Built-in iterators make that a no-op.
+        let exc = if is_in { None } else { Some(self.alloc_local()) };
+        let begin = exc.map(|exc| self.emit(Instr::TryBegin { exc, off: 0 }, pos));
+        if exc.is_some() {
+            self.f().control.push(Control::Iter { iter: it });
+        }
         // The loop variable(s): one register or cell each, reserved here;
         // captured ones get a new cell every iteration.
         let direct = match (&target.kind, decl) {
@@ -1475,6 +1496,15 @@ impl<'a> Codegen<'a> {
         }
         self.emit_loop(top, pos);
         self.patch_here(exit);
+        if let (Some(exc), Some(begin)) = (exc, begin) {
+            self.f().control.pop();
+            self.emit(Instr::TryEnd, pos);
+            let end = self.emit_jmp(pos);
+            self.patch_here(begin);
+            self.emit(Instr::IterClose { iter: it }, pos);
+            self.emit(Instr::Throw { src: exc }, pos);
+            self.patch_here(end);
+        }
         self.patch_all_here(breaks);
         self.leave_scope(sc);
     }
@@ -1496,7 +1526,10 @@ impl<'a> Codegen<'a> {
             }
         }
         let Some(t) = target else { return }; // reported by the resolver
-        self.unwind_to(t + 1, pos);
+                                              // A `break` out of a `for-of` also closes its iterator, which sits
+                                              // just below the loop's own entry.
+        let closes = !is_continue && t > 0 && matches!(self.f().control[t - 1], Control::Iter { .. });
+        self.unwind_to(if closes { t - 1 } else { t + 1 }, pos);
         let j = self.emit_jmp(pos);
         if let Some(Control::Jump { breaks, continues, .. }) = self.f().control.get_mut(t) {
             if is_continue {
@@ -1514,6 +1547,11 @@ impl<'a> Codegen<'a> {
         let mut i = self.f().control.len();
         while i > depth {
             i -= 1;
+            if let Control::Iter { iter } = self.f().control[i] {
+                self.emit(Instr::TryEnd, pos);
+                self.emit(Instr::IterClose { iter }, pos);
+                continue;
+            }
             if let Control::Try { handler_active, finalizer } = self.f().control[i] {
                 if handler_active {
                     self.emit(Instr::TryEnd, pos);
@@ -1532,8 +1570,64 @@ impl<'a> Codegen<'a> {
         }
     }
 
+    /// What follows a `Yield`: a jump over the path that `return(v)`
+    /// resumes into, which returns R[val] through the enclosing `finally`
+    /// blocks and closes the iterators of enclosing loops.
+    pub(crate) fn yield_return_path(&mut self, val: Reg, pos: u32) {
+        let over = self.emit_jmp(pos);
+        let m = self.mark();
+        let t = self.alloc();
+        self.emit(Instr::Move { dst: t, src: val }, pos);
+        let lt = self.f().local_top;
+        self.keep_locals();
+        self.unwind_to(0, pos);
+        self.f().local_top = lt;
+        self.emit(Instr::Return { src: t }, pos);
+        self.free_to(m);
+        self.patch_here(over);
+    }
+
+    /// `yield* e` into `dst`: produces every value of iterable `e`, passing
+    /// on what the generator is resumed with; `dst` receives what a
+    /// delegate generator returns. A `return()` or a throw at the pause
+    /// closes the delegate (it runs its `finally` blocks).
+    pub(crate) fn yield_star(&mut self, e: &'a Expr, dst: Reg, pos: u32) {
+        let m = self.mark();
+        let lt = self.f().local_top;
+        let it = self.alloc();
+        self.expr(e, it);
+        self.emit(Instr::GetIter { dst: it, src: it }, pos);
+        let exc = self.alloc();
+        let v = self.alloc();
+        self.keep_locals();
+        let begin = self.emit(Instr::TryBegin { exc, off: 0 }, pos);
+        self.f().control.push(Control::Iter { iter: it });
+        let top = self.here();
+        let exit = self.emit(Instr::IterNext { dst: v, iter: it, off: 0 }, pos);
+        self.emit(Instr::Yield { dst: v, src: v }, pos);
+        self.yield_return_path(v, pos);
+        self.emit(Instr::IterSend { iter: it, src: v }, pos);
+        self.emit_loop(top, pos);
+        self.patch_here(exit);
+        self.f().control.pop();
+        self.emit(Instr::TryEnd, pos);
+        self.emit(Instr::Move { dst, src: v }, pos);
+        let end = self.emit_jmp(pos);
+        self.patch_here(begin);
+        // Forward the throw into a paused generator delegate (which may
+        // catch it and go on), with this handler armed again; else close
+        // the delegate and rethrow.
+        self.emit(Instr::IterThrow { iter: it, exc, dst: v, off: -1 }, pos);
+        self.emit_loop(top, pos);
+        self.emit(Instr::IterClose { iter: it }, pos);
+        self.emit(Instr::Throw { src: exc }, pos);
+        self.patch_here(end);
+        self.f().local_top = lt;
+        self.free_to(m);
+    }
+
     fn return_stmt(&mut self, e: Option<&'a Expr>, pos: u32) {
-        let has_try = self.f().control.iter().any(|c| matches!(c, Control::Try { .. }));
+        let has_try = self.f().control.iter().any(|c| !matches!(c, Control::Jump { .. }));
         let m = self.mark();
         if !has_try {
             match e {

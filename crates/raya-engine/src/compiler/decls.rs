@@ -131,7 +131,7 @@ pub(crate) fn has_assign(e: &Expr) -> bool {
             ObjectProp::Method(k, _) | ObjectProp::Getter(k, _) | ObjectProp::Setter(k, _) => key_has_assign(k),
         }),
         // A class body can hold static initialisers; be conservative.
-        ExprKind::Class(_) => true,
+        ExprKind::Class(_) | ExprKind::Yield { .. } => true,
         ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::Spawn(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => {
             has_assign(a)
         }
@@ -234,6 +234,7 @@ pub(crate) fn mentions(e: &Expr, name: &str) -> bool {
         | ExprKind::Function(_)
         | ExprKind::Error => false,
         ExprKind::Class(_) => true,
+        ExprKind::Yield { arg, .. } => arg.as_deref().is_some_and(m),
         ExprKind::Template(parts) => parts.iter().any(|p| matches!(p, TemplatePart::Expr(x) if m(x))),
         ExprKind::Array(elems) => elems.iter().any(|el| match el {
             ArrayElem::Expr(x) | ArrayElem::Spread(x) => m(x),
@@ -413,6 +414,8 @@ pub(crate) fn visit_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
             visit_expr(tag, f);
             exprs.iter().for_each(|x| visit_expr(x, f));
         }
+        ExprKind::Yield { arg: Some(a), .. } => visit_expr(a, f),
+        ExprKind::Yield { arg: None, .. } => {}
         ExprKind::Binary(_, a, b) | ExprKind::Logical(_, a, b) | ExprKind::Index { object: a, index: b, .. } => {
             visit_expr(a, f);
             visit_expr(b, f);

@@ -197,6 +197,24 @@ impl<'a> Codegen<'a> {
                 self.emit(Instr::Await { dst, src: r }, pos);
                 self.free_to(m);
             }
+            ExprKind::Yield { arg, delegate: false } => {
+                let m = self.mark();
+                let r = match arg {
+                    Some(a) => self.expr_reg(a),
+                    None => {
+                        let t = self.alloc();
+                        self.emit(Instr::LoadUndef { dst: t }, pos);
+                        t
+                    }
+                };
+                self.emit(Instr::Yield { dst, src: r }, pos);
+                self.free_to(m);
+                self.yield_return_path(dst, pos);
+            }
+            ExprKind::Yield { arg: Some(a), delegate: true } => self.yield_star(a, dst, pos),
+            ExprKind::Yield { arg: None, delegate: true } => {
+                self.emit(Instr::LoadUndef { dst }, pos);
+            }
             ExprKind::Spawn(a) => {
                 let call = unwrap_erased(a);
                 if let ExprKind::Call { .. } = call.kind {

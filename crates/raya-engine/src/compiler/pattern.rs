@@ -31,7 +31,8 @@ impl<'a> Codegen<'a> {
                 self.emit(Instr::GetGlobal { dst: t, idx: array_slot }, pos);
                 self.emit(Instr::InstanceOf { dst: t, a: src, b: t }, pos);
                 let skip = self.emit(Instr::JmpIfTrue { cond: t, off: 0 }, pos);
-                self.emit(Instr::ArrayRest { dst: src, src, start: 0 }, pos);
+                let take = if rest.is_some() { u16::MAX } else { elems.len().min(u16::MAX as usize - 1) as u16 };
+                self.emit(Instr::ArrayRest { dst: src, src, start: 0, take }, pos);
                 self.patch_here(skip);
                 self.free_to(m);
                 for (i, el) in elems.iter().enumerate() {
@@ -57,7 +58,7 @@ impl<'a> Codegen<'a> {
                     let m = self.mark();
                     let t = self.alloc();
                     let start = elems.len().min(u16::MAX as usize) as u16;
-                    self.emit(Instr::ArrayRest { dst: t, src, start }, r.span.start);
+                    self.emit(Instr::ArrayRest { dst: t, src, start, take: u16::MAX }, r.span.start);
                     self.bind_pattern(r, t, declare);
                     self.free_to(m);
                 }

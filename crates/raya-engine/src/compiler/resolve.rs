@@ -149,6 +149,8 @@ struct JumpCtx {
 
 struct FuncCtx {
     is_module: bool,
+    /// A generator body: `yield` is allowed.
+    is_generator: bool,
     jumps: Vec<JumpCtx>,
     /// Index into `Tdz::births`.
     uid: usize,
@@ -401,7 +403,7 @@ impl<'l> Resolver<'l> {
             None => Some(self.next_tick()),
         };
         self.tdz.births.push(birth);
-        FuncCtx { is_module, jumps: Vec::new(), uid }
+        FuncCtx { is_module, is_generator: false, jumps: Vec::new(), uid }
     }
 
     /// Records a use of binding `id`, declared in function `owner`.
@@ -1235,7 +1237,8 @@ impl<'l> Resolver<'l> {
 
     /// A function, arrow, method, getter, setter or constructor.
     fn function(&mut self, f: &Function) {
-        let ctx = self.new_func(false);
+        let mut ctx = self.new_func(false);
+        ctx.is_generator = f.is_generator;
         self.funcs.push(ctx);
         self.push_scope();
         if !f.is_arrow {
@@ -1423,6 +1426,19 @@ impl<'l> Resolver<'l> {
             ExprKind::Function(f) => self.function_expr(f),
             ExprKind::Class(c) => self.class(c, false),
             ExprKind::Unary(_, a) | ExprKind::Await(a) | ExprKind::As(a, _) | ExprKind::NonNull(a) => self.expr(a),
+            ExprKind::Yield { arg, .. } => {
+                if !self.funcs.last().is_some_and(|f| f.is_generator) {
+                    self.error(
+                        span_of_keyword(e.span, "yield"),
+                        "`yield` outside of a generator function",
+                        "not inside a `function*`",
+                        Some("declare the enclosing function with `function*` (or a method with `*name()`)".into()),
+                    );
+                }
+                if let Some(a) = arg {
+                    self.expr(a);
+                }
+            }
             ExprKind::Spawn(a) => {
                 if !matches!(super::decls::unwrap_erased(a).kind, ExprKind::Call { .. } | ExprKind::Error) {
                     self.error(

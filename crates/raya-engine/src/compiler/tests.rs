@@ -535,6 +535,33 @@ fn finally_runs_on_every_exit_path() {
 }
 
 #[test]
+fn generator_bodies_start_after_the_parameters() {
+    let p = compile("function* g(a = 1) { const x = yield a; return x; }");
+    let g = func(&p, "g");
+    assert!(g.is_generator);
+    let start = g.code.iter().position(|i| matches!(i, Instr::GenStart)).expect("GenStart");
+    // The default runs at the call, before the generator exists.
+    let default_test = g.code.iter().position(|i| matches!(i, Instr::StrictEq { .. })).expect("default");
+    assert!(default_test < start, "{:?}", g.code);
+    // The `Yield` is followed by the jump over its return path.
+    let y = g.code.iter().position(|i| matches!(i, Instr::Yield { .. })).expect("Yield");
+    assert!(matches!(g.code[y + 1], Instr::Jmp { .. }), "{:?}", g.code);
+}
+
+#[test]
+fn leaving_a_for_of_closes_its_iterator() {
+    let p = compile("function f(xs) { for (const x of xs) { if (x) break; if (!x) return 1; continue; } }");
+    let f = func(&p, "f");
+    // break path, return path, and the catch-all that rethrows; `continue`
+    // keeps it open.
+    assert_eq!(count(f, |i| matches!(i, Instr::IterClose { .. })), 3, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::TryBegin { .. })), 1);
+    // for-in needs no closing.
+    let p = compile("function h(o) { for (const k in o) { if (k) break; } }");
+    assert_eq!(count(func(&p, "h"), |i| matches!(i, Instr::IterClose { .. } | Instr::TryBegin { .. })), 0);
+}
+
+#[test]
 fn classes_compile_constructors_and_field_initialisers() {
     let p = compile("class A { x = 1; constructor() {} }\nclass B extends A { y = 2; }\nclass C extends A {}");
     let a = func(&p, "A");

@@ -232,6 +232,8 @@ pub struct Function {
     pub body: FunctionBody,
     pub is_async: bool,
     pub is_arrow: bool,
+    /// `function*` / `*m()`: calling it makes a generator object.
+    pub is_generator: bool,
     pub type_params: Vec<TypeParam>,
     pub return_type: Option<TypeExpr>,
     pub span: Span,
@@ -519,6 +521,11 @@ pub enum ExprKind {
     Sequence(Vec<Expr>),
     /// `await expr`
     Await(Box<Expr>),
+    /// `yield expr?` / `yield* expr` (`delegate`), inside a generator.
+    Yield {
+        arg: Option<Box<Expr>>,
+        delegate: bool,
+    },
     /// `async f(x)` spawn prefix: the operand is a `Call`.
     Spawn(Box<Expr>),
     /// `x as T` — erased; kept for the type checker.

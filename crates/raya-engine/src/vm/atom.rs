@@ -37,10 +37,21 @@ fn interner() -> &'static RwLock<Interner> {
 }
 
 const INDEX_BIT: u32 = 0x8000_0000;
+/// Set (without `INDEX_BIT`) in the atom of a symbol: a key no string can
+/// name. The rest is the symbol's index in `symbols()`.
+const SYMBOL_BIT: u32 = 0x4000_0000;
+
+/// Descriptions of the symbols made so far, by index.
+fn symbols() -> &'static RwLock<Vec<&'static str>> {
+    static SYMBOLS: OnceLock<RwLock<Vec<&'static str>>> = OnceLock::new();
+    // The well-known ones first, at the indices `names` gives them.
+    SYMBOLS.get_or_init(|| RwLock::new(vec!["Symbol(Symbol.iterator)", "Symbol([[SymbolKey]])"]))
+}
+
 /// Set (without `INDEX_BIT`) on the atoms of class private names (`#x`).
 /// They come from their own table, never from a string, so no computed
 /// key can name one; and they are left out of every key listing.
-const PRIVATE_BIT: u32 = 0x4000_0000;
+const PRIVATE_BIT: u32 = 0x2000_0000;
 
 /// The private names: `key` is the name and its class's unique id
 /// (`"#x\0<id>"`); the display name is the part before the NUL.
@@ -122,7 +133,7 @@ impl Atom {
     /// Whether this is a class private name (`#x`).
     #[inline(always)]
     pub fn is_private(self) -> bool {
-        self.0 & (INDEX_BIT | PRIVATE_BIT) == PRIVATE_BIT
+        self.0 & (INDEX_BIT | SYMBOL_BIT | PRIVATE_BIT) == PRIVATE_BIT
     }
 
     /// The atom for `s` if it was ever interned (lookups of unknown keys
@@ -134,7 +145,26 @@ impl Atom {
         interner().read().ids.get(s).copied()
     }
 
+    /// A new symbol key, distinct from every other atom. Its name (for
+    /// messages) is `Symbol(description)`.
+    pub fn new_symbol(description: &str) -> Atom {
+        let name: &'static str = Box::leak(format!("Symbol({description})").into_boxed_str());
+        let mut w = symbols().write();
+        w.push(name);
+        Atom(SYMBOL_BIT | (w.len() as u32 - 1))
+    }
+
+    /// A key made by [`Atom::new_symbol`]: never listed among an object's
+    /// keys.
+    #[inline]
+    pub fn is_symbol(self) -> bool {
+        self.0 & (INDEX_BIT | SYMBOL_BIT) == SYMBOL_BIT
+    }
+
     pub fn as_str(self) -> &'static str {
+        if self.is_symbol() {
+            return symbols().read()[(self.0 & !SYMBOL_BIT) as usize];
+        }
         if let Some(i) = self.as_index() {
             if let Some(&s) = index_names().read().get(&i) {
                 return s;
@@ -176,6 +206,8 @@ const PREDEFINED: &[&str] = &[
     "capacity",
     "available",
     "__exec",
+    "next",
+    "return",
 ];
 
 pub mod names {
@@ -198,6 +230,13 @@ pub mod names {
     pub const AVAILABLE: Atom = Atom(15);
     /// `Promise.__exec`, the prelude's executor runner (`new Promise(fn)`).
     pub const PROMISE_EXEC: Atom = Atom(16);
+    pub const NEXT: Atom = Atom(17);
+    pub const RETURN: Atom = Atom(18);
+    /// `Symbol.iterator` as a key.
+    pub const ITERATOR: Atom = Atom(super::SYMBOL_BIT);
+    /// Where a symbol value (an object, see `builtins::symbol`) keeps the
+    /// key it stands for: a symbol itself, so no script can see it.
+    pub const SYMBOL_KEY: Atom = Atom(super::SYMBOL_BIT | 1);
 }
 
 #[cfg(test)]
@@ -210,6 +249,7 @@ mod tests {
         assert_eq!(Atom::intern("cause"), names::CAUSE);
         assert_eq!(Atom::intern("available"), names::AVAILABLE);
         assert_eq!(Atom::intern("__exec"), names::PROMISE_EXEC);
+        assert_eq!(Atom::intern("return"), names::RETURN);
         assert_eq!(names::STACK.as_str(), "stack");
     }
 

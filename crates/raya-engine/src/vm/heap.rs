@@ -474,11 +474,26 @@ impl Marker {
                 }
             }
             Body::Iter(it) => match it.get_stopped() {
-                IterState::Array { arr, .. } => self.mark(*arr),
+                IterState::Array { arr, .. } | IterState::Indexed { arr, .. } => self.mark(*arr),
                 IterState::Channel { ch, .. } => self.mark(*ch),
                 IterState::Str { s, .. } => self.mark(*s),
                 IterState::Map { map, .. } => self.mark(*map),
                 IterState::Host { obj } => self.mark(*obj),
+                IterState::Gen(g) => {
+                    self.mark(g.closure);
+                    for &v in &g.regs {
+                        self.mark(v);
+                    }
+                }
+                IterState::GenLoop { gen, send, .. } => {
+                    self.mark(*gen);
+                    self.mark(*send);
+                }
+                IterState::User { src, iter, next, send, .. } => {
+                    for v in [*src, *iter, *next, *send] {
+                        self.mark(v);
+                    }
+                }
             },
         }
     }

@@ -26,7 +26,8 @@ use super::heap;
 use super::link::RtProto;
 use super::native::NativeCtx;
 use super::object::{
-    Accessor, Body, BuiltinKind, ClassData, Closure, Function, IterState, Mut, MutRef, ObjectData, PropMap,
+    Accessor, Body, BuiltinKind, ClassData, Closure, Function, GenMode, GenResume, GenRun, GenState, IterState, Mut,
+    MutRef, ObjectData, PropMap, USER_DONE, USER_GOT_ITER, USER_PENDING, USER_READY, USER_START,
 };
 use super::ops::{self, Fault, Got, Put};
 use super::runtime::{make_closure, Runtime};
@@ -191,6 +192,217 @@ fn set_home(func: Value, class: Value) {
 /// Whether `v` counts as an object for a constructor's return value.
 fn is_object_like(v: Value) -> bool {
     v.as_obj().is_some_and(|o| !matches!(o.body, Body::Str(_)))
+}
+
+/// Marks generator `gen` finished (its frame returned or was unwound).
+fn finish_gen(gen: Value) {
+    if let Some(Body::Iter(st)) = gen.as_obj().map(|o| &o.body) {
+        if let IterState::Gen(g) = &mut *st.lock() {
+            g.run = GenRun::Done;
+            g.regs = Vec::new();
+            g.handlers = Vec::new();
+        }
+    }
+}
+
+/// Where generator `gen` is (None: not a generator).
+fn gen_run(gen: Value) -> Option<GenRun> {
+    match gen.as_obj().map(|o| &o.body) {
+        Some(Body::Iter(st)) => match &*st.lock() {
+            IterState::Gen(g) => Some(g.run),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether iterating `v` runs script code (a generator, or an object with
+/// a `[Symbol.iterator]` method), so that only the prelude, not a
+/// built-in, can collect it.
+pub fn is_script_iterable(realm: &super::realm::Realm, heap: &mut heap::Heap, v: Value) -> bool {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Iter(st)) => matches!(&*st.lock(), IterState::Gen(_)),
+        Some(Body::Object(_)) => {
+            matches!(ops::get_prop(realm, heap, v, names::ITERATOR), Ok(Got::Value(f)) if ops::is_callable(f))
+                || matches!(ops::get_prop(realm, heap, v, names::ITERATOR), Ok(Got::Getter(_)))
+        }
+        _ => false,
+    }
+}
+
+impl<'rt> TaskInterpreter<'rt> {
+    /// `{ value, done }`.
+    fn iter_result(&mut self, value: Value, done: bool) -> Value {
+        let o = self.new_instance(Value::UNDEFINED);
+        if let Some(mut d) = ops::object_data(o) {
+            d.props.set(names::VALUE, value);
+            d.props.set(names::DONE, Value::bool(done));
+        }
+        o
+    }
+
+    /// `GenStart`: the top frame becomes a new, unstarted generator, which
+    /// is the call's result.
+    fn gen_start(&mut self, task: &mut Task) -> Option<RunOutcome> {
+        let fr = task.frames.pop().expect("frame");
+        let base = fr.base as usize;
+        let n = fr.proto().proto.num_regs as usize;
+        let regs = task.regs[base..(base + n).min(task.regs.len())].to_vec();
+        // No handler can be active yet: `GenStart` comes before the body.
+        let state = GenState { closure: fr.closure, regs, pc: fr.pc, handlers: Vec::new(), run: GenRun::Start };
+        let gen = self.rt.heap.alloc(Body::Iter(Mut::new(IterState::Gen(Box::new(state)))));
+        if task.frames.is_empty() {
+            if let Some(slot) = task.regs.get_mut(fr.ret as usize) {
+                *slot = gen;
+            }
+            return Some(RunOutcome::Completed(gen));
+        }
+        if fr.flags & flags::DISCARD == 0 {
+            task.regs[fr.ret as usize] = gen;
+        }
+        None
+    }
+
+    /// `Yield`: moves the top (generator) frame, its registers and its
+    /// handlers back into its generator and delivers `v` to the resumer.
+    fn gen_yield(&mut self, task: &mut Task, v: Value) -> Result<(), Fault> {
+        if task.frames.last().is_none_or(|f| f.flags & flags::GEN == 0) || task.frames.len() < 2 {
+            return Err(Fault::Type("internal: yield outside a generator frame".into()));
+        }
+        let fr = task.frames.pop().expect("frame");
+        let depth = task.frames.len() as u32;
+        let base = fr.base as usize;
+        let n = fr.proto().proto.num_regs as usize;
+        let mut hs = Vec::new();
+        while task.handlers.last().is_some_and(|h| h.depth > depth) {
+            let h = task.handlers.pop().expect("handler");
+            hs.push((h.pc, h.exc - base as u32));
+        }
+        hs.reverse();
+        if let Some(Body::Iter(st)) = fr.after.as_obj().map(|o| &o.body) {
+            if let IterState::Gen(g) = &mut *st.lock() {
+                g.regs.clear();
+                heap::counted(&mut g.regs, |r| r.extend_from_slice(&task.regs[base..base + n]));
+                g.pc = fr.pc;
+                g.handlers = hs;
+                g.run = GenRun::Yielded;
+            }
+        }
+        if fr.flags & flags::DISCARD == 0 {
+            let out = if fr.flags & flags::GEN_RAW != 0 { v } else { self.iter_result(v, false) };
+            task.regs[fr.ret as usize] = out;
+        }
+        Ok(())
+    }
+
+    /// Resumes a generator as `next(v)`, `return(v)` or `throw(v)` asked
+    /// (`r`): its frame goes on top of this task's stack, above the
+    /// current frame, and returns (or yields) into `regs[ret]`.
+    ///
+    /// A generator may be shared by tasks on several workers. Invariant:
+    /// its state is read and switched to `Running` under the generator's
+    /// lock, held from the check until its registers are moved out, so of
+    /// two tasks resuming it at once exactly one gets the frame and the
+    /// other `TypeError: Generator is already running`; only the task
+    /// whose stack holds the frame touches it until `Yield`, a return or
+    /// an unwind hands it back (again under the lock).
+    fn gen_resume(&mut self, task: &mut Task, r: GenResume, ret: usize, fl: u8) -> Result<Invoked, Fault> {
+        let Some(Body::Iter(st)) = r.gen.as_obj().map(|o| &o.body) else {
+            return Err(Fault::Type("not a generator".into()));
+        };
+        let mut guard = st.lock();
+        let IterState::Gen(g) = &mut *guard else {
+            return Err(Fault::Type("not a generator".into()));
+        };
+        let finished = match (g.run, r.mode) {
+            (GenRun::Running, _) => return Err(Fault::Type("Generator is already running".into())),
+            (GenRun::Done, _) => true,
+            (GenRun::Start, GenMode::Return | GenMode::Throw) => {
+                g.run = GenRun::Done;
+                g.regs = Vec::new();
+                true
+            }
+            _ => false,
+        };
+        if finished {
+            drop(guard);
+            let v = match r.mode {
+                GenMode::Throw => return Err(Fault::Thrown(r.value)),
+                GenMode::Return => r.value,
+                GenMode::Next => Value::UNDEFINED,
+            };
+            if fl & flags::DISCARD == 0 {
+                task.regs[ret] = if fl & flags::GEN_RAW != 0 { v } else { self.iter_result(v, true) };
+            }
+            return Ok(Invoked::Done);
+        }
+        if task.frames.len() >= MAX_FRAMES {
+            return Err(Fault::Range("Maximum call stack size exceeded".into()));
+        }
+        let Some(c) = closure_of(g.closure) else {
+            return Err(Fault::Type("not a generator".into()));
+        };
+        let top = match task.frames.last() {
+            Some(fr) => fr.base as usize + fr.proto().proto.num_regs as usize,
+            None => task.regs.len(),
+        };
+        let n = g.regs.len();
+        let base = top + 1;
+        if task.regs.len() < base + n + 1 {
+            task.grow_regs(base + n + 1);
+        }
+        // `regs[top]` lies below the frame: it must hold a live value.
+        task.regs[top] = r.gen;
+        task.regs[base..base + n].copy_from_slice(&g.regs);
+        g.regs.clear();
+        let mut pc = g.pc;
+        if g.run == GenRun::Yielded && r.mode != GenMode::Throw {
+            // The `Yield` before `pc` names the register of its result.
+            if let Some(Instr::Yield { dst, .. }) = pc.checked_sub(1).and_then(|i| c.proto.proto.code.get(i as usize)) {
+                task.regs[base + *dst as usize] = r.value;
+            }
+            if r.mode == GenMode::Return {
+                pc += 1; // past the `Jmp`, onto the return path
+            }
+        }
+        let depth = task.frames.len() as u32 + 1;
+        for &(hpc, exc) in &g.handlers {
+            task.handlers.push(Handler { depth, pc: hpc, exc: base as u32 + exc });
+        }
+        g.handlers.clear();
+        g.run = GenRun::Running;
+        let (closure, rt) = (g.closure, Arc::as_ptr(&c.proto));
+        drop(guard);
+        task.reserve_frame();
+        task.frames.push(Frame {
+            rt,
+            closure,
+            pc,
+            base: base as u32,
+            ret: ret as u32,
+            flags: flags::GEN | (fl & (flags::GEN_RAW | flags::DISCARD)),
+            after: r.gen,
+        });
+        if r.mode == GenMode::Throw {
+            return Err(Fault::Thrown(r.value));
+        }
+        Ok(Invoked::Pushed)
+    }
+
+    /// Calls prelude function `Array.<name>(args)` above the current
+    /// frame, its result going to `regs[ret]`.
+    fn call_prelude(
+        &mut self,
+        task: &mut Task,
+        name: &str,
+        args: &[Value],
+        ret: usize,
+        fl: u8,
+    ) -> Result<Invoked, Fault> {
+        let f = ops::lookup_static(self.rt.realm.classes.array, Atom::intern(name))
+            .ok_or_else(|| Fault::Type(format!("internal: no prelude function {name}")))?;
+        self.call_above(task, f, Value::UNDEFINED, args, ret, fl)
+    }
 }
 
 impl<'rt> TaskInterpreter<'rt> {
@@ -427,6 +639,13 @@ impl<'rt> TaskInterpreter<'rt> {
 
     /// Unwinds to the innermost handler; Err(value) if there is none.
     fn unwind(&mut self, task: &mut Task, value: Value) -> Result<(), Value> {
+        let keep = task.handlers.last().map_or(0, |h| h.depth as usize);
+        // A generator whose frame a throw leaves is finished.
+        for f in task.frames.iter().skip(keep) {
+            if f.flags & flags::GEN != 0 {
+                finish_gen(f.after);
+            }
+        }
         match task.handlers.pop() {
             Some(h) => {
                 task.frames.truncate(h.depth as usize);
@@ -577,6 +796,9 @@ impl<'rt> TaskInterpreter<'rt> {
         task.resume_dst = ret as u32;
         let this = task.regs[f + 1];
         let v = self.call_native(task, native, this, f + 2, argc)?;
+        if let Some(r) = self.rt.resume_gen.take() {
+            return self.gen_resume(task, r, ret, flags);
+        }
         // A built-in that suspends delivers its result later (or is
         // re-run), so the callee register is left untouched.
         if flags & flags::DISCARD == 0 && self.rt.suspend.is_none() {
@@ -638,7 +860,7 @@ impl<'rt> TaskInterpreter<'rt> {
                 let cd = cd.lock();
                 (cd.kind, cd.name, cd.ctor)
             }
-            Some(Body::Function(Function::Closure(c))) if !c.proto.proto.is_arrow => {
+            Some(Body::Function(Function::Closure(c))) if !c.proto.proto.is_arrow && !c.proto.proto.is_generator => {
                 // `new f()` on a plain function: `this` is a fresh object.
                 let this = self.new_instance(Value::UNDEFINED);
                 task.regs[f + 1] = this;
@@ -756,7 +978,19 @@ impl<'rt> TaskInterpreter<'rt> {
             Some(Body::Set(_)) => IterState::Map { map: v, next: 0, kind: 0 },
             Some(Body::Channel(_)) => IterState::Channel { ch: v, waiting: false },
             Some(Body::Host(h)) if h.desc.next.is_some() => IterState::Host { obj: v },
-            Some(Body::Iter(_)) => return Ok(v),
+            Some(Body::Iter(st)) => {
+                if !matches!(&*st.lock(), IterState::Gen(_)) {
+                    return Ok(v);
+                }
+                IterState::GenLoop { gen: v, pending: false, send: Value::UNDEFINED }
+            }
+            _ if is_script_iterable(&self.rt.realm, &mut self.rt.heap, v) => IterState::User {
+                src: v,
+                iter: Value::UNDEFINED,
+                next: Value::UNDEFINED,
+                phase: USER_START,
+                send: Value::UNDEFINED,
+            },
             _ => return Err(Fault::Type(format!("{} is not iterable", describe_iterable(v)))),
         };
         Ok(self.rt.heap.alloc(Body::Iter(Mut::new(state))))
@@ -770,6 +1004,9 @@ impl<'rt> TaskInterpreter<'rt> {
         match &mut *st.lock() {
             // Outside `for`-`of` (spread): nothing, as it could wait.
             IterState::Host { .. } => None,
+            // Run script code: `IterNext` handles them, and spreads go
+            // through the prelude (`is_script_iterable`).
+            IterState::Gen(_) | IterState::GenLoop { .. } | IterState::User { .. } => None,
             IterState::Channel { ch, .. } => {
                 // Outside `for`-`of` (spread, `Array.from`): only what can
                 // be received without waiting.
@@ -797,15 +1034,24 @@ impl<'rt> TaskInterpreter<'rt> {
                 let mut buf = [0u8; 4];
                 Some(self.rt.heap.alloc_str(&*c.encode_utf8(&mut buf)))
             }
+            IterState::Indexed { arr, next, entries } => {
+                let v = ops::array_data(*arr)?.get(*next).copied()?;
+                let k = Value::number(*next as f64);
+                *next += 1;
+                Some(if *entries { self.rt.heap.alloc_array(vec![k, v]) } else { k })
+            }
             IterState::Map { map, next, kind } => {
-                let m = match map.as_obj().map(|o| &o.body) {
-                    Some(Body::Map(m)) | Some(Body::Set(m)) => m.lock(),
+                let (m, is_set) = match map.as_obj().map(|o| &o.body) {
+                    Some(Body::Map(m)) => (m.lock(), false),
+                    Some(Body::Set(m)) => (m.lock(), true),
                     _ => return None,
                 };
                 while *next < m.entries.len() {
                     let e = m.entries[*next];
                     *next += 1;
                     if let Some((k, v)) = e {
+                        // A Set's entry holds its value as the key.
+                        let v = if is_set { k } else { v };
                         return Some(match kind {
                             0 => k,
                             1 => v,
@@ -1627,6 +1873,19 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         let fa = base + f as usize;
                         let callee = reg!(f);
+                        if argc >= 1
+                            && (callee == self.rt.realm.classes.map || callee == self.rt.realm.classes.set)
+                            && is_script_iterable(&self.rt.realm, &mut self.rt.heap, reg!(f + 2))
+                        {
+                            // `new Map(gen())`: the prelude collects the
+                            // iterable into the argument's register (a
+                            // temporary of the call), then `New` runs again.
+                            ip = unsafe { ip.sub(1) };
+                            save_pc!();
+                            let args = [reg!(f + 2), Value::number(0.0), Value::number(f64::INFINITY)];
+                            invoked!(self.call_prelude(task, "__iterRest", &args, fa + 2, 0));
+                            continue;
+                        }
                         invoked!(self.construct(task, callee, fa, argc as usize));
                     }
                     Instr::NewSpread { f } => {
@@ -1694,6 +1953,14 @@ impl<'rt> TaskInterpreter<'rt> {
                         tri!(r);
                     }
                     Instr::ArraySpread { arr, src } => {
+                        if !ops::is_array(reg!(src)) && is_script_iterable(&self.rt.realm, &mut self.rt.heap, reg!(src))
+                        {
+                            // The prelude iterates it (`for-of`) and pushes.
+                            save_pc!();
+                            let args = [reg!(arr), reg!(src)];
+                            invoked!(self.call_prelude(task, "__spreadInto", &args, 0, flags::DISCARD));
+                            continue;
+                        }
                         // Not run again after a collection: the iteration
                         // may have had effects.
                         let items = match self.collect_iterable(reg!(src)) {
@@ -1786,8 +2053,19 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                         set!(dst, o)
                     }
-                    Instr::ArrayRest { dst, src, start } => {
-                        let items = tri!(self.collect_iterable(reg!(src)));
+                    Instr::ArrayRest { dst, src, start, take } => {
+                        let take_n = if take == u16::MAX { f64::INFINITY } else { take as f64 };
+                        if !ops::is_array(reg!(src)) && is_script_iterable(&self.rt.realm, &mut self.rt.heap, reg!(src))
+                        {
+                            // The prelude takes what the pattern needs and
+                            // closes the iterator, as destructuring does.
+                            save_pc!();
+                            let args = [reg!(src), Value::number(start as f64), Value::number(take_n)];
+                            invoked!(self.call_prelude(task, "__iterRest", &args, base + dst as usize, 0));
+                            continue;
+                        }
+                        let mut items = tri!(self.collect_iterable(reg!(src)));
+                        items.truncate(take as usize);
                         let rest = items.get(start as usize..).map(|s| s.to_vec()).unwrap_or_default();
                         let a = self.rt.heap.alloc_array(rest);
                         set!(dst, a)
@@ -1853,6 +2131,36 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::IterNext { dst, iter, off } => {
                         let itv = reg!(iter);
                         if let Some(Body::Iter(st)) = itv.as_obj().map(|o| &o.body) {
+                            // One look at the state: an array's next element
+                            // is taken here; anything else goes to its own
+                            // case below.
+                            let kind = match &mut *st.lock() {
+                                IterState::Array { arr, next } => match ops::array_data(*arr) {
+                                    Some(a) => {
+                                        match a.get(*next) {
+                                            Some(&v) => {
+                                                *next += 1;
+                                                set!(dst, v);
+                                            }
+                                            None => jump!(off),
+                                        }
+                                        continue;
+                                    }
+                                    None => 0, // a Uint8Array
+                                },
+                                IterState::Channel { .. } => 1,
+                                IterState::Host { .. } => 2,
+                                IterState::GenLoop { .. } => 3,
+                                IterState::User { .. } => 4,
+                                _ => 0,
+                            };
+                            if kind == 0 {
+                                match self.iter_next(itv) {
+                                    Some(v) => set!(dst, v),
+                                    None => jump!(off),
+                                }
+                                continue;
+                            }
                             if let IterState::Channel { ch, waiting } = &mut *st.lock() {
                                 // `for (const v of ch)`: receive until the
                                 // channel is closed and drained. When it
@@ -1926,11 +2234,228 @@ impl<'rt> TaskInterpreter<'rt> {
                                 }
                                 continue;
                             }
+                            // A generator: resume it; what it yields arrives
+                            // raw in `dst`, and this instruction runs again
+                            // (`pending`) to take it.
+                            let genloop = match &mut *st.lock() {
+                                IterState::GenLoop { gen, pending, send } => {
+                                    let was = std::mem::replace(pending, false);
+                                    Some((*gen, was, std::mem::replace(send, Value::UNDEFINED)))
+                                }
+                                _ => None,
+                            };
+                            if let Some((gen, was_pending, send)) = genloop {
+                                if was_pending {
+                                    // `dst` holds the yielded value, or
+                                    // what the generator returned.
+                                    if gen_run(gen) == Some(GenRun::Done) {
+                                        jump!(off);
+                                    }
+                                    continue;
+                                }
+                                ip = unsafe { ip.sub(1) };
+                                save_pc!();
+                                let r = GenResume { gen, mode: GenMode::Next, value: send };
+                                match self.gen_resume(task, r, base + dst as usize, flags::GEN_RAW) {
+                                    Ok(res) => {
+                                        if let IterState::GenLoop { pending, .. } = &mut *st.lock() {
+                                            *pending = true;
+                                        }
+                                        invoked!(Ok::<_, Fault>(res));
+                                        continue;
+                                    }
+                                    Err(f) => {
+                                        ip = unsafe { ip.add(1) };
+                                        fault!(f)
+                                    }
+                                }
+                            }
+                            // Any other iterable: the iterator protocol, one
+                            // step per run of this instruction (see
+                            // `IterState::User`).
+                            let user = match &*st.lock() {
+                                IterState::User { src, iter, next, phase, send } => {
+                                    Some((*src, *iter, *next, *phase, *send))
+                                }
+                                _ => None,
+                            };
+                            if let Some((src, it, next, phase, send)) = user {
+                                let set_phase = |p: u8, i: Value, n: Value| {
+                                    if let IterState::User { phase, iter, next, send, .. } = &mut *st.lock() {
+                                        *phase = p;
+                                        *iter = i;
+                                        *next = n;
+                                        if p == USER_PENDING {
+                                            *send = Value::UNDEFINED;
+                                        }
+                                    }
+                                };
+                                match phase {
+                                    USER_START => {
+                                        let m = match tri!(ops::get_prop(
+                                            &self.rt.realm,
+                                            &mut self.rt.heap,
+                                            src,
+                                            names::ITERATOR
+                                        )) {
+                                            Got::Value(m) => m,
+                                            Got::Getter(_) => Value::UNDEFINED,
+                                        };
+                                        set_phase(USER_GOT_ITER, it, next);
+                                        ip = unsafe { ip.sub(1) };
+                                        save_pc!();
+                                        invoked!(self.call_above(task, m, src, &[], base + dst as usize, 0));
+                                    }
+                                    USER_GOT_ITER => {
+                                        let it = reg!(dst);
+                                        if !is_object_like(it) || ops::is_string(it) {
+                                            set_phase(USER_DONE, it, next);
+                                            fault!(Fault::Type(
+                                                "Result of the Symbol.iterator method is not an object".into()
+                                            ));
+                                        }
+                                        let n = match tri!(ops::get_prop(
+                                            &self.rt.realm,
+                                            &mut self.rt.heap,
+                                            it,
+                                            names::NEXT
+                                        )) {
+                                            Got::Value(n) => n,
+                                            Got::Getter(_) => Value::UNDEFINED,
+                                        };
+                                        set_phase(USER_READY, it, n);
+                                        ip = unsafe { ip.sub(1) };
+                                    }
+                                    USER_READY => {
+                                        if !ops::is_callable(next) {
+                                            set_phase(USER_DONE, it, next);
+                                            fault!(Fault::Type(format!("{} is not a function", ops::to_display(next))));
+                                        }
+                                        set_phase(USER_PENDING, it, next);
+                                        ip = unsafe { ip.sub(1) };
+                                        save_pc!();
+                                        let args: &[Value] = if send.is_undefined() { &[] } else { &[send] };
+                                        invoked!(self.call_above(task, next, it, args, base + dst as usize, 0));
+                                    }
+                                    USER_PENDING => {
+                                        let r = reg!(dst);
+                                        if !is_object_like(r) || ops::is_string(r) {
+                                            set_phase(USER_DONE, it, next);
+                                            fault!(Fault::Type(format!(
+                                                "Iterator result {} is not an object",
+                                                ops::to_display(r)
+                                            )));
+                                        }
+                                        let get =
+                                            |rt: &mut Runtime, k| match ops::get_prop(&rt.realm, &mut rt.heap, r, k) {
+                                                Ok(Got::Value(v)) => v,
+                                                _ => Value::UNDEFINED,
+                                            };
+                                        let done = get(self.rt, names::DONE).truthy();
+                                        let value = get(self.rt, names::VALUE);
+                                        set!(dst, value);
+                                        if done {
+                                            set_phase(USER_DONE, it, next);
+                                            jump!(off);
+                                        } else {
+                                            set_phase(USER_READY, it, next);
+                                        }
+                                    }
+                                    _ => {
+                                        set!(dst, Value::UNDEFINED);
+                                        jump!(off);
+                                    }
+                                }
+                                continue;
+                            }
                         }
                         match self.iter_next(itv) {
                             Some(v) => set!(dst, v),
                             None => jump!(off),
                         }
+                    }
+                    Instr::IterClose { iter } => {
+                        let itv = reg!(iter);
+                        let Some(Body::Iter(st)) = itv.as_obj().map(|o| &o.body) else { continue };
+                        let action = match &mut *st.lock() {
+                            IterState::GenLoop { gen, .. } => Some((true, *gen)),
+                            IterState::User { iter, phase, .. } if *phase == USER_READY => {
+                                *phase = USER_DONE;
+                                Some((false, *iter))
+                            }
+                            _ => None,
+                        };
+                        match action {
+                            Some((true, gen)) => match gen_run(gen) {
+                                Some(GenRun::Yielded) => {
+                                    save_pc!();
+                                    let r = GenResume { gen, mode: GenMode::Return, value: Value::UNDEFINED };
+                                    invoked!(self.gen_resume(task, r, 0, flags::DISCARD));
+                                }
+                                Some(GenRun::Start) => finish_gen(gen),
+                                _ => {}
+                            },
+                            Some((false, it)) => {
+                                let m = match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, it, names::RETURN))
+                                {
+                                    Got::Value(m) => m,
+                                    Got::Getter(_) => Value::UNDEFINED,
+                                };
+                                if ops::is_callable(m) {
+                                    save_pc!();
+                                    invoked!(self.call_above(task, m, it, &[], 0, flags::DISCARD));
+                                }
+                            }
+                            None => {}
+                        }
+                    }
+                    Instr::IterThrow { iter, exc, dst, off } => {
+                        // (One object locked at a time: the loop's state, then
+                        // the generator.)
+                        let st = match reg!(iter).as_obj().map(|o| &o.body) {
+                            Some(Body::Iter(st)) => Some(st),
+                            _ => None,
+                        };
+                        let gen = st.and_then(|st| match &*st.lock() {
+                            IterState::GenLoop { gen, .. } => Some(*gen),
+                            _ => None,
+                        });
+                        let (Some(st), Some(gen)) = (st, gen.filter(|&g| gen_run(g) == Some(GenRun::Yielded))) else {
+                            ip = unsafe { ip.add(1) };
+                            continue;
+                        };
+                        if let IterState::GenLoop { pending, .. } = &mut *st.lock() {
+                            *pending = true;
+                        }
+                        task.handlers.push(Handler {
+                            depth: task.frames.len() as u32,
+                            pc: (pc!() as i64 + off as i64) as u32,
+                            exc: (base + exc as usize) as u32,
+                        });
+                        save_pc!();
+                        let r = GenResume { gen, mode: GenMode::Throw, value: reg!(exc) };
+                        invoked!(self.gen_resume(task, r, base + dst as usize, flags::GEN_RAW));
+                    }
+                    Instr::IterSend { iter, src } => {
+                        if let Some(Body::Iter(st)) = reg!(iter).as_obj().map(|o| &o.body) {
+                            if let IterState::GenLoop { send, .. } | IterState::User { send, .. } = &mut *st.lock() {
+                                *send = reg!(src);
+                            }
+                        }
+                    }
+                    Instr::GenStart => {
+                        save_pc!();
+                        *budget = left;
+                        if let Some(done) = self.gen_start(task) {
+                            return Ok(done);
+                        }
+                        continue 'frame;
+                    }
+                    Instr::Yield { src, .. } => {
+                        let v = reg!(src);
+                        save_pc!();
+                        tri!(self.gen_yield(task, v));
+                        continue 'frame;
                     }
                     Instr::ForInKeys { dst, src } => {
                         let keys = ops::own_keys(reg!(src));
@@ -2091,6 +2616,14 @@ impl<'rt> TaskInterpreter<'rt> {
         let depth = task.frames.len() as u32;
         while task.handlers.last().is_some_and(|h| h.depth > depth) {
             task.handlers.pop();
+        }
+        if frame.flags & flags::GEN != 0 {
+            finish_gen(frame.after);
+            let result = if frame.flags & flags::GEN_RAW != 0 { v } else { self.iter_result(v, true) };
+            if frame.flags & flags::DISCARD == 0 {
+                task.regs[frame.ret as usize] = result;
+            }
+            return Ok(None);
         }
         let this = task.regs[frame.base as usize];
         let result = if frame.flags & flags::CONSTRUCT != 0 && !is_object_like(v) { this } else { v };

@@ -557,11 +557,11 @@ impl PropMap {
     pub fn ordered_keys(&self) -> Vec<Atom> {
         let mut ints: Vec<(u32, Atom)> = self.keys.iter().filter_map(|&k| k.as_index().map(|i| (i, k))).collect();
         if ints.is_empty() {
-            return self.keys.iter().copied().filter(|k| !k.is_private()).collect();
+            return self.keys.iter().copied().filter(|k| !k.is_private() && !k.is_symbol()).collect();
         }
         ints.sort_by_key(|&(i, _)| i);
         let mut out: Vec<Atom> = ints.into_iter().map(|(_, k)| k).collect();
-        out.extend(self.keys.iter().filter(|k| k.as_index().is_none() && !k.is_private()));
+        out.extend(self.keys.iter().filter(|k| k.as_index().is_none() && !k.is_private() && !k.is_symbol()));
         out
     }
 }
@@ -693,6 +693,9 @@ pub struct Accessor {
 pub enum IterState {
     /// Arrays (and for-in key lists): next index.
     Array { arr: Value, next: usize },
+    /// An array's `keys()` (the indices) or, with `entries`, `entries()`
+    /// (`[index, value]` pairs).
+    Indexed { arr: Value, next: usize, entries: bool },
     /// Strings: next byte offset (iterates code points).
     Str { s: Value, next: usize },
     /// Maps: entry index; `kind` 0 = keys, 1 = values, 2 = [k, v] entries.
@@ -703,6 +706,73 @@ pub enum IterState {
     /// drained. `waiting`: the `IterNext` suspended and its value (null =
     /// closed) was delivered into its destination register.
     Channel { ch: Value, waiting: bool },
+    /// A generator object: its paused frame (design/interpreter.md
+    /// "Generators").
+    Gen(Box<GenState>),
+    /// A loop (`for-of`, `yield*`, spread) over generator `gen`: each
+    /// `IterNext` resumes it, and the yielded value arrives raw in the
+    /// `IterNext`'s register (no `{ value, done }` object), which then runs
+    /// again with `pending` set to take it. `send`: the value the next
+    /// resumption passes in (`yield*`).
+    GenLoop { gen: Value, pending: bool, send: Value },
+    /// Any other iterable, through the iterator protocol: `src`'s
+    /// `[Symbol.iterator]()` gives `iter`, whose `next` is called until a
+    /// result says `done`. Like `GenLoop`, each call delivers into the
+    /// `IterNext`'s register and the instruction runs again to take the
+    /// result; `phase` says what it waits for (`USER_*`).
+    User { src: Value, iter: Value, next: Value, phase: u8, send: Value },
+}
+
+/// [`IterState::User`] phases: `[Symbol.iterator]()` not called yet; its
+/// result is due; ready for `next()`; `next()`'s result is due; done.
+pub const USER_START: u8 = 0;
+pub const USER_GOT_ITER: u8 = 1;
+pub const USER_READY: u8 = 2;
+pub const USER_PENDING: u8 = 3;
+pub const USER_DONE: u8 = 4;
+
+/// How a generator is resumed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GenMode {
+    Next,
+    Return,
+    Throw,
+}
+
+/// A request to resume generator `gen` (see `Runtime::resume_gen`).
+#[derive(Clone, Copy, Debug)]
+pub struct GenResume {
+    pub gen: Value,
+    pub mode: GenMode,
+    pub value: Value,
+}
+
+/// Where a generator is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GenRun {
+    /// Created, body not entered.
+    Start,
+    /// Paused at a `yield` (the instruction before `pc`).
+    Yielded,
+    /// Its frame is on some task's frame stack.
+    Running,
+    /// Returned or threw: `next()` gives `{ value: undefined, done: true }`.
+    Done,
+}
+
+/// A paused generator: everything its frame needs to run again, on any
+/// task. While it runs, the frame is on the resuming task's stack and
+/// `regs` is empty.
+#[derive(Clone)]
+pub struct GenState {
+    pub closure: Value,
+    /// The frame's registers (`this`, parameters, locals, temporaries).
+    pub regs: Vec<Value>,
+    pub pc: u32,
+    /// The frame's active `try` handlers, innermost last: (catch pc,
+    /// register of the caught value).
+    pub handlers: Vec<(u32, u32)>,
+    pub run: GenRun,
 }
 
 /// Key of a Map/Set entry: SameValueZero equality (strings by content,

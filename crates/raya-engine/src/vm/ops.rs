@@ -38,8 +38,21 @@ pub fn type_of(v: Value) -> &'static str {
         _ => match v.as_obj().map(|o| &o.body) {
             Some(Body::Str(_)) => "string",
             Some(Body::Function(_)) | Some(Body::Class(_)) => "function",
+            _ if symbol_atom(v).is_some() => "symbol",
             _ => "object",
         },
+    }
+}
+
+/// The key a symbol value stands for (symbols are frozen objects holding
+/// it under a key no script can name, `names::SYMBOL_KEY`).
+pub fn symbol_atom(v: Value) -> Option<Atom> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Object(d)) => {
+            let k = d.lock().props.get(names::SYMBOL_KEY)?;
+            k.is_number().then(|| Atom(k.as_number() as u32))
+        }
+        _ => None,
     }
 }
 
@@ -49,6 +62,11 @@ pub fn as_str(v: Value) -> Option<&'static str> {
         Some(Body::Str(s)) => Some(&s.s),
         _ => None,
     }
+}
+
+#[inline]
+pub fn is_array(v: Value) -> bool {
+    matches!(v.as_obj().map(|o| &o.body), Some(Body::Array(_)))
 }
 
 pub fn is_string(v: Value) -> bool {
@@ -177,7 +195,7 @@ pub fn to_key(v: Value) -> Atom {
     }
     match as_str(v) {
         Some(s) => Atom::intern(s),
-        None => Atom::intern(&to_display(v)),
+        None => symbol_atom(v).unwrap_or_else(|| Atom::intern(&to_display(v))),
     }
 }
 
@@ -231,6 +249,7 @@ pub fn write_display(v: Value, out: &mut StrBuf, depth: usize) -> OpResult<()> {
                 }
                 Ok(())
             }
+            Some(Body::Object(_)) if symbol_atom(v).is_some() => out.push_str(symbol_atom(v).expect("symbol").as_str()),
             Some(Body::Object(d)) => {
                 // Copied out: the message is displayed without holding
                 // the error object (see the lock order in `vm::object`).
@@ -590,6 +609,7 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
             from_method(&realm.methods.bytes, key)
         }
         Body::Host(h) if key == names::CONSTRUCTOR => Got::Value(h.class),
+        Body::Iter(_) => from_method(&realm.methods.iter, key),
         Body::Host(h) => match h.field(key).or_else(|| lookup_proto(h.class, key)) {
             Some(v) => from_slot(v),
             None => from_method(&realm.methods.object, key),

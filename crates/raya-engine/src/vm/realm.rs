@@ -58,6 +58,9 @@ pub struct Methods {
     pub semaphore: PropMap,
     /// `Uint8Array`.
     pub bytes: PropMap,
+    /// Iterators and generators (`next`, `return`, `throw`,
+    /// `[Symbol.iterator]`).
+    pub iter: PropMap,
     /// For each [`Body::tag`], the native each slot of that kind's table
     /// holds (None: a Raya-written method, or not a table kind). Derived
     /// from the tables by [`Methods::index_natives`].
@@ -197,6 +200,7 @@ impl Realm {
             &ms.wait_group,
             &ms.semaphore,
             &ms.bytes,
+            &ms.iter,
         ] {
             m.mark_all(t.vals());
         }

@@ -182,6 +182,10 @@ pub struct Runtime {
     /// Set by a blocking built-in that could not complete: the interpreter
     /// suspends the running task with this reason.
     pub suspend: Option<crate::sync::Wait>,
+    /// Set by a generator's `next`/`return`/`throw` built-in: the
+    /// interpreter resumes that generator (its frame goes on the calling
+    /// task's stack) instead of storing the built-in's result.
+    pub resume_gen: Option<super::object::GenResume>,
     /// Tasks created during the current slice (the worker queues them).
     pub spawned: Vec<std::sync::Arc<crate::sync::TaskCell>>,
     /// Tasks claimed and made runnable during the current slice (the worker
@@ -246,6 +250,7 @@ impl Runtime {
             slot: None,
             exit_code: None,
             suspend: None,
+            resume_gen: None,
             spawned: Vec::new(),
             woken: Vec::new(),
         };
@@ -265,6 +270,7 @@ impl Runtime {
             slot,
             exit_code: None,
             suspend: None,
+            resume_gen: None,
             spawned: Vec::new(),
             woken: Vec::new(),
         }

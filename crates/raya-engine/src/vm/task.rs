@@ -24,6 +24,12 @@ pub mod flags {
     pub const CONCAT_AFTER_PREFIX: u8 = 8;
     /// Likewise, the returned string followed by `String(after)`.
     pub const CONCAT_BEFORE_SUFFIX: u8 = 16;
+    /// A generator's body: `after` is the generator object. A `yield`
+    /// moves the frame back into it; a return or throw finishes it.
+    pub const GEN: u8 = 32;
+    /// With `GEN`: resumed by a loop (`IterState::GenLoop`), so what it
+    /// yields or returns goes to `ret` as is, not as `{ value, done }`.
+    pub const GEN_RAW: u8 = 64;
 }
 
 pub struct Frame {

@@ -78,9 +78,7 @@ impl<'s> Parser<'s> {
             return Ok(f);
         }
         if self.at(&T::Yield) {
-            let span = self.cur().span;
-            self.error(span, "`yield` is not supported", "generators are not supported");
-            return Err(Fail);
+            return self.parse_yield(no_in);
         }
         let lhs = self.parse_conditional(no_in)?;
         let Some((op, ntoks)) = self.peek_assign_op() else {
@@ -94,6 +92,20 @@ impl<'s> Parser<'s> {
         let value = self.parse_assign(no_in)?;
         let span = Span { start, end: value.span.end };
         Ok(expr(ExprKind::Assign { op, target: Box::new(target), value: Box::new(value) }, span))
+    }
+
+    /// `yield`, `yield expr`, `yield* expr` at `yield`. The operand is
+    /// optional: a `yield` followed by a line break or by a token that
+    /// cannot start an expression stands alone.
+    fn parse_yield(&mut self, no_in: bool) -> PResult<Expr> {
+        let start = self.start();
+        self.bump();
+        let delegate = !self.cur().nl_before && self.eat(&T::Star);
+        let ends = matches!(self.kind(), T::RParen | T::RBracket | T::RBrace | T::Comma | T::Semi | T::Colon | T::Eof)
+            || (self.at(&T::In) && no_in);
+        let arg =
+            if delegate || (!ends && !self.cur().nl_before) { Some(Box::new(self.parse_assign(no_in)?)) } else { None };
+        Ok(expr(ExprKind::Yield { arg, delegate }, self.span_from(start)))
     }
 
     /// Counts adjacent `>` tokens (up to 3) and whether `=` follows, so
@@ -770,9 +782,14 @@ impl<'s> Parser<'s> {
             is_async = true;
             self.bump();
         }
-        if self.at(&T::Star) || (self.at_ident("async") && self.peek_kind(1) == &T::Star) {
+        if self.at_ident("async") && self.peek_kind(1) == &T::Star {
+            is_async = true;
+            self.bump();
+        }
+        let is_generator = accessor.is_none() && self.eat(&T::Star);
+        if is_generator && is_async {
             let span = self.cur().span;
-            self.error(span, "generator methods are not supported", "generator");
+            self.error(span, "async generators are not supported", "async generator");
             return Err(Fail);
         }
         let (key, short) = self.parse_prop_key()?;
@@ -780,11 +797,15 @@ impl<'s> Parser<'s> {
             self.error(*span, "private names are only allowed in class bodies", "private name");
             return Err(Fail);
         }
+        if is_generator && !(self.at(&T::LParen) || self.at(&T::Lt)) {
+            return Err(self.unexpected("`(`"));
+        }
         if self.at(&T::LParen) || self.at(&T::Lt) {
             let start = prop_key_span(&key).start;
-            let Some(f) = self.parse_function_tail(start, prop_key_ident(&key), is_async, false)? else {
+            let Some(mut f) = self.parse_function_tail(start, prop_key_ident(&key), is_async, false)? else {
                 return Err(Fail);
             };
+            f.is_generator = is_generator;
             return Ok(match accessor {
                 Some(true) => {
                     self.check_getter(&f);
@@ -994,7 +1015,17 @@ impl<'s> Parser<'s> {
             FunctionBody::Expr(Box::new(self.parse_assign(no_in)?))
         };
         let span = self.span_from(start);
-        let f = Function { name: None, params, body, is_async, is_arrow: true, type_params, return_type, span };
+        let f = Function {
+            name: None,
+            params,
+            body,
+            is_async,
+            is_arrow: true,
+            is_generator: false,
+            type_params,
+            return_type,
+            span,
+        };
         Ok(expr(ExprKind::Function(Box::new(f)), span))
     }
 

@@ -672,9 +672,10 @@ impl<'s> Parser<'s> {
         allow_overload: bool,
     ) -> PResult<Option<Function>> {
         self.expect(&T::Function)?;
-        if self.at(&T::Star) {
-            let span = self.cur().span;
-            self.error(span, "generator functions are not supported", "generator");
+        let star = self.cur().span;
+        let is_generator = self.eat(&T::Star);
+        if is_generator && is_async {
+            self.error(star, "async generators are not supported", "async generator");
             return Err(Fail);
         }
         let fname = if matches!(self.kind(), T::Ident(_)) {
@@ -684,7 +685,8 @@ impl<'s> Parser<'s> {
         } else {
             None
         };
-        self.parse_function_tail(start, fname, is_async, allow_overload)
+        let f = self.parse_function_tail(start, fname, is_async, allow_overload)?;
+        Ok(f.map(|f| Function { is_generator, ..f }))
     }
 
     /// Type parameters, parameters, return type and body.
@@ -712,6 +714,7 @@ impl<'s> Parser<'s> {
             body: FunctionBody::Block(body),
             is_async,
             is_arrow: false,
+            is_generator: false,
             type_params,
             return_type,
             span: self.span_from(start),
@@ -1003,12 +1006,16 @@ impl<'s> Parser<'s> {
             accessor = Some(self.at_ident("get"));
             self.bump();
         }
-        if self.at(&T::Star) {
-            let span = self.cur().span;
-            self.error(span, "generator methods are not supported", "generator");
+        let star = self.cur().span;
+        let is_generator = accessor.is_none() && self.eat(&T::Star);
+        if is_generator && is_async {
+            self.error(star, "async generators are not supported", "async generator");
             return Err(Fail);
         }
         let (key, _) = self.parse_prop_key()?;
+        if is_generator && !(self.at(&T::LParen) || self.at(&T::Lt)) {
+            return Err(self.unexpected("`(`"));
+        }
         if matches!(self.kind(), T::Question | T::Bang) && !self.cur().nl_before {
             self.bump();
         }
@@ -1018,9 +1025,10 @@ impl<'s> Parser<'s> {
             let fname = prop_key_ident(&key);
             let key_start = prop_key_span(&key).start;
             let allow_overload = true;
-            let Some(func) = self.parse_function_tail(key_start, fname, is_async, allow_overload)? else {
+            let Some(mut func) = self.parse_function_tail(key_start, fname, is_async, allow_overload)? else {
                 return Ok(None);
             };
+            func.is_generator = is_generator;
             match accessor {
                 Some(true) => {
                     self.check_getter(&func);

@@ -1,0 +1,224 @@
+//! Iterators and generators (`next`, `return`, `throw`,
+//! `[Symbol.iterator]`), and `Symbol`.
+//!
+//! A generator's methods only ask: they set `Runtime::resume_gen` and the
+//! interpreter puts the generator's frame on the calling task's stack
+//! (built-ins never run Raya code themselves). A built-in iterator (over
+//! an array, a string, a Map or a Set) answers `next()` here.
+//!
+//! A symbol is a frozen object holding the property key it stands for
+//! under a key no script can name (`names::SYMBOL_KEY`); its own
+//! `description` is the one visible property. `Symbol.iterator` is the
+//! well-known `names::ITERATOR`.
+
+use crate::builtins::global_slot;
+use crate::vm::atom::{names, Atom};
+use crate::vm::native::{arg, NativeCtx};
+use crate::vm::object::{Body, BuiltinKind, GenMode, GenResume, IterState, Mut, ObjectData, PropMap};
+use crate::vm::ops;
+use crate::vm::realm::{Builder, Realm};
+use crate::vm::value::Value;
+
+pub fn install(b: &mut Builder, realm: &mut Realm) {
+    let t = &mut realm.methods.iter;
+    b.method(t, "next", iter_next);
+    b.method(t, "return", iter_return);
+    b.method(t, "throw", iter_throw);
+    let me = b.native("[Symbol.iterator]", iter_self);
+    t.set(names::ITERATOR, me);
+    // Strings, arrays, Maps and Sets are iterable through the protocol too
+    // (`s[Symbol.iterator]()`); the interpreter's loops take them directly.
+    for t in [&mut realm.methods.string, &mut realm.methods.array, &mut realm.methods.map, &mut realm.methods.set] {
+        let v = b.native("[Symbol.iterator]", iterator_of);
+        t.set(names::ITERATOR, v);
+    }
+    b.static_native(realm.classes.array, "__isScriptIterable", is_script_iterable);
+    let symbol = b.class("Symbol", Value::UNDEFINED, BuiltinKind::Namespace, None, Some(symbol_call));
+    let it = new_symbol(b.heap, symbol, names::ITERATOR, "Symbol.iterator");
+    Builder::class_data(symbol).statics.set(Atom::intern("iterator"), it);
+    b.proto_native(symbol, "toString", symbol_to_string);
+    realm.globals[global_slot("Symbol")] = symbol;
+}
+
+/// `Array.__isScriptIterable(x)` (prelude): whether iterating `x` runs
+/// script code, so the prelude must do it.
+fn is_script_iterable(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let rt = &mut *ctx.rt;
+    Ok(Value::bool(crate::vm::interp::is_script_iterable(&rt.realm, &mut rt.heap, arg(args, 0))))
+}
+
+/// A symbol value standing for key `key`.
+fn new_symbol(heap: &mut crate::vm::heap::Heap, class: Value, key: Atom, description: &str) -> Value {
+    let mut props = PropMap::new();
+    props.set(names::SYMBOL_KEY, Value::number(key.0 as f64));
+    let d = heap.alloc_str(description);
+    props.set(Atom::intern("description"), d);
+    heap.alloc(Body::Object(Mut::new(ObjectData { class, props, frozen: true })))
+}
+
+/// `Symbol(description?)`: a new, unique key.
+fn symbol_call(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let d = arg(args, 0);
+    let desc = if d.is_undefined() { String::new() } else { ops::try_to_display(d).map_err(|f| ctx.fault(f))? };
+    let key = Atom::new_symbol(&desc);
+    Ok(new_symbol(ctx.heap(), this, key, &desc))
+}
+
+/// `sym.toString()`: `Symbol(description)`.
+fn symbol_to_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    match ops::symbol_atom(this) {
+        Some(k) => Ok(ctx.str(k.as_str())),
+        None => Err(ctx.type_error("Symbol.prototype.toString requires that 'this' be a Symbol")),
+    }
+}
+
+/// `it[Symbol.iterator]()` is the iterator itself.
+fn iter_self(_ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    Ok(this)
+}
+
+/// `xs[Symbol.iterator]()` of a string, array, Map or Set: a new iterator
+/// over its values (a Map's entries).
+fn iterator_of(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    let state = match this.as_obj().map(|o| &o.body) {
+        Some(Body::Array(_)) => IterState::Array { arr: this, next: 0 },
+        Some(Body::Str(_)) => IterState::Str { s: this, next: 0 },
+        Some(Body::Map(_)) => IterState::Map { map: this, next: 0, kind: 2 },
+        Some(Body::Set(_)) => IterState::Map { map: this, next: 0, kind: 0 },
+        _ => return Err(ctx.type_error("not iterable")),
+    };
+    Ok(ctx.heap().alloc(Body::Iter(Mut::new(state))))
+}
+
+fn gen_request(ctx: &mut NativeCtx, this: Value, mode: GenMode, value: Value) -> bool {
+    let is_gen =
+        matches!(this.as_obj().map(|o| &o.body), Some(Body::Iter(st)) if matches!(&*st.lock(), IterState::Gen(_)));
+    if is_gen {
+        ctx.rt.resume_gen = Some(GenResume { gen: this, mode, value });
+    }
+    is_gen
+}
+
+/// `{ value, done }`.
+fn result(ctx: &mut NativeCtx, value: Value, done: bool) -> Value {
+    ctx.object(&[("value", value), ("done", Value::bool(done))])
+}
+
+fn iter_next(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    if gen_request(ctx, this, GenMode::Next, arg(args, 0)) {
+        return Ok(Value::UNDEFINED);
+    }
+    let Some(Body::Iter(st)) = this.as_obj().map(|o| &o.body) else {
+        return Err(ctx.type_error("next method called on an incompatible receiver"));
+    };
+    let step = step(ctx, &mut st.lock());
+    match step {
+        Step::Value(v) => Ok(result(ctx, v, false)),
+        Step::Pair(k, v) => {
+            let pair = ctx.array(vec![k, v]);
+            Ok(result(ctx, pair, false))
+        }
+        Step::Char(c) => {
+            let mut buf = [0u8; 4];
+            let v = ctx.str(&*c.encode_utf8(&mut buf));
+            Ok(result(ctx, v, false))
+        }
+        Step::Done => Ok(result(ctx, Value::UNDEFINED, true)),
+        Step::Unsupported => Err(ctx.type_error("next method called on an incompatible receiver")),
+    }
+}
+
+/// One step of a built-in iterator, computed under its lock; what needs
+/// allocating is allocated after it is released.
+enum Step {
+    Value(Value),
+    Pair(Value, Value),
+    Char(char),
+    Done,
+    Unsupported,
+}
+
+fn step(_ctx: &mut NativeCtx, st: &mut IterState) -> Step {
+    match st {
+        IterState::Array { arr, next } => {
+            let v = match arr.as_obj().map(|o| &o.body) {
+                Some(Body::Array(a)) => a.lock().get(*next).copied(),
+                Some(Body::Bytes(b)) => b.with(|s| s.get(*next).map(|&x| Value::number(x as f64))),
+                _ => None,
+            };
+            match v {
+                Some(v) => {
+                    *next += 1;
+                    Step::Value(v)
+                }
+                None => {
+                    // Finished for good, as in JS: later pushes are not seen.
+                    *next = usize::MAX;
+                    Step::Done
+                }
+            }
+        }
+        IterState::Indexed { arr, next, entries } => {
+            let v = ops::array_data(*arr).and_then(|a| a.get(*next).copied());
+            match v {
+                Some(v) => {
+                    let k = Value::number(*next as f64);
+                    *next += 1;
+                    if *entries {
+                        Step::Pair(k, v)
+                    } else {
+                        Step::Value(k)
+                    }
+                }
+                None => {
+                    *next = usize::MAX;
+                    Step::Done
+                }
+            }
+        }
+        IterState::Str { s, next } => {
+            match ops::as_str(*s).and_then(|t| t.get(*next..)).and_then(|r| r.chars().next()) {
+                Some(c) => {
+                    *next += c.len_utf8();
+                    Step::Char(c)
+                }
+                None => Step::Done,
+            }
+        }
+        IterState::Map { map, next, kind } => {
+            let (m, is_set) = match map.as_obj().map(|o| &o.body) {
+                Some(Body::Map(m)) => (m.lock(), false),
+                Some(Body::Set(m)) => (m.lock(), true),
+                _ => return Step::Unsupported,
+            };
+            while *next < m.entries.len() {
+                let e = m.entries[*next];
+                *next += 1;
+                if let Some((k, v)) = e {
+                    let v = if is_set { k } else { v };
+                    return match kind {
+                        0 => Step::Value(k),
+                        1 => Step::Value(v),
+                        _ => Step::Pair(k, v),
+                    };
+                }
+            }
+            Step::Done
+        }
+        _ => Step::Unsupported,
+    }
+}
+
+fn iter_return(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    if gen_request(ctx, this, GenMode::Return, arg(args, 0)) {
+        return Ok(Value::UNDEFINED);
+    }
+    Ok(result(ctx, arg(args, 0), true))
+}
+
+fn iter_throw(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    if gen_request(ctx, this, GenMode::Throw, arg(args, 0)) {
+        return Ok(Value::UNDEFINED);
+    }
+    Err(arg(args, 0))
+}
