@@ -977,6 +977,7 @@ impl<'s> Parser<'s> {
                 params: Vec::new(),
                 body: FunctionBody::Block(body),
                 is_async: false,
+                is_generator: false,
                 is_arrow: false,
                 type_params: Vec::new(),
                 return_type: None,
