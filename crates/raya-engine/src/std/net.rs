@@ -18,7 +18,7 @@
 use super::io::{block_on, IoFailure, Trace};
 use super::{Capability, StdModule};
 use crate::builtins::bytes::{alloc_bytes, as_bytes};
-use crate::io::{Direction, IoWait, Sock, Source};
+use crate::io::{Direction, IoWait, Sock, Source, WriterLock};
 use crate::sync::{Registered, Resume, TaskCell, Timer, Wait, WaitObject, Waiter};
 use crate::vm::host::{new_host_object, payload, HostClass, HostObj};
 use crate::vm::native::{arg, NativeCtx};
@@ -195,8 +195,21 @@ impl WaitObject for YieldWait {
 }
 
 fn suspend_on(ctx: &mut NativeCtx, src: &Arc<Source>, dir: Direction, seen: u64, what: &'static str) -> Value {
+    suspend_writer(ctx, src, dir, seen, what, None)
+}
+
+/// [`suspend_on`] for a task that holds the connection's write lock under
+/// `writer` (its ticket), so that cancelling the wait gives the lock back.
+fn suspend_writer(
+    ctx: &mut NativeCtx,
+    src: &Arc<Source>,
+    dir: Direction,
+    seen: u64,
+    what: &'static str,
+    writer: Option<u64>,
+) -> Value {
     streak_ends(ctx);
-    ctx.rt.suspend = Some(Wait::Object(Box::new(IoWait { source: src.clone(), dir, seen, what })));
+    ctx.rt.suspend = Some(Wait::Object(Box::new(IoWait::new(src.clone(), dir, seen, what, writer))));
     Value::UNDEFINED
 }
 
@@ -576,9 +589,19 @@ pub(super) fn fill_until(
     }
 }
 
+/// The longest line `conn.readLine()` returns, in bytes without its line
+/// end: a peer that sends an endless line must not make the connection
+/// buffer grow without bound. Longer lines are read with `read()`.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Where the first line of `buf` ends (its `\n`), if it is there.
+fn line_end(buf: &[u8]) -> Option<usize> {
+    memchr::memchr(b'\n', buf)
+}
+
 /// The first line of `buf` (without its `\n` or `\r\n`), if complete.
 fn take_line(buf: &mut Vec<u8>) -> Option<Vec<u8>> {
-    let i = buf.iter().position(|&b| b == b'\n')?;
+    let i = line_end(buf)?;
     let mut l: Vec<u8> = buf.drain(..=i).collect();
     l.pop();
     if l.last() == Some(&b'\r') {
@@ -587,18 +610,41 @@ fn take_line(buf: &mut Vec<u8>) -> Option<Vec<u8>> {
     Some(l)
 }
 
+/// True if the line at the front of `buf` is already too long for
+/// `readLine` (complete or not; a `\r` before the `\n` is not counted).
+fn line_too_long(buf: &[u8]) -> bool {
+    match line_end(buf) {
+        Some(i) => i > MAX_LINE && !(i == MAX_LINE + 1 && buf[i - 1] == b'\r'),
+        None => buf.len() > MAX_LINE + 1,
+    }
+}
+
+fn line_error(ctx: &mut NativeCtx) -> Value {
+    ctx.range_error(format!("conn.readLine: line longer than {MAX_LINE} bytes (read it with conn.read())"))
+}
+
 /// `conn.readLine()`: the next line without its `\n` or `\r\n`, or null at
-/// end of stream (the last line may lack its newline).
+/// end of stream (the last line may lack its newline). A line longer than
+/// [`MAX_LINE`] is a `RangeError`, and its bytes stay buffered for `read`.
 fn read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     let c = this_conn(ctx, this, "readLine")?;
+    if line_too_long(&c.rbuf.lock()) {
+        return Err(line_error(ctx));
+    }
     let line = take_line(&mut c.rbuf.lock());
     let line = match line {
         Some(l) => l,
-        None => match fill_until(ctx, c, "in conn.readLine()", |b| b.contains(&b'\n'))? {
+        None => match fill_until(ctx, c, "in conn.readLine()", |b| line_end(b).is_some() || line_too_long(b))? {
             None => return Ok(Value::UNDEFINED),
+            Some(true) if line_too_long(&c.rbuf.lock()) => return Err(line_error(ctx)),
             Some(true) => take_line(&mut c.rbuf.lock()).expect("a complete line"),
             Some(false) => {
-                let rest = std::mem::take(&mut *c.rbuf.lock());
+                let mut buf = c.rbuf.lock();
+                if buf.len() > MAX_LINE {
+                    drop(buf);
+                    return Err(line_error(ctx));
+                }
+                let rest = std::mem::take(&mut *buf);
                 if rest.is_empty() {
                     return Ok(Value::NULL);
                 }
@@ -652,43 +698,73 @@ fn write(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
 }
 
 /// Hands `make()`'s bytes to the OS, suspending while the peer is slow.
-/// While it waits, the rest of the bytes stays in the connection
-/// (`pending`), owned by the writing task and `what` (for `write`, the
-/// value it writes): the re-run of the same call finds it and continues,
-/// without calling `make` again. Another call takes over (a cancelled
-/// write's rest is dropped).
+///
+/// One write at a time per connection: the task holds the source's write
+/// lock (`Source::lock_writer`) from its first byte to its last, so a
+/// message written by one task is never cut by another's; a second writer
+/// waits for the first to finish. While a write waits, the rest of its
+/// bytes stays in the connection (`pending`), owned by the writing task
+/// and `what` (for `write`, the value it writes): the re-run of the same
+/// call finds it and continues, without calling `make` again. A write
+/// cancelled while it waits gives the lock up; the rest of its bytes is
+/// never sent (the peer has seen a prefix of it, as after a cancelled
+/// write in Go).
 pub(super) fn write_all(
     ctx: &mut NativeCtx,
     c: &ConnState,
     what: (u64, u8),
     make: impl FnOnce(&mut NativeCtx) -> Result<Vec<u8>, Value>,
 ) -> Result<Value, Value> {
-    let owner = (ctx.task.id, what.0, what.1);
-    let resuming = {
-        let p = c.pending.lock();
-        !p.rest.is_empty() && p.owner == owner
+    let id = ctx.task.id;
+    let owner = (id, what.0, what.1);
+    if c.src.is_closed() {
+        c.src.unlock_writer(id);
+        return Err(io_error(ctx, "EBADF", "write", Some(&c.remote)));
+    }
+    // Loaded before the lock is looked at (see `Source::lock_writer`) and
+    // before the syscall (see `crate::io`).
+    let seen = c.src.events(Direction::Write);
+    let (resuming, ticket) = match c.src.lock_writer(id) {
+        WriterLock::Busy => {
+            return Ok(suspend_on(ctx, &c.src, Direction::Write, seen, "in conn.write() (another task is writing)"));
+        }
+        WriterLock::Held(ticket) => {
+            let p = c.pending.lock();
+            (!p.rest.is_empty() && p.owner == owner, ticket)
+        }
+        WriterLock::Acquired(ticket) => {
+            if must_yield(ctx) {
+                // Not across the yield: a task cancelled there never
+                // re-runs, and the lock would stay taken. (A resumed write
+                // does not yield: it has just waited.)
+                c.src.unlock_writer(id);
+                return Ok(Value::UNDEFINED);
+            }
+            // What a cancelled write left is not ours to send.
+            c.pending.lock().rest.clear();
+            (false, ticket)
+        }
     };
     let mut fresh = None;
     if !resuming {
-        let bytes = make(ctx)?;
+        let bytes = match make(ctx) {
+            Ok(b) => b,
+            Err(e) => {
+                c.src.unlock_writer(id);
+                return Err(e);
+            }
+        };
         if bytes.is_empty() {
+            c.src.unlock_writer(id);
             return Ok(Value::UNDEFINED);
         }
         fresh = Some(bytes);
     }
-    if must_yield(ctx) {
-        if let Some(bytes) = fresh {
-            let mut p = c.pending.lock();
-            p.rest = bytes;
-            p.owner = owner;
-        }
-        return Ok(Value::UNDEFINED);
-    }
     let Some(g) = c.src.enter() else {
         c.pending.lock().rest.clear();
+        c.src.unlock_writer(id);
         return Err(io_error(ctx, "EBADF", "write", Some(&c.remote)));
     };
-    let seen = c.src.events(Direction::Write);
     let send_all = |data: &[u8]| -> (usize, std::io::Result<()>) {
         let mut off = 0;
         while off < data.len() {
@@ -721,12 +797,16 @@ pub(super) fn write_all(
     };
     drop(g);
     match r {
-        Ok(()) => Ok(Value::UNDEFINED),
+        Ok(()) => {
+            c.src.unlock_writer(id);
+            Ok(Value::UNDEFINED)
+        }
         Err(e) if e.kind() == ErrorKind::WouldBlock => {
-            Ok(suspend_on(ctx, &c.src, Direction::Write, seen, "in conn.write()"))
+            Ok(suspend_writer(ctx, &c.src, Direction::Write, seen, "in conn.write()", Some(ticket)))
         }
         Err(e) => {
             c.pending.lock().rest.clear();
+            c.src.unlock_writer(id);
             Err(io_error(ctx, error_code(&e), "write", Some(&c.remote)))
         }
     }
