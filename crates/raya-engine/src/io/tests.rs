@@ -203,6 +203,12 @@ fn task_with_id(id: u32) -> Arc<TaskCell> {
 fn io_write_lock_is_given_back_by_every_cancelled_wait() {
     let (sink, poller, src, _peer) = setup();
     let (a, b) = (task_with_id(7), task_with_id(8));
+    // The socket's first writable edge comes once, after registration;
+    // no other comes while nothing is written.
+    let start = Instant::now();
+    while src.events(Direction::Write) == 0 && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
     // A holds the lock and waits for the socket; B waits for the lock.
     let WriterLock::Acquired(t1) = src.lock_writer(7) else { panic!("free lock") };
     assert_eq!(src.lock_writer(7), WriterLock::Held(t1));
