@@ -515,6 +515,11 @@ const WAKER: Token = Token(0);
 pub struct Poller {
     shared: Arc<PollerShared>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Connections being established (`std:net`'s `connect`), by task id:
+    /// the address and the connecting socket, found again when the call
+    /// re-runs on writability. An entry left by a cancelled connect stays
+    /// until the same task connects again or the program ends.
+    pub connecting: Mutex<HashMap<u32, (String, Arc<Source>)>>,
 }
 
 impl Poller {
@@ -533,7 +538,7 @@ impl Poller {
         });
         let s2 = shared.clone();
         let thread = std::thread::Builder::new().name("raya-poller".into()).spawn(move || poller_main(poll, s2))?;
-        Ok(Poller { shared, thread: Mutex::new(Some(thread)) })
+        Ok(Poller { shared, thread: Mutex::new(Some(thread)), connecting: Mutex::new(HashMap::new()) })
     }
 
     /// Stops and joins the thread; forgets every source (their sockets
@@ -544,6 +549,7 @@ impl Poller {
         if let Some(t) = self.thread.lock().take() {
             let _ = t.join();
         }
+        self.connecting.lock().clear();
         self.shared.sources.lock().clear();
     }
 }

@@ -29,7 +29,7 @@ use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::io::{ErrorKind, Read};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -252,8 +252,21 @@ fn poller_of(ctx: &mut NativeCtx) -> Result<crate::driver::Handle, Value> {
     }
 }
 
-/// See `make_listener`.
-const LISTEN_BACKLOG: libc::c_int = 511;
+/// The accept queue of a listener: as Go, the system's maximum
+/// (`net.core.somaxconn`), read once; 511 (Node's) if it cannot be read.
+/// A burst of clients beyond the queue waits for its SYN to be retried, or
+/// is reset, and connects through the poller are not throttled by
+/// anything else.
+fn listen_backlog() -> libc::c_int {
+    static BACKLOG: std::sync::OnceLock<libc::c_int> = std::sync::OnceLock::new();
+    *BACKLOG.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .ok()
+            .and_then(|s| s.trim().parse::<libc::c_int>().ok())
+            .filter(|&n| n > 0)
+            .map_or(511, |n| n.min(65535))
+    })
+}
 
 fn make_listener(rt: &mut Runtime, l: TcpListener) -> std::io::Result<Value> {
     let Some(h) = crate::driver::current_handle() else {
@@ -261,10 +274,9 @@ fn make_listener(rt: &mut Runtime, l: TcpListener) -> std::io::Result<Value> {
     };
     let poller = h.poller().map_err(|e| std::io::Error::new(e.kind(), e.to_string()))?;
     l.set_nonblocking(true)?;
-    // The accept queue Node uses (std's is 128): a burst of clients
-    // beyond it waits a second for its SYN to be retried.
+    // std's queue is 128; see `listen_backlog`.
     // SAFETY: a plain syscall on a listening socket we own.
-    unsafe { libc::listen(l.as_raw_fd(), LISTEN_BACKLOG) };
+    unsafe { libc::listen(l.as_raw_fd(), listen_backlog()) };
     let local = l.local_addr()?;
     let src = Source::new(poller, Sock::Listener(l))?;
     let state = ListenerState { src, address: local.to_string(), port: local.port() };
@@ -422,8 +434,69 @@ fn make_conn(rt: &mut Runtime, stream: TcpStream) -> std::io::Result<Value> {
     let local = fmt_addr(stream.local_addr());
     let remote = fmt_addr(stream.peer_addr());
     let src = Source::new(poller, Sock::Stream(stream))?;
+    Ok(conn_value(rt, src, local, remote))
+}
+
+fn conn_value(rt: &mut Runtime, src: Arc<Source>, local: String, remote: String) -> Value {
     let state = ConnState { src, local, remote, rbuf: Mutex::new(Vec::new()), pending: Default::default() };
-    Ok(new_host_object(rt, &CONN, Arc::new(state)))
+    new_host_object(rt, &CONN, Arc::new(state))
+}
+
+/// `connect` to a literal address without a timeout, through the poller:
+/// a non-blocking connect, then a wait for writability (as any socket
+/// wait: cancellable, re-run when woken); the re-run finds its socket in
+/// `Poller::connecting` and asks the kernel how the connect went. No
+/// blocking-pool thread is held, so any number of connects may be in
+/// flight.
+fn connect_polled(ctx: &mut NativeCtx, to: SocketAddr, addr: &str) -> Result<Value, Value> {
+    if must_yield(ctx) {
+        return Ok(Value::UNDEFINED);
+    }
+    let h = poller_of(ctx)?;
+    let Ok(poller) = h.poller() else { unreachable!("poller_of started it") };
+    let id = ctx.task.id;
+    let pending = poller.connecting.lock().remove(&id).filter(|(a, _)| a == addr).map(|(_, src)| src);
+    let src = match pending {
+        Some(src) => src,
+        None => {
+            let started = mio::net::TcpStream::connect(to).and_then(|s| {
+                // SAFETY: the fd is moved out of mio's stream, owned by
+                // the std stream from here on.
+                let s = unsafe { TcpStream::from_raw_fd(s.into_raw_fd()) };
+                let _ = s.set_nodelay(true);
+                Source::new(poller, Sock::Stream(s))
+            });
+            match started {
+                Ok(src) => src,
+                Err(e) => return Err(io_error(ctx, error_code(&e), "connect", Some(addr))),
+            }
+        }
+    };
+    let seen = src.events(Direction::Write);
+    let outcome = {
+        let Some(g) = src.enter() else { return Err(io_error(ctx, "EBADF", "connect", Some(addr))) };
+        let s = stream(&g);
+        match s.take_error() {
+            Ok(Some(e)) | Err(e) => Err(e),
+            Ok(None) => match s.peer_addr() {
+                Ok(_) => Ok(Some((fmt_addr(s.local_addr()), fmt_addr(s.peer_addr())))),
+                // Still connecting.
+                Err(e) if e.kind() == ErrorKind::NotConnected => Ok(None),
+                Err(e) => Err(e),
+            },
+        }
+    };
+    match outcome {
+        Ok(Some((local, remote))) => Ok(conn_value(ctx.rt, src, local, remote)),
+        Ok(None) => {
+            poller.connecting.lock().insert(id, (addr.to_string(), src.clone()));
+            Ok(suspend_on(ctx, &src, Direction::Write, seen, "in net.connect"))
+        }
+        Err(e) => {
+            src.close(&mut ctx.rt.woken);
+            Err(io_error(ctx, error_code(&e), "connect", Some(addr)))
+        }
+    }
 }
 
 /// `connect(address, {timeout?})`: resolves the name and connects on the
@@ -449,6 +522,13 @@ fn connect(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, V
     let Some((host, port)) = split_address(&addr).map(|(h, p)| (h.to_string(), p)) else {
         return Err(io_error(ctx, "EINVAL", "connect", Some(&addr)));
     };
+    if timeout.is_none() {
+        if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+            return connect_polled(ctx, SocketAddr::new(ip, port), &addr);
+        }
+    }
+    // Names are resolved, and connections with a time-out made, on the
+    // blocking pool.
     block_on(
         ctx,
         "in net.connect",
