@@ -375,7 +375,7 @@ pub enum StrText {
 
 impl StrText {
     #[inline]
-    pub fn from_str(s: &str) -> StrText {
+    pub fn copy_of(s: &str) -> StrText {
         if s.len() <= INLINE_STR {
             let mut buf = [0; INLINE_STR];
             buf[..s.len()].copy_from_slice(s.as_bytes());
@@ -388,7 +388,7 @@ impl StrText {
     #[inline]
     pub fn from_box(s: Box<str>) -> StrText {
         if s.len() <= INLINE_STR {
-            StrText::from_str(&s)
+            StrText::copy_of(&s)
         } else {
             StrText::Heap(s)
         }
@@ -468,7 +468,7 @@ impl JsStr {
     /// the object, with no buffer allocated at all.
     pub fn ascii_from(s: &str) -> JsStr {
         debug_assert!(s.is_ascii());
-        JsStr { utf16_len: s.len() as u32, s: StrText::from_str(s) }
+        JsStr { utf16_len: s.len() as u32, s: StrText::copy_of(s) }
     }
 
     pub fn is_ascii(&self) -> bool {
@@ -931,6 +931,11 @@ pub fn next_id() -> u32 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Every object's box is as large as the largest body: keep the bodies
+/// that are not boxed small (a string or an array pays for this size in
+/// each of its objects, in allocation, copying and collection pacing).
+const _: () = assert!(std::mem::size_of::<Obj>() <= 120);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -984,8 +989,3 @@ mod tests {
         *cell.lock() = Value::number(1.0);
     }
 }
-
-/// Every object's box is as large as the largest body: keep the bodies
-/// that are not boxed small (a string or an array pays for this size in
-/// each of its objects, in allocation, copying and collection pacing).
-const _: () = assert!(std::mem::size_of::<Obj>() <= 120);
