@@ -663,7 +663,17 @@ impl Heap {
     /// (the string paths: they skip the match over every kind).
     #[inline]
     fn alloc_sized(&mut self, body: Body, size: usize) -> Value {
-        let p = Box::into_raw(Box::new(Obj { header: Header { marked: false.into(), frozen: false.into() }, body }));
+        // Written into the new box in place: building the `Obj` first and
+        // moving it into `Box::new` copies the body twice.
+        let mut b = Box::<Obj>::new_uninit();
+        let p = b.as_mut_ptr();
+        // SAFETY: both fields of the uninitialised box are written once,
+        // then it is initialised.
+        let p = unsafe {
+            std::ptr::addr_of_mut!((*p).header).write(Header { marked: false.into(), frozen: false.into() });
+            std::ptr::addr_of_mut!((*p).body).write(body);
+            Box::into_raw(b.assume_init())
+        };
         // SAFETY: this thread owns the list and is not stopped.
         unsafe { (*self.list.objects.get()).push(p) };
         self.local_bytes += size;
