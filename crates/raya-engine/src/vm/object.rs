@@ -941,6 +941,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn short_strings_live_in_their_object_long_ones_in_a_box() {
+        let exact = "a".repeat(INLINE_STR);
+        for s in ["", "a", "héllo wörld", exact.as_str()] {
+            let t = StrText::copy_of(s);
+            assert!(matches!(t, StrText::Inline { .. }), "{s:?} inline");
+            assert_eq!(&*t, s);
+            assert_eq!(t.heap_bytes(), 0);
+            assert_eq!(&*StrText::from_box(s.into()), s);
+        }
+        // One byte over, and a multi-byte character straddling the limit:
+        // boxed whole, never cut inside a character.
+        let over = "b".repeat(INLINE_STR + 1);
+        let straddle = format!("{}é", "c".repeat(INLINE_STR - 1));
+        for s in [over.as_str(), straddle.as_str()] {
+            let t = StrText::copy_of(s);
+            assert!(matches!(t, StrText::Heap(_)), "{s:?} boxed");
+            assert_eq!(&*t, s);
+            assert_eq!(t.heap_bytes(), s.len());
+        }
+        let js = JsStr::new("naïve".into());
+        assert_eq!((js.utf16_len, js.is_ascii(), js.code_unit(2)), (5, false, Some('ï' as u16)));
+        assert_eq!(StrText::copy_of("x"), StrText::from_box("x".into()));
+        let back: Box<str> = StrText::copy_of("round trip").into();
+        assert_eq!(&*back, "round trip");
+    }
+
+    #[test]
     fn lock_is_reentrant_on_one_thread() {
         enable_parallel_mutators();
         let m = Mut::new(vec![Value::number(1.0)]);
