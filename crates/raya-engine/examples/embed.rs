@@ -32,7 +32,8 @@ pub fn run() -> Result<Vec<String>, HostError> {
     // this VM lets scripts use files (`std:fs`) and nothing else, so a
     // script importing `std:process` or `std:net` does not compile
     // ("module `std:process` is not available: the host did not grant the
-    // `process` capability"). `raya run` grants everything.
+    // `process` capability"); nor does one naming `stdin`, `stdout` or
+    // `stderr` (`Capability::Stdio`). `raya run` grants everything.
     let vm = Vm::builder().workers(2).allow(Capability::Fs).build();
     let lines = Arc::new(Mutex::new(Vec::new()));
 

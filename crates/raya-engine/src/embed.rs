@@ -637,7 +637,9 @@ impl VmBuilder {
 
     /// Lets programs import the built-in modules that need `c`
     /// (`Capability::Fs`: `std:fs`; `Capability::Process`: `std:process`;
-    /// `Capability::Net`: `std:net`, `std:http`). By default a VM grants
+    /// `Capability::Net`: `std:net`, `std:http`; `Capability::Stdio`: the
+    /// globals `stdin`, `stdout`, `stderr`; `cwd()` needs `Capability::Fs`
+    /// too). By default a VM grants
     /// none: a script reaches only what the host allowed. Importing a
     /// module that was not allowed is a compile error naming the
     /// capability. (`raya run` allows all.)
@@ -819,6 +821,12 @@ impl Vm {
             return Err(HostError::Capability(format!(
                 "the program imports `std:{}`, which this VM does not allow",
                 link.name
+            )));
+        }
+        if let Some(c) = program.needs.missing_from(self.inner.opts.capabilities).next() {
+            return Err(HostError::Capability(format!(
+                "the program needs the `{}` capability, which this VM does not allow",
+                c.name()
             )));
         }
         let table = Arc::new(HostTable { fns: self.inner.fns.lock().clone() });

@@ -57,6 +57,10 @@ pub struct Program {
     /// The built-in modules (`std:fs`, ...) the program imports, and where
     /// their natives go (see `crate::std`).
     pub std_modules: Vec<StdLink>,
+    /// Every capability the program needs: its built-in modules' and its
+    /// gated globals' (`crate::std::GATED_GLOBALS`). A VM refuses to run a
+    /// program that needs more than it grants.
+    pub needs: Capabilities,
 }
 
 /// What a compilation may use besides the language itself.
@@ -163,6 +167,10 @@ pub(crate) struct Linker {
     pub global_consts: HashMap<u32, resolve::ConstVal>,
     pub modules: Vec<ModInfo>,
     pub sources: SourceMap,
+    /// What the host granted (see `crate::std::GATED_GLOBALS`).
+    pub capabilities: Capabilities,
+    /// The capabilities of the gated globals the program names.
+    pub used: Capabilities,
 }
 
 impl Linker {
@@ -603,6 +611,8 @@ fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions
             global_consts: HashMap::new(),
             modules: Vec::new(),
             sources: SourceMap::default(),
+            capabilities: opts.capabilities,
+            used: Capabilities::NONE,
         },
         modules: Vec::new(),
         by_path: HashMap::new(),
@@ -718,11 +728,16 @@ fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions
         })
         .collect();
     std_modules.sort_by_key(|l| l.name);
+    let needs = std_modules
+        .iter()
+        .filter_map(|l| crate::std::find(l.name).and_then(|m| m.capability))
+        .fold(ld.linker.used, Capabilities::with);
     Ok(Program {
         entry: Arc::new(entry),
         sources: ld.linker.sources,
         global_names: ld.linker.globals,
         host_globals: extra.len(),
         std_modules,
+        needs,
     })
 }

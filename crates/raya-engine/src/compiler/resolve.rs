@@ -495,7 +495,24 @@ impl<'l> Resolver<'l> {
             "NaN" => Ref::NaN,
             "Infinity" => Ref::Infinity,
             n => match GLOBAL_NAMES.iter().position(|g| *g == n) {
-                Some(i) => Ref::Global(i as u32),
+                Some(i) => {
+                    if let Some(&(_, cap)) = crate::std::GATED_GLOBALS.iter().find(|(g, _)| *g == n) {
+                        if !self.linker.capabilities.has(cap) {
+                            self.error(
+                                ident.span,
+                                format!(
+                                    "`{n}` is not available: the host did not grant the `{}` capability",
+                                    cap.name()
+                                ),
+                                "not granted",
+                                None,
+                            );
+                            return None;
+                        }
+                        self.linker.used = self.linker.used.with(cap);
+                    }
+                    Ref::Global(i as u32)
+                }
                 None => {
                     let hint = if n == "var" {
                         None

@@ -88,6 +88,22 @@ struct State {
     /// (so a read woken by close returns end-of-stream, while a new call
     /// on a closed socket is an error). Task ids.
     woken_by_close: Vec<u32>,
+    /// The task whose write is under way and the ticket of that hold
+    /// (see [`Source::lock_writer`]).
+    writer: Option<(u32, u64)>,
+    /// The ticket of the next hold of the write lock.
+    next_ticket: u64,
+}
+
+/// What [`Source::lock_writer`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriterLock {
+    /// The caller now holds the lock (it was free), under this ticket.
+    Acquired(u64),
+    /// The caller already held it: the re-run of its own write.
+    Held(u64),
+    /// Another task's write is under way.
+    Busy,
 }
 
 /// `users` bit: the source is closed; no new [`Source::enter`] succeeds.
@@ -210,6 +226,69 @@ impl Source {
         }
     }
 
+    /// The per-connection write lock: one task's write goes out whole
+    /// before another's starts, so two tasks writing one connection never
+    /// interleave partial writes.
+    ///
+    /// Invariant: the holder is always either running its write call or
+    /// waiting for `Write` with an [`IoWait`] that carries its ticket
+    /// (`IoWait::writer`). It gives the lock back with
+    /// [`Source::unlock_writer`] when its write ends (done, failed, closed);
+    /// a cancel of that wait gives it back by ticket (`release_ticket`), in
+    /// the cancel hook or, for a cancel that claimed the task before the
+    /// hook was set, in `IoWait::register` (or, for a task cancelled before
+    /// it suspended, whose wait is never registered, when the wait is
+    /// dropped). By ticket, not by task: the
+    /// cancelled task may already run again and hold the lock for a new
+    /// write when a late release comes. A task that finds the lock busy waits for `Write` like a
+    /// writer whose socket is full, with the event count loaded BEFORE it
+    /// looked at the lock: every release bumps that count before it wakes
+    /// the write waiters, so a release racing the registration is seen by
+    /// one side or the other (the same argument as for readiness).
+    pub fn lock_writer(&self, task: u32) -> WriterLock {
+        let mut st = self.state.lock();
+        match st.writer {
+            None => {
+                st.next_ticket += 1;
+                let ticket = st.next_ticket;
+                st.writer = Some((task, ticket));
+                WriterLock::Acquired(ticket)
+            }
+            Some((t, ticket)) if t == task => WriterLock::Held(ticket),
+            Some(_) => WriterLock::Busy,
+        }
+    }
+
+    /// Ends `task`'s hold of the write lock, if it has it, and wakes the
+    /// write waiters (they re-run: a writer waiting for the lock takes it,
+    /// one waiting for the socket tries again).
+    pub fn unlock_writer(&self, task: u32) {
+        self.release_writer(|(t, _)| t == task);
+    }
+
+    /// Ends the hold `ticket` of the write lock, if it is still the
+    /// current one (a cancelled write's; see [`Source::lock_writer`]).
+    fn release_ticket(&self, ticket: u64) {
+        self.release_writer(|(_, k)| k == ticket);
+    }
+
+    fn release_writer(&self, is_it: impl Fn((u32, u64)) -> bool) {
+        {
+            let mut st = self.state.lock();
+            if !st.writer.is_some_and(&is_it) {
+                return;
+            }
+            st.writer = None;
+            if st.waiters[Direction::Write as usize].is_empty() {
+                // Nobody to wake; the count still moves (a registration
+                // that loaded it before the release re-runs).
+                self.events[Direction::Write as usize].fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+        }
+        self.fire(Direction::Write, &mut Vec::new());
+    }
+
     /// Closes the source: wakes every waiter (claimed tasks go to `woken`,
     /// to be queued by the calling worker), deregisters, and drops the
     /// socket once no syscall uses it. False if it was already closed.
@@ -287,7 +366,7 @@ impl Source {
     /// The cancel hook of a stored waiter: takes it out if it is still
     /// there (an event or `close` may have taken it first) and releases
     /// its hold.
-    fn cancel_waiter(&self, dir: Direction, task: &Arc<TaskCell>, gen: u64) {
+    fn cancel_waiter(&self, dir: Direction, task: &Arc<TaskCell>, gen: u64, writer: Option<u64>) {
         let removed = {
             let mut st = self.state.lock();
             let list = &mut st.waiters[dir as usize];
@@ -301,6 +380,13 @@ impl Source {
         };
         if removed {
             self.poller.sink.release_hold();
+        }
+        if let Some(ticket) = writer {
+            // A cancelled write will not re-run: its lock goes to the next
+            // writer (the rest of its bytes are never sent). Whether or not
+            // the waiter was still listed: an event may have taken it out
+            // and then lost the claim to this cancel.
+            self.release_ticket(ticket);
         }
     }
 
@@ -327,29 +413,72 @@ pub struct IoWait {
     /// The event count loaded before the syscall that would block.
     pub seen: u64,
     pub what: &'static str,
+    /// The ticket of the connection's write lock, when the waiting task
+    /// holds it (a write waiting for the socket); see
+    /// [`Source::lock_writer`].
+    pub writer: Option<u64>,
+    /// `register` ran (see the `Drop` below).
+    registered: AtomicBool,
+}
+
+impl IoWait {
+    pub fn new(source: Arc<Source>, dir: Direction, seen: u64, what: &'static str, writer: Option<u64>) -> IoWait {
+        IoWait { source, dir, seen, what, writer, registered: AtomicBool::new(false) }
+    }
+}
+
+impl Drop for IoWait {
+    fn drop(&mut self) {
+        // A wait dropped unregistered is one the task will not re-run:
+        // `driver::park` throws at once at every suspension of a task
+        // already cancelled, without registering. Its write lock goes
+        // (by ticket: the task may be running a new write by now).
+        if !self.registered.load(Ordering::Acquire) {
+            if let Some(ticket) = self.writer {
+                self.source.release_ticket(ticket);
+            }
+        }
+    }
 }
 
 impl WaitObject for IoWait {
     fn register(&self, w: Waiter, _woken: &mut Vec<Arc<TaskCell>>, _timers: &mut Vec<Timer>) -> Registered {
+        self.registered.store(true, Ordering::Release);
         let src = &self.source;
         let d = self.dir as usize;
         let mut st = src.state.lock();
         if st.closed || src.events[d].load(Ordering::SeqCst) != self.seen {
             // Readiness (or a close) came after the syscall began: re-run.
-            return if w.claim() { Registered::Ready(Resume::Retry) } else { Registered::Queued };
+            if w.claim() {
+                return Registered::Ready(Resume::Retry);
+            }
+            // A canceller claimed the task first: the call never re-runs.
+            drop(st);
+            if let Some(ticket) = self.writer {
+                src.release_ticket(ticket);
+            }
+            return Registered::Queued;
         }
         st.waiters[d].push(w.clone());
         src.poller.sink.hold();
-        let (s2, task, gen, dir) = (src.clone(), w.task.clone(), w.gen, self.dir);
-        *w.task.cancel_hook.lock() = Some(Box::new(move || s2.cancel_waiter(dir, &task, gen)));
+        let (s2, task, gen, dir, writer) = (src.clone(), w.task.clone(), w.gen, self.dir, self.writer);
+        *w.task.cancel_hook.lock() = Some(Box::new(move || s2.cancel_waiter(dir, &task, gen, writer)));
         // A canceller that claimed the task before the hook was set did not
         // run it: then the waiter is ours to take back. (Its claim and this
         // check are SeqCst; a later claim finds the hook.)
         if !w.is_live() {
-            if let Some(i) = st.waiters[d].iter().position(|x| Arc::ptr_eq(&x.task, &w.task) && x.gen == w.gen) {
+            // (Under this lock nobody else took the waiter out: the claim
+            // was a canceller's.)
+            let found = st.waiters[d].iter().position(|x| Arc::ptr_eq(&x.task, &w.task) && x.gen == w.gen);
+            if let Some(i) = found {
                 st.waiters[d].swap_remove(i);
-                drop(st);
+            }
+            drop(st);
+            if found.is_some() {
                 src.poller.sink.release_hold();
+            }
+            if let Some(ticket) = self.writer {
+                src.release_ticket(ticket);
             }
         }
         Registered::Queued
@@ -386,6 +515,11 @@ const WAKER: Token = Token(0);
 pub struct Poller {
     shared: Arc<PollerShared>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Connections being established (`std:net`'s `connect`), by task id:
+    /// the address and the connecting socket, found again when the call
+    /// re-runs on writability. An entry left by a cancelled connect stays
+    /// until the same task connects again or the program ends.
+    pub connecting: Mutex<HashMap<u32, (String, Arc<Source>)>>,
 }
 
 impl Poller {
@@ -404,7 +538,7 @@ impl Poller {
         });
         let s2 = shared.clone();
         let thread = std::thread::Builder::new().name("raya-poller".into()).spawn(move || poller_main(poll, s2))?;
-        Ok(Poller { shared, thread: Mutex::new(Some(thread)) })
+        Ok(Poller { shared, thread: Mutex::new(Some(thread)), connecting: Mutex::new(HashMap::new()) })
     }
 
     /// Stops and joins the thread; forgets every source (their sockets
@@ -415,6 +549,7 @@ impl Poller {
         if let Some(t) = self.thread.lock().take() {
             let _ = t.join();
         }
+        self.connecting.lock().clear();
         self.shared.sources.lock().clear();
     }
 }

@@ -58,7 +58,7 @@ fn io_readiness_racing_a_registration_is_never_lost() {
     for i in 0..20_000 {
         let task = new_task();
         let seen = src.events(Direction::Read);
-        let wait = IoWait { source: src.clone(), dir: Direction::Read, seen, what: "test" };
+        let wait = IoWait::new(src.clone(), Direction::Read, seen, "test", None);
         let ready = std::thread::scope(|s| {
             let s2 = src.clone();
             let firer = s.spawn(move || s2.fire(Direction::Read, &mut Vec::new()));
@@ -97,7 +97,7 @@ fn io_real_socket_wakeups_are_never_lost() {
             let mut p = peer.try_clone().unwrap();
             move || p.write_all(&[i as u8]).unwrap()
         });
-        let wait = IoWait { source: src.clone(), dir: Direction::Read, seen, what: "test" };
+        let wait = IoWait::new(src.clone(), Direction::Read, seen, "test", None);
         let ready = park(&task, &wait);
         writer.join().unwrap();
         if !ready {
@@ -135,9 +135,9 @@ fn io_close_wakes_every_waiter_and_drops_the_socket() {
     let (sink, poller, src, mut peer) = setup();
     let (a, b) = (new_task(), new_task());
     let seen_r = src.events(Direction::Read);
-    assert!(!park(&a, &IoWait { source: src.clone(), dir: Direction::Read, seen: seen_r, what: "r" }));
+    assert!(!park(&a, &IoWait::new(src.clone(), Direction::Read, seen_r, "r", None)));
     let seen_w = src.events(Direction::Write);
-    assert!(!park(&b, &IoWait { source: src.clone(), dir: Direction::Write, seen: seen_w, what: "w" }));
+    assert!(!park(&b, &IoWait::new(src.clone(), Direction::Write, seen_w, "w", None)));
     assert_eq!(sink.holds.load(Ordering::SeqCst), 2);
     let mut woken = Vec::new();
     assert!(src.close(&mut woken));
@@ -154,7 +154,7 @@ fn io_close_wakes_every_waiter_and_drops_the_socket() {
     // A registration after the close is decided at once.
     let c = new_task();
     let seen = src.events(Direction::Read);
-    assert!(park(&c, &IoWait { source: src.clone(), dir: Direction::Read, seen, what: "r" }));
+    assert!(park(&c, &IoWait::new(src.clone(), Direction::Read, seen, "r", None)));
     poller.stop();
 }
 
@@ -163,7 +163,7 @@ fn io_cancel_releases_the_hold() {
     let (sink, poller, src, _peer) = setup();
     let t = new_task();
     let seen = src.events(Direction::Read);
-    assert!(!park(&t, &IoWait { source: src.clone(), dir: Direction::Read, seen, what: "r" }));
+    assert!(!park(&t, &IoWait::new(src.clone(), Direction::Read, seen, "r", None)));
     assert_eq!(sink.holds.load(Ordering::SeqCst), 1);
     assert!(t.request_cancel(), "the canceller claims the wait");
     assert_eq!(sink.holds.load(Ordering::SeqCst), 0, "the cancel hook released the hold");
@@ -184,10 +184,63 @@ fn io_cancel_before_registration_leaves_no_hold() {
     let gen = t.token.arm();
     assert!(t.request_cancel());
     let seen = src.events(Direction::Read);
-    let wait = IoWait { source: src.clone(), dir: Direction::Read, seen, what: "r" };
+    let wait = IoWait::new(src.clone(), Direction::Read, seen, "r", None);
     let r = wait.register(Waiter { task: t.clone(), gen, tag: 0 }, &mut Vec::new(), &mut Vec::new());
     assert!(matches!(r, Registered::Queued));
     assert_eq!(sink.holds.load(Ordering::SeqCst), 0);
     assert_eq!(src.waiting(Direction::Read), 0);
+    poller.stop();
+}
+
+fn task_with_id(id: u32) -> Arc<TaskCell> {
+    Arc::new(TaskCell::new(id, Box::new(Task::new(id))))
+}
+
+/// The write lock: a second writer finds it busy and waits; every way the
+/// holder's wait can end without a re-run gives the lock back — by ticket,
+/// so a late release never frees a newer hold of the same task.
+#[test]
+fn io_write_lock_is_given_back_by_every_cancelled_wait() {
+    let (sink, poller, src, _peer) = setup();
+    let (a, b) = (task_with_id(7), task_with_id(8));
+    // The socket's first writable edge comes once, after registration;
+    // no other comes while nothing is written.
+    let start = Instant::now();
+    while src.events(Direction::Write) == 0 && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // A holds the lock and waits for the socket; B waits for the lock.
+    let WriterLock::Acquired(t1) = src.lock_writer(7) else { panic!("free lock") };
+    assert_eq!(src.lock_writer(7), WriterLock::Held(t1));
+    assert!(!park(&a, &IoWait::new(src.clone(), Direction::Write, src.events(Direction::Write), "w", Some(t1))));
+    assert_eq!(src.lock_writer(8), WriterLock::Busy);
+    assert!(!park(&b, &IoWait::new(src.clone(), Direction::Write, src.events(Direction::Write), "w", None)));
+    // Cancelling A frees the lock and wakes B, which then takes it.
+    assert!(a.request_cancel());
+    assert_eq!(sink.woken.lock().drain(..).map(|t| t.id).collect::<Vec<_>>(), vec![8]);
+    let WriterLock::Acquired(t2) = src.lock_writer(8) else { panic!("B takes the lock") };
+    assert_ne!(t1, t2);
+    // A stale release (A's old ticket) does not free B's hold.
+    src.release_ticket(t1);
+    assert_eq!(src.lock_writer(7), WriterLock::Busy);
+    src.unlock_writer(8);
+    // A task cancelled before it suspended: its wait is dropped without
+    // being registered, and the lock goes with it.
+    let WriterLock::Acquired(t3) = src.lock_writer(7) else { panic!("free again") };
+    drop(IoWait::new(src.clone(), Direction::Write, src.events(Direction::Write), "w", Some(t3)));
+    assert!(matches!(src.lock_writer(8), WriterLock::Acquired(_)));
+    // A cancel that claims before the registration (no hook yet).
+    src.unlock_writer(8);
+    let c = task_with_id(9);
+    let WriterLock::Acquired(t4) = src.lock_writer(9) else { panic!("free") };
+    let gen = c.token.arm();
+    assert!(c.request_cancel());
+    let wait = IoWait::new(src.clone(), Direction::Write, src.events(Direction::Write), "w", Some(t4));
+    assert!(matches!(
+        wait.register(Waiter { task: c.clone(), gen, tag: 0 }, &mut Vec::new(), &mut Vec::new()),
+        Registered::Queued
+    ));
+    assert!(matches!(src.lock_writer(8), WriterLock::Acquired(_)));
+    assert_eq!(sink.holds.load(Ordering::SeqCst), 0);
     poller.stop();
 }

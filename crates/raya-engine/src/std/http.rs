@@ -25,6 +25,7 @@ pub static MODULE: StdModule = StdModule {
         ("writeResponse", write_response),
         ("writeRequest", write_request),
         ("readResponse", read_response),
+        ("readBody", read_body),
         ("bodyText", body_text),
         ("bodyBytes", body_bytes),
         ("splitUrl", split_url),
@@ -61,10 +62,8 @@ enum Parsed {
 struct Message {
     /// Bytes of the buffer the message took.
     len: usize,
-    /// Request: method and target; response: status and reason.
     method: String,
     target: String,
-    status: u16,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
     keep_alive: bool,
@@ -199,7 +198,6 @@ fn parse_request(buf: &[u8], max_body: usize) -> Parsed {
         len,
         method: req.method.unwrap_or("GET").to_string(),
         target: req.path.unwrap_or("/").to_string(),
-        status: 0,
         keep_alive: connection_keep_alive(req.headers, req.version.unwrap_or(1)),
         headers: header_strings(req.headers),
         body,
@@ -207,51 +205,67 @@ fn parse_request(buf: &[u8], max_body: usize) -> Parsed {
 }
 
 /// A response; `eof`: the stream ended (a body without length ends there).
-fn parse_response(buf: &[u8], eof: bool, head_only: bool) -> Result<Parsed, String> {
+fn parse_response_head(buf: &[u8], head_only: bool) -> Result<Option<ResponseHead>, String> {
     let mut hs = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut res = httparse::Response::new(&mut hs);
     let head = match res.parse(buf) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) if buf.len() > MAX_HEAD => return Err("response head too large".into()),
-        Ok(httparse::Status::Partial) => return Ok(Parsed::Partial),
+        Ok(httparse::Status::Partial) => return Ok(None),
         Err(e) => return Err(format!("malformed response: {e}")),
     };
     let status = res.code.unwrap_or(0);
     let no_body = head_only || status == 204 || status == 304 || (100..200).contains(&status);
     let mut keep = connection_keep_alive(res.headers, res.version.unwrap_or(1));
-    let (body, len) = match framing(res.headers, true, usize::MAX) {
+    let body = match framing(res.headers, true, usize::MAX) {
         Err(_) => return Err("malformed response framing".into()),
-        _ if no_body => (Vec::new(), head),
-        Ok(Framing::None) => (Vec::new(), head),
+        _ if no_body => Framing::None,
         Ok(Framing::UntilClose) => {
-            if !eof {
-                return Ok(Parsed::Partial);
-            }
             keep = false;
-            (buf[head..].to_vec(), buf.len())
+            Framing::UntilClose
         }
-        Ok(Framing::Length(n)) => {
-            if buf.len() < head + n {
-                return if eof { Err("connection closed before the body ended".into()) } else { Ok(Parsed::Partial) };
-            }
-            (buf[head..head + n].to_vec(), head + n)
-        }
-        Ok(Framing::Chunked) => match dechunk(&buf[head..], usize::MAX) {
-            Err(_) => return Err("malformed chunked body".into()),
-            Ok(None) if eof => return Err("connection closed before the body ended".into()),
-            Ok(None) => return Ok(Parsed::Partial),
-            Ok(Some((n, body))) => (body, head + n),
-        },
+        Ok(f) => f,
     };
-    Ok(Parsed::Done(Message {
-        len,
-        method: String::new(),
-        target: res.reason.unwrap_or("").to_string(),
+    Ok(Some(ResponseHead {
+        len: head,
         status,
+        reason: res.reason.unwrap_or("").to_string(),
         keep_alive: keep,
         headers: header_strings(res.headers),
         body,
     }))
+}
+
+/// A response's head, parsed; its body is read when asked for
+/// ([`read_body`]).
+struct ResponseHead {
+    len: usize,
+    status: u16,
+    reason: String,
+    keep_alive: bool,
+    headers: Vec<(String, String)>,
+    body: Framing,
+}
+
+/// Where a response body read from `buf` ends: `Ok(Some((consumed,
+/// body)))` once it is all there, `Ok(None)` while more must be read
+/// (`eof`: no more will come, so it is an error instead).
+fn body_in(buf: &[u8], framing: &Framing, eof: bool) -> Result<Option<(usize, Vec<u8>)>, String> {
+    let cut = || Err("connection closed before the body ended".to_string());
+    match *framing {
+        Framing::None => Ok(Some((0, Vec::new()))),
+        Framing::Length(n) if buf.len() >= n => Ok(Some((n, buf[..n].to_vec()))),
+        Framing::Length(_) if eof => cut(),
+        Framing::Length(_) => Ok(None),
+        Framing::Chunked => match dechunk(buf, usize::MAX) {
+            Err(_) => Err("malformed chunked body".into()),
+            Ok(None) if eof => cut(),
+            Ok(None) => Ok(None),
+            Ok(Some(done)) => Ok(Some(done)),
+        },
+        Framing::UntilClose if eof => Ok(Some((buf.len(), buf.to_vec()))),
+        Framing::UntilClose => Ok(None),
+    }
 }
 
 /// `%XX` and (in queries) `+` decoded; invalid escapes are kept as they are.
@@ -488,12 +502,14 @@ fn write_request(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Va
     })
 }
 
-/// `readResponse(conn, headOnly)`: `[status, reason, header pairs, body,
-/// keepAlive]`; throws an `Error` for a malformed or cut-off response.
+/// `readResponse(conn, headOnly)`: `[status, reason, header pairs,
+/// bodyKind, bodyLength, keepAlive]` once the head has arrived (the body
+/// stays on the connection for `readBody`); throws an `Error` for a
+/// malformed or cut-off response.
 fn read_response(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let c = conn_arg(ctx, args, "readResponse")?;
     let head_only = arg(args, 1).truthy();
-    let complete = |b: &[u8]| !matches!(parse_response(b, false, head_only), Ok(Parsed::Partial));
+    let complete = |b: &[u8]| !matches!(parse_response_head(b, head_only), Ok(None));
     let eof = match fill_until(ctx, c, "in fetch() reading a response", complete)? {
         None => return Ok(Value::UNDEFINED),
         Some(done) => !done,
@@ -501,20 +517,62 @@ fn read_response(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Va
     if eof && c.src.is_closed() {
         return closed_read(ctx, c, "readResponse");
     }
-    let parsed = parse_response(&c.rbuf.lock(), eof, head_only);
+    let parsed = parse_response_head(&c.rbuf.lock(), head_only);
     let m = match parsed {
-        Ok(Parsed::Done(m)) => m,
-        Ok(_) if c.rbuf.lock().is_empty() => {
+        Ok(Some(m)) => m,
+        Ok(None) if c.rbuf.lock().is_empty() => {
             return Err(super::net::io_error(ctx, "ECONNRESET", "fetch", Some(&c.remote)));
         }
-        Ok(_) => return Err(ctx.plain_error("fetch: connection closed before the response ended")),
+        Ok(None) => return Err(ctx.plain_error("fetch: connection closed before the response ended")),
         Err(e) => return Err(ctx.plain_error(format!("fetch: {e}"))),
     };
     c.rbuf.lock().drain(..m.len);
-    let reason = ctx.str(m.target.as_str());
+    let reason = ctx.str(m.reason.as_str());
     let headers = headers_array(ctx, &m.headers);
-    let body = body_value(ctx, m.body);
-    Ok(ctx.array(vec![Value::number(m.status as f64), reason, headers, body, Value::bool(m.keep_alive)]))
+    let (kind, length) = match m.body {
+        Framing::None => (0, 0),
+        Framing::Length(n) => (1, n),
+        Framing::Chunked => (2, 0),
+        Framing::UntilClose => (3, 0),
+    };
+    Ok(ctx.array(vec![
+        Value::number(m.status as f64),
+        reason,
+        headers,
+        Value::number(kind as f64),
+        Value::number(length as f64),
+        Value::bool(m.keep_alive),
+    ]))
+}
+
+/// `readBody(conn, bodyKind, bodyLength)`: the body of the response whose
+/// head `readResponse` returned (a `Body`), read from the connection as
+/// the caller asks for it; waits like any socket read.
+fn read_body(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let c = conn_arg(ctx, args, "readBody")?;
+    let framing = match arg(args, 1).as_number() as u32 {
+        1 => Framing::Length(arg(args, 2).as_number() as usize),
+        2 => Framing::Chunked,
+        3 => Framing::UntilClose,
+        _ => Framing::None,
+    };
+    let complete = |b: &[u8]| !matches!(body_in(b, &framing, false), Ok(None));
+    let eof = match fill_until(ctx, c, "in reading a response body", complete)? {
+        None => return Ok(Value::UNDEFINED),
+        Some(done) => !done,
+    };
+    if eof && c.src.is_closed() {
+        return closed_read(ctx, c, "readBody");
+    }
+    let r = body_in(&c.rbuf.lock(), &framing, eof);
+    match r {
+        Ok(Some((n, body))) => {
+            c.rbuf.lock().drain(..n);
+            Ok(body_value(ctx, body))
+        }
+        Ok(None) => Err(ctx.plain_error("fetch: connection closed before the body ended")),
+        Err(e) => Err(ctx.plain_error(format!("fetch: {e}"))),
+    }
 }
 
 /// `bodyText(body)`: UTF-8 text of a body value (invalid bytes become

@@ -40,18 +40,33 @@ pub enum Capability {
     Net,
     /// Child processes: `std:process`.
     Process,
+    /// The process's standard streams: the globals `stdin`, `stdout` and
+    /// `stderr` (`console.log` is always there: a host captures or drops
+    /// the process's output itself).
+    Stdio,
 }
+
+/// Globals (not modules) that reach the outside world, and the capability
+/// each needs: a program compiled without it cannot name them.
+pub const GATED_GLOBALS: &[(&str, Capability)] = &[
+    ("stdin", Capability::Stdio),
+    ("stdout", Capability::Stdio),
+    ("stderr", Capability::Stdio),
+    // The working directory is a fact about the file system.
+    ("cwd", Capability::Fs),
+];
 
 impl Capability {
     /// Every capability.
-    pub const ALL: [Capability; 3] = [Capability::Fs, Capability::Net, Capability::Process];
+    pub const ALL: [Capability; 4] = [Capability::Fs, Capability::Net, Capability::Process, Capability::Stdio];
 
-    /// The name used in messages (`fs`, `net`, `process`).
+    /// The name used in messages (`fs`, `net`, `process`, `stdio`).
     pub fn name(self) -> &'static str {
         match self {
             Capability::Fs => "fs",
             Capability::Net => "net",
             Capability::Process => "process",
+            Capability::Stdio => "stdio",
         }
     }
 
@@ -81,6 +96,11 @@ impl Capabilities {
     /// Whether `c` is in the set.
     pub fn has(self, c: Capability) -> bool {
         self.0 & c.bit() != 0
+    }
+
+    /// The capabilities in this set and not in `granted`.
+    pub fn missing_from(self, granted: Capabilities) -> impl Iterator<Item = Capability> {
+        Capability::ALL.into_iter().filter(move |&c| self.has(c) && !granted.has(c))
     }
 }
 
@@ -241,6 +261,44 @@ mod tests {
         let program = vm.compile_source("g.raya", r#"report(typeof fetch);"#).expect("compiles");
         vm.execute(&program).expect("runs");
         assert_eq!(*seen.lock().unwrap(), vec![HostValue::String("function".into())]);
+    }
+
+    #[test]
+    fn standard_streams_and_cwd_need_their_capabilities() {
+        for (src, cap) in [
+            ("stdout.write('x');", "stdio"),
+            ("report(stdin.readLine());", "stdio"),
+            ("stderr.write('x');", "stdio"),
+            ("report(cwd());", "fs"),
+        ] {
+            let err = run(src).expect_err("not granted");
+            let HostError::Compile(e) = err else { panic!("a compile error: {err:?}") };
+            let text = e.render();
+            let name = src.split(['.', '(']).nth(if src.starts_with("report") { 1 } else { 0 }).unwrap();
+            let want = format!("`{name}` is not available: the host did not grant the `{cap}` capability");
+            assert!(text.contains(&want), "{text}");
+        }
+        // A local of the same name is just a local.
+        let out = run("const stdout = 5; report(stdout);").expect("runs");
+        assert_eq!(out, vec![HostValue::Number(5.0)]);
+        // Granted: the names exist.
+        let vm = Vm::builder().workers(1).allow(Capability::Stdio).allow(Capability::Fs).build();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s = seen.clone();
+        vm.register_fn("report", move |args| {
+            s.lock().unwrap().push(args[0].clone());
+            Ok(HostValue::Undefined)
+        });
+        let program =
+            vm.compile_source("g.raya", "report(typeof stdout.write); report(cwd().length > 0);").expect("compiles");
+        assert!(program.needs.has(Capability::Stdio) && program.needs.has(Capability::Fs));
+        vm.execute(&program).expect("runs");
+        assert_eq!(*seen.lock().unwrap(), vec![HostValue::String("function".into()), HostValue::Bool(true)]);
+        // A program compiled where stdio was granted is refused by a VM
+        // that does not grant it, before anything runs.
+        let strict = Vm::builder().workers(1).allow(Capability::Fs).build();
+        let err = strict.execute(&program).expect_err("refused");
+        assert!(matches!(&err, HostError::Capability(m) if m.contains("`stdio` capability")), "{err:?}");
     }
 
     #[test]

@@ -18,7 +18,7 @@
 use super::io::{block_on, IoFailure, Trace};
 use super::{Capability, StdModule};
 use crate::builtins::bytes::{alloc_bytes, as_bytes};
-use crate::io::{Direction, IoWait, Sock, Source};
+use crate::io::{Direction, IoWait, Sock, Source, WriterLock};
 use crate::sync::{Registered, Resume, TaskCell, Timer, Wait, WaitObject, Waiter};
 use crate::vm::host::{new_host_object, payload, HostClass, HostObj};
 use crate::vm::native::{arg, NativeCtx};
@@ -29,7 +29,7 @@ use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::io::{ErrorKind, Read};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -195,8 +195,21 @@ impl WaitObject for YieldWait {
 }
 
 fn suspend_on(ctx: &mut NativeCtx, src: &Arc<Source>, dir: Direction, seen: u64, what: &'static str) -> Value {
+    suspend_writer(ctx, src, dir, seen, what, None)
+}
+
+/// [`suspend_on`] for a task that holds the connection's write lock under
+/// `writer` (its ticket), so that cancelling the wait gives the lock back.
+fn suspend_writer(
+    ctx: &mut NativeCtx,
+    src: &Arc<Source>,
+    dir: Direction,
+    seen: u64,
+    what: &'static str,
+    writer: Option<u64>,
+) -> Value {
     streak_ends(ctx);
-    ctx.rt.suspend = Some(Wait::Object(Box::new(IoWait { source: src.clone(), dir, seen, what })));
+    ctx.rt.suspend = Some(Wait::Object(Box::new(IoWait::new(src.clone(), dir, seen, what, writer))));
     Value::UNDEFINED
 }
 
@@ -239,8 +252,21 @@ fn poller_of(ctx: &mut NativeCtx) -> Result<crate::driver::Handle, Value> {
     }
 }
 
-/// See `make_listener`.
-const LISTEN_BACKLOG: libc::c_int = 511;
+/// The accept queue of a listener: as Go, the system's maximum
+/// (`net.core.somaxconn`), read once; 511 (Node's) if it cannot be read.
+/// A burst of clients beyond the queue waits for its SYN to be retried, or
+/// is reset, and connects through the poller are not throttled by
+/// anything else.
+fn listen_backlog() -> libc::c_int {
+    static BACKLOG: std::sync::OnceLock<libc::c_int> = std::sync::OnceLock::new();
+    *BACKLOG.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+            .ok()
+            .and_then(|s| s.trim().parse::<libc::c_int>().ok())
+            .filter(|&n| n > 0)
+            .map_or(511, |n| n.min(65535))
+    })
+}
 
 fn make_listener(rt: &mut Runtime, l: TcpListener) -> std::io::Result<Value> {
     let Some(h) = crate::driver::current_handle() else {
@@ -248,10 +274,9 @@ fn make_listener(rt: &mut Runtime, l: TcpListener) -> std::io::Result<Value> {
     };
     let poller = h.poller().map_err(|e| std::io::Error::new(e.kind(), e.to_string()))?;
     l.set_nonblocking(true)?;
-    // The accept queue Node uses (std's is 128): a burst of clients
-    // beyond it waits a second for its SYN to be retried.
+    // std's queue is 128; see `listen_backlog`.
     // SAFETY: a plain syscall on a listening socket we own.
-    unsafe { libc::listen(l.as_raw_fd(), LISTEN_BACKLOG) };
+    unsafe { libc::listen(l.as_raw_fd(), listen_backlog()) };
     let local = l.local_addr()?;
     let src = Source::new(poller, Sock::Listener(l))?;
     let state = ListenerState { src, address: local.to_string(), port: local.port() };
@@ -409,8 +434,69 @@ fn make_conn(rt: &mut Runtime, stream: TcpStream) -> std::io::Result<Value> {
     let local = fmt_addr(stream.local_addr());
     let remote = fmt_addr(stream.peer_addr());
     let src = Source::new(poller, Sock::Stream(stream))?;
+    Ok(conn_value(rt, src, local, remote))
+}
+
+fn conn_value(rt: &mut Runtime, src: Arc<Source>, local: String, remote: String) -> Value {
     let state = ConnState { src, local, remote, rbuf: Mutex::new(Vec::new()), pending: Default::default() };
-    Ok(new_host_object(rt, &CONN, Arc::new(state)))
+    new_host_object(rt, &CONN, Arc::new(state))
+}
+
+/// `connect` to a literal address without a timeout, through the poller:
+/// a non-blocking connect, then a wait for writability (as any socket
+/// wait: cancellable, re-run when woken); the re-run finds its socket in
+/// `Poller::connecting` and asks the kernel how the connect went. No
+/// blocking-pool thread is held, so any number of connects may be in
+/// flight.
+fn connect_polled(ctx: &mut NativeCtx, to: SocketAddr, addr: &str) -> Result<Value, Value> {
+    if must_yield(ctx) {
+        return Ok(Value::UNDEFINED);
+    }
+    let h = poller_of(ctx)?;
+    let Ok(poller) = h.poller() else { unreachable!("poller_of started it") };
+    let id = ctx.task.id;
+    let pending = poller.connecting.lock().remove(&id).filter(|(a, _)| a == addr).map(|(_, src)| src);
+    let src = match pending {
+        Some(src) => src,
+        None => {
+            let started = mio::net::TcpStream::connect(to).and_then(|s| {
+                // SAFETY: the fd is moved out of mio's stream, owned by
+                // the std stream from here on.
+                let s = unsafe { TcpStream::from_raw_fd(s.into_raw_fd()) };
+                let _ = s.set_nodelay(true);
+                Source::new(poller, Sock::Stream(s))
+            });
+            match started {
+                Ok(src) => src,
+                Err(e) => return Err(io_error(ctx, error_code(&e), "connect", Some(addr))),
+            }
+        }
+    };
+    let seen = src.events(Direction::Write);
+    let outcome = {
+        let Some(g) = src.enter() else { return Err(io_error(ctx, "EBADF", "connect", Some(addr))) };
+        let s = stream(&g);
+        match s.take_error() {
+            Ok(Some(e)) | Err(e) => Err(e),
+            Ok(None) => match s.peer_addr() {
+                Ok(_) => Ok(Some((fmt_addr(s.local_addr()), fmt_addr(s.peer_addr())))),
+                // Still connecting.
+                Err(e) if e.kind() == ErrorKind::NotConnected => Ok(None),
+                Err(e) => Err(e),
+            },
+        }
+    };
+    match outcome {
+        Ok(Some((local, remote))) => Ok(conn_value(ctx.rt, src, local, remote)),
+        Ok(None) => {
+            poller.connecting.lock().insert(id, (addr.to_string(), src.clone()));
+            Ok(suspend_on(ctx, &src, Direction::Write, seen, "in net.connect"))
+        }
+        Err(e) => {
+            src.close(&mut ctx.rt.woken);
+            Err(io_error(ctx, error_code(&e), "connect", Some(addr)))
+        }
+    }
 }
 
 /// `connect(address, {timeout?})`: resolves the name and connects on the
@@ -436,6 +522,13 @@ fn connect(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, V
     let Some((host, port)) = split_address(&addr).map(|(h, p)| (h.to_string(), p)) else {
         return Err(io_error(ctx, "EINVAL", "connect", Some(&addr)));
     };
+    if timeout.is_none() {
+        if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+            return connect_polled(ctx, SocketAddr::new(ip, port), &addr);
+        }
+    }
+    // Names are resolved, and connections with a time-out made, on the
+    // blocking pool.
     block_on(
         ctx,
         "in net.connect",
@@ -576,9 +669,19 @@ pub(super) fn fill_until(
     }
 }
 
+/// The longest line `conn.readLine()` returns, in bytes without its line
+/// end: a peer that sends an endless line must not make the connection
+/// buffer grow without bound. Longer lines are read with `read()`.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Where the first line of `buf` ends (its `\n`), if it is there.
+fn line_end(buf: &[u8]) -> Option<usize> {
+    memchr::memchr(b'\n', buf)
+}
+
 /// The first line of `buf` (without its `\n` or `\r\n`), if complete.
 fn take_line(buf: &mut Vec<u8>) -> Option<Vec<u8>> {
-    let i = buf.iter().position(|&b| b == b'\n')?;
+    let i = line_end(buf)?;
     let mut l: Vec<u8> = buf.drain(..=i).collect();
     l.pop();
     if l.last() == Some(&b'\r') {
@@ -587,18 +690,41 @@ fn take_line(buf: &mut Vec<u8>) -> Option<Vec<u8>> {
     Some(l)
 }
 
+/// True if the line at the front of `buf` is already too long for
+/// `readLine` (complete or not; a `\r` before the `\n` is not counted).
+fn line_too_long(buf: &[u8]) -> bool {
+    match line_end(buf) {
+        Some(i) => i > MAX_LINE && !(i == MAX_LINE + 1 && buf[i - 1] == b'\r'),
+        None => buf.len() > MAX_LINE + 1,
+    }
+}
+
+fn line_error(ctx: &mut NativeCtx) -> Value {
+    ctx.range_error(format!("conn.readLine: line longer than {MAX_LINE} bytes (read it with conn.read())"))
+}
+
 /// `conn.readLine()`: the next line without its `\n` or `\r\n`, or null at
-/// end of stream (the last line may lack its newline).
+/// end of stream (the last line may lack its newline). A line longer than
+/// [`MAX_LINE`] is a `RangeError`, and its bytes stay buffered for `read`.
 fn read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     let c = this_conn(ctx, this, "readLine")?;
+    if line_too_long(&c.rbuf.lock()) {
+        return Err(line_error(ctx));
+    }
     let line = take_line(&mut c.rbuf.lock());
     let line = match line {
         Some(l) => l,
-        None => match fill_until(ctx, c, "in conn.readLine()", |b| b.contains(&b'\n'))? {
+        None => match fill_until(ctx, c, "in conn.readLine()", |b| line_end(b).is_some() || line_too_long(b))? {
             None => return Ok(Value::UNDEFINED),
+            Some(true) if line_too_long(&c.rbuf.lock()) => return Err(line_error(ctx)),
             Some(true) => take_line(&mut c.rbuf.lock()).expect("a complete line"),
             Some(false) => {
-                let rest = std::mem::take(&mut *c.rbuf.lock());
+                let mut buf = c.rbuf.lock();
+                if buf.len() > MAX_LINE {
+                    drop(buf);
+                    return Err(line_error(ctx));
+                }
+                let rest = std::mem::take(&mut *buf);
                 if rest.is_empty() {
                     return Ok(Value::NULL);
                 }
@@ -652,43 +778,73 @@ fn write(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
 }
 
 /// Hands `make()`'s bytes to the OS, suspending while the peer is slow.
-/// While it waits, the rest of the bytes stays in the connection
-/// (`pending`), owned by the writing task and `what` (for `write`, the
-/// value it writes): the re-run of the same call finds it and continues,
-/// without calling `make` again. Another call takes over (a cancelled
-/// write's rest is dropped).
+///
+/// One write at a time per connection: the task holds the source's write
+/// lock (`Source::lock_writer`) from its first byte to its last, so a
+/// message written by one task is never cut by another's; a second writer
+/// waits for the first to finish. While a write waits, the rest of its
+/// bytes stays in the connection (`pending`), owned by the writing task
+/// and `what` (for `write`, the value it writes): the re-run of the same
+/// call finds it and continues, without calling `make` again. A write
+/// cancelled while it waits gives the lock up; the rest of its bytes is
+/// never sent (the peer has seen a prefix of it, as after a cancelled
+/// write in Go).
 pub(super) fn write_all(
     ctx: &mut NativeCtx,
     c: &ConnState,
     what: (u64, u8),
     make: impl FnOnce(&mut NativeCtx) -> Result<Vec<u8>, Value>,
 ) -> Result<Value, Value> {
-    let owner = (ctx.task.id, what.0, what.1);
-    let resuming = {
-        let p = c.pending.lock();
-        !p.rest.is_empty() && p.owner == owner
+    let id = ctx.task.id;
+    let owner = (id, what.0, what.1);
+    if c.src.is_closed() {
+        c.src.unlock_writer(id);
+        return Err(io_error(ctx, "EBADF", "write", Some(&c.remote)));
+    }
+    // Loaded before the lock is looked at (see `Source::lock_writer`) and
+    // before the syscall (see `crate::io`).
+    let seen = c.src.events(Direction::Write);
+    let (resuming, ticket) = match c.src.lock_writer(id) {
+        WriterLock::Busy => {
+            return Ok(suspend_on(ctx, &c.src, Direction::Write, seen, "in conn.write() (another task is writing)"));
+        }
+        WriterLock::Held(ticket) => {
+            let p = c.pending.lock();
+            (!p.rest.is_empty() && p.owner == owner, ticket)
+        }
+        WriterLock::Acquired(ticket) => {
+            if must_yield(ctx) {
+                // Not across the yield: a task cancelled there never
+                // re-runs, and the lock would stay taken. (A resumed write
+                // does not yield: it has just waited.)
+                c.src.unlock_writer(id);
+                return Ok(Value::UNDEFINED);
+            }
+            // What a cancelled write left is not ours to send.
+            c.pending.lock().rest.clear();
+            (false, ticket)
+        }
     };
     let mut fresh = None;
     if !resuming {
-        let bytes = make(ctx)?;
+        let bytes = match make(ctx) {
+            Ok(b) => b,
+            Err(e) => {
+                c.src.unlock_writer(id);
+                return Err(e);
+            }
+        };
         if bytes.is_empty() {
+            c.src.unlock_writer(id);
             return Ok(Value::UNDEFINED);
         }
         fresh = Some(bytes);
     }
-    if must_yield(ctx) {
-        if let Some(bytes) = fresh {
-            let mut p = c.pending.lock();
-            p.rest = bytes;
-            p.owner = owner;
-        }
-        return Ok(Value::UNDEFINED);
-    }
     let Some(g) = c.src.enter() else {
         c.pending.lock().rest.clear();
+        c.src.unlock_writer(id);
         return Err(io_error(ctx, "EBADF", "write", Some(&c.remote)));
     };
-    let seen = c.src.events(Direction::Write);
     let send_all = |data: &[u8]| -> (usize, std::io::Result<()>) {
         let mut off = 0;
         while off < data.len() {
@@ -721,12 +877,16 @@ pub(super) fn write_all(
     };
     drop(g);
     match r {
-        Ok(()) => Ok(Value::UNDEFINED),
+        Ok(()) => {
+            c.src.unlock_writer(id);
+            Ok(Value::UNDEFINED)
+        }
         Err(e) if e.kind() == ErrorKind::WouldBlock => {
-            Ok(suspend_on(ctx, &c.src, Direction::Write, seen, "in conn.write()"))
+            Ok(suspend_writer(ctx, &c.src, Direction::Write, seen, "in conn.write()", Some(ticket)))
         }
         Err(e) => {
             c.pending.lock().rest.clear();
+            c.src.unlock_writer(id);
             Err(io_error(ctx, error_code(&e), "write", Some(&c.remote)))
         }
     }

@@ -510,7 +510,7 @@ unsafe fn body_size(b: &Body) -> usize {
     const V: usize = std::mem::size_of::<Value>();
     std::mem::size_of::<Obj>()
         + match b {
-            Body::Str(s) => s.s.len(),
+            Body::Str(s) => s.s.heap_bytes(),
             Body::Array(a) => unsafe { a.get_stopped() }.capacity() * V,
             Body::Object(o) => unsafe { o.get_stopped() }.props.capacity_bytes(),
             Body::Function(Function::Closure(c)) => c.upvals.len() * V,
@@ -671,7 +671,24 @@ impl Heap {
     pub fn alloc(&mut self, body: Body) -> Value {
         // SAFETY: no other thread can see `body` yet.
         let size = unsafe { body_size(&body) };
-        let p = Box::into_raw(Box::new(Obj { header: Header { marked: false.into(), frozen: false.into() }, body }));
+        self.alloc_sized(body, size)
+    }
+
+    /// [`Heap::alloc`] of a body whose [`body_size`] the caller knows
+    /// (the string paths: they skip the match over every kind).
+    #[inline]
+    fn alloc_sized(&mut self, body: Body, size: usize) -> Value {
+        // Written into the new box in place: building the `Obj` first and
+        // moving it into `Box::new` copies the body twice.
+        let mut b = Box::<Obj>::new_uninit();
+        let p = b.as_mut_ptr();
+        // SAFETY: both fields of the uninitialised box are written once,
+        // then it is initialised.
+        let p = unsafe {
+            std::ptr::addr_of_mut!((*p).header).write(Header { marked: false.into(), frozen: false.into() });
+            std::ptr::addr_of_mut!((*p).body).write(body);
+            Box::into_raw(b.assume_init())
+        };
         // SAFETY: this thread owns the list and is not stopped.
         unsafe { (*self.list.objects.get()).push(p) };
         self.local_bytes += size;
@@ -695,7 +712,9 @@ impl Heap {
 
     /// `alloc_str` of a string the caller knows to be ASCII.
     pub fn alloc_ascii_str(&mut self, s: &str) -> Value {
-        self.alloc(Body::Str(JsStr::ascii(s.into())))
+        let js = JsStr::ascii_from(s);
+        let size = std::mem::size_of::<Obj>() + js.s.heap_bytes();
+        self.alloc_sized(Body::Str(js), size)
     }
 
     pub fn alloc_array(&mut self, items: Vec<Value>) -> Value {

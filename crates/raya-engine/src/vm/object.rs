@@ -241,7 +241,10 @@ pub enum Body {
     /// Plain objects and class instances.
     Object(Mut<ObjectData>),
     Function(Function),
-    Class(Mut<ClassData>),
+    /// Boxed: a class's tables are the largest body, and every other
+    /// object (a string, an array) would pay for their size in its own
+    /// box (see the size assertion at the end of this file).
+    Class(Box<Mut<ClassData>>),
     /// A captured variable (see bytecode "Captured variables").
     Cell(Mut<Value>),
     Map(Mut<MapData>),
@@ -359,9 +362,91 @@ impl Bytes {
     }
 }
 
+/// Most bytes a string keeps inside its object instead of in a buffer of
+/// its own. Words, keys and numbers are short: one allocation, not two.
+pub const INLINE_STR: usize = 30;
+
+/// The text of a [`JsStr`]: short strings inline, others boxed. Derefs to
+/// `str`, so it reads like the `Box<str>` it replaces.
+pub enum StrText {
+    Inline { len: u8, buf: [u8; INLINE_STR] },
+    Heap(Box<str>),
+}
+
+impl StrText {
+    #[inline]
+    pub fn copy_of(s: &str) -> StrText {
+        if s.len() <= INLINE_STR {
+            let mut buf = [0; INLINE_STR];
+            buf[..s.len()].copy_from_slice(s.as_bytes());
+            StrText::Inline { len: s.len() as u8, buf }
+        } else {
+            StrText::Heap(s.into())
+        }
+    }
+
+    #[inline]
+    pub fn from_box(s: Box<str>) -> StrText {
+        if s.len() <= INLINE_STR {
+            StrText::copy_of(&s)
+        } else {
+            StrText::Heap(s)
+        }
+    }
+
+    /// Bytes held outside the object (for the collector's accounting).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            StrText::Inline { .. } => 0,
+            StrText::Heap(b) => b.len(),
+        }
+    }
+}
+
+impl std::ops::Deref for StrText {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        match self {
+            // SAFETY: `buf[..len]` was copied from a `str` whole.
+            StrText::Inline { len, buf } => unsafe { std::str::from_utf8_unchecked(&buf[..*len as usize]) },
+            StrText::Heap(b) => b,
+        }
+    }
+}
+
+impl From<StrText> for Box<str> {
+    fn from(t: StrText) -> Box<str> {
+        match t {
+            StrText::Heap(b) => b,
+            StrText::Inline { .. } => (*t).into(),
+        }
+    }
+}
+
+impl PartialEq for StrText {
+    fn eq(&self, other: &StrText) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for StrText {}
+
+impl std::fmt::Display for StrText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl std::fmt::Debug for StrText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// An immutable string with JavaScript (UTF-16) length semantics.
 pub struct JsStr {
-    pub s: Box<str>,
+    pub s: StrText,
     /// Length in UTF-16 code units.
     pub utf16_len: u32,
 }
@@ -369,14 +454,21 @@ pub struct JsStr {
 impl JsStr {
     pub fn new(s: Box<str>) -> JsStr {
         let utf16_len = if s.is_ascii() { s.len() } else { s.encode_utf16().count() } as u32;
-        JsStr { s, utf16_len }
+        JsStr { s: StrText::from_box(s), utf16_len }
     }
 
     /// A string the caller knows to be ASCII (a piece of an ASCII string,
     /// bytes checked by the caller): skips the scan `new` makes.
     pub fn ascii(s: Box<str>) -> JsStr {
         debug_assert!(s.is_ascii());
-        JsStr { utf16_len: s.len() as u32, s }
+        JsStr { utf16_len: s.len() as u32, s: StrText::from_box(s) }
+    }
+
+    /// [`JsStr::ascii`] of a borrowed piece: a short one is copied into
+    /// the object, with no buffer allocated at all.
+    pub fn ascii_from(s: &str) -> JsStr {
+        debug_assert!(s.is_ascii());
+        JsStr { utf16_len: s.len() as u32, s: StrText::copy_of(s) }
     }
 
     pub fn is_ascii(&self) -> bool {
@@ -910,9 +1002,41 @@ pub fn next_id() -> u32 {
     NEXT_ID.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Every object's box is as large as the largest body: keep the bodies
+/// that are not boxed small (a string or an array pays for this size in
+/// each of its objects, in allocation, copying and collection pacing).
+const _: () = assert!(std::mem::size_of::<Obj>() <= 120);
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_strings_live_in_their_object_long_ones_in_a_box() {
+        let exact = "a".repeat(INLINE_STR);
+        for s in ["", "a", "héllo wörld", exact.as_str()] {
+            let t = StrText::copy_of(s);
+            assert!(matches!(t, StrText::Inline { .. }), "{s:?} inline");
+            assert_eq!(&*t, s);
+            assert_eq!(t.heap_bytes(), 0);
+            assert_eq!(&*StrText::from_box(s.into()), s);
+        }
+        // One byte over, and a multi-byte character straddling the limit:
+        // boxed whole, never cut inside a character.
+        let over = "b".repeat(INLINE_STR + 1);
+        let straddle = format!("{}é", "c".repeat(INLINE_STR - 1));
+        for s in [over.as_str(), straddle.as_str()] {
+            let t = StrText::copy_of(s);
+            assert!(matches!(t, StrText::Heap(_)), "{s:?} boxed");
+            assert_eq!(&*t, s);
+            assert_eq!(t.heap_bytes(), s.len());
+        }
+        let js = JsStr::new("naïve".into());
+        assert_eq!((js.utf16_len, js.is_ascii(), js.code_unit(2)), (5, false, Some('ï' as u16)));
+        assert_eq!(StrText::copy_of("x"), StrText::from_box("x".into()));
+        let back: Box<str> = StrText::copy_of("round trip").into();
+        assert_eq!(&*back, "round trip");
+    }
 
     #[test]
     fn lock_is_reentrant_on_one_thread() {
