@@ -14,6 +14,7 @@ pub mod number;
 pub mod numconv;
 pub mod object;
 pub mod process;
+pub mod regexp;
 pub mod string;
 pub mod tasks;
 #[cfg(test)]
@@ -39,6 +40,7 @@ pub fn install(heap: &mut Heap) -> Realm {
     tasks::install(&mut b, &mut realm);
     channels::install(&mut b, &mut realm);
     bytes::install(&mut b, &mut realm);
+    regexp::install(&mut b, &mut realm);
     realm.methods.index_natives();
     realm
 }
@@ -95,6 +97,7 @@ pub const GLOBAL_NAMES: &[&str] = &[
     "Uint8Array",
     "TextEncoder",
     "TextDecoder",
+    "RegExp",
     "cwd",
     "stdin",
     "stdout",

@@ -151,6 +151,11 @@ pub enum TokenKind {
     TemplateMiddle(String),
     /// `` }text` ``
     TemplateTail(String),
+    /// A regular expression literal `/pattern/flags` (never produced by
+    /// logos: [`tokenize`] rescans a `/` or `/=` where an expression may
+    /// start): the pattern (the source text between the slashes) and the
+    /// flags.
+    Regex((String, String)),
 
     #[token("//", line_comment)]
     #[token("/*", block_comment)]
@@ -315,6 +320,7 @@ impl TokenKind {
             Str(_) => "string literal",
             Backtick | NoSubstTemplate(_) | TemplateHead(_) => "template literal",
             TemplateMiddle(_) | TemplateTail(_) => "}",
+            Regex(_) => "regular expression",
             Comment => "comment",
             LBrace => "{",
             RBrace => "}",
@@ -1104,6 +1110,144 @@ fn rbrace(lex: &mut Lexer<TokenKind>) -> TokenKind {
     }
 }
 
+/// Whether a `/` after `prev` starts a regular expression literal rather
+/// than being a division: after nothing, an operator, an opening bracket or
+/// a keyword that an expression may follow. After a value (a name, a
+/// literal, `)`, `]`, `}`) it divides, as JS parsers decide in practice.
+fn regex_allowed_after(prev: Option<&TokenKind>) -> bool {
+    use TokenKind as T;
+    let Some(prev) = prev else { return true };
+    !matches!(
+        prev,
+        T::Ident(_)
+            | T::Number(_)
+            | T::Str(_)
+            | T::NoSubstTemplate(_)
+            | T::TemplateTail(_)
+            | T::Regex(_)
+            | T::RParen
+            | T::RBracket
+            | T::RBrace
+            | T::This
+            | T::Super
+            | T::True
+            | T::False
+            | T::Null
+            | T::PlusPlus
+            | T::MinusMinus
+            | T::Error
+    )
+}
+
+/// Scans the regular expression literal whose `/` is at `start`: the
+/// pattern up to the unescaped `/` outside a class, then the flags.
+/// Reports an unterminated literal, bad flags and an invalid pattern (with
+/// the span of the offending character). Returns the token and its end.
+fn regex_literal(src: &str, start: usize, ex: &mut LexExtras) -> (TokenKind, usize) {
+    let body = start + 1;
+    let mut in_class = false;
+    let mut escaped = false;
+    let mut close = None;
+    for (i, c) in src[body..].char_indices() {
+        if is_line_terminator(c) {
+            break;
+        }
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '/' if !in_class => {
+                close = Some(body + i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let Some(close) = close else {
+        let end = src[body..].find(is_line_terminator).map_or(src.len(), |i| body + i);
+        ex.error(start, end, "unterminated regular expression literal", "regular expression starts here");
+        return (TokenKind::Error, end);
+    };
+    let pattern = &src[body..close];
+    let flags_start = close + 1;
+    let flags_len = src[flags_start..]
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(src.len() - flags_start);
+    let end = flags_start + flags_len;
+    let flags = &src[flags_start..end];
+    if let Err(bad) = check_regex_flags(flags) {
+        let at = flags_start + bad;
+        let c = flags[bad..].chars().next().map_or(1, char::len_utf8);
+        ex.error(at, at + c, "invalid regular expression flag", "not a valid flag here");
+    } else if let Err((msg, off)) = check_regex(pattern, flags) {
+        let at = body + off;
+        let c = pattern[off..].chars().next().map_or(0, char::len_utf8);
+        let msg = regex_message(pattern, &msg);
+        ex.error(at, at + c.max(1), format!("invalid regular expression: {msg}"), "here");
+    }
+    (TokenKind::Regex((pattern.to_string(), flags.to_string())), end)
+}
+
+/// Checks regular expression flags: each of `dgimsuyv` at most once, and
+/// not both `u` and `v`. `Err(i)`: the byte offset of the first bad flag.
+pub fn check_regex_flags(flags: &str) -> Result<(), usize> {
+    let mut seen = String::new();
+    for (i, c) in flags.char_indices() {
+        if !"dgimsuyv".contains(c)
+            || seen.contains(c)
+            || (c == 'u' && seen.contains('v'))
+            || (c == 'v' && seen.contains('u'))
+        {
+            return Err(i);
+        }
+        seen.push(c);
+    }
+    Ok(())
+}
+
+/// The message V8 gives for the errors a script is most likely to meet,
+/// the engine's own otherwise.
+pub fn regex_message(pattern: &str, msg: &str) -> String {
+    let opens = pattern.matches('(').count();
+    let closes = pattern.matches(')').count();
+    match msg {
+        "Unbalanced parenthesis" if opens > closes => "Unterminated group".into(),
+        "Unbalanced parenthesis" => "Unmatched ')'".into(),
+        "Unbalanced bracket" => "Unterminated character class".into(),
+        "Invalid atom character" | "Quantifier not allowed here" | "Invalid quantifier" => "Nothing to repeat".into(),
+        "Incomplete escape" | "Unterminated escape" => "\\ at end of pattern".into(),
+        m if m.starts_with("Range values reversed") => "Range out of order in character class".into(),
+        m if m.starts_with("Backreference to invalid named capture group") => "Invalid named capture referenced".into(),
+        m => m.into(),
+    }
+}
+
+/// Compiles `pattern` with `flags` (valid flags) to check it. On error: the
+/// engine's message and the byte offset of the character where the pattern
+/// goes wrong — the end of the shortest prefix that already fails the same
+/// way (the engine itself reports no position), or the end of the pattern
+/// when only the whole pattern fails.
+pub fn check_regex(pattern: &str, flags: &str) -> Result<(), (String, usize)> {
+    // As the run time compiles it: without `u`/`v`, as UTF-16 code units.
+    let units = !flags.contains('u') && !flags.contains('v');
+    let compile = |p: &str| {
+        let r = if units {
+            regress::Regex::from_unicode(p.encode_utf16().map(u32::from), flags)
+        } else {
+            regress::Regex::with_flags(p, flags)
+        };
+        r.err().map(|e| e.text)
+    };
+    let Some(msg) = compile(pattern) else { return Ok(()) };
+    let offset = pattern
+        .char_indices()
+        .map(|(i, c)| i + c.len_utf8())
+        .find(|&end| compile(&pattern[..end]).as_deref() == Some(msg.as_str()))
+        .map_or(pattern.len(), |end| pattern[..end].char_indices().last().map_or(0, |(i, _)| i));
+    Err((msg, offset))
+}
+
 /// Splits `src` into tokens, ending with an [`TokenKind::Eof`] token.
 /// Lexical errors are returned as diagnostics; invalid characters become
 /// [`TokenKind::Error`] tokens.
@@ -1137,6 +1281,14 @@ pub fn tokenize(src: &str, file: FileId) -> (Vec<Token>, Vec<Diagnostic>) {
                 diags.push(d);
                 TokenKind::Error
             }
+        };
+        let (kind, span) = match kind {
+            TokenKind::Slash | TokenKind::SlashEq if regex_allowed_after(toks.last().map(|t| &t.kind)) => {
+                let (kind, end) = regex_literal(src, span.start, &mut lex.extras);
+                lex.bump(end - span.end);
+                (kind, span.start..end)
+            }
+            k => (k, span),
         };
         let nl_before = toks.is_empty() || has_nl(src.get(prev_end..span.start).unwrap_or(""));
         prev_end = span.end;
@@ -1182,6 +1334,47 @@ mod tests {
             [T::Str(s)] => s.clone(),
             other => panic!("{src:?} lexed as {other:?}"),
         }
+    }
+
+    fn regex(pattern: &str, flags: &str) -> TokenKind {
+        T::Regex((pattern.into(), flags.into()))
+    }
+
+    #[test]
+    fn regex_literals_where_an_expression_starts() {
+        assert_eq!(kinds("/a+b/gi"), vec![regex("a+b", "gi")]);
+        assert_eq!(kinds("x = /=/"), vec![T::Ident("x".into()), T::Eq, regex("=", "")]);
+        // A `/` inside a class or escaped does not end the pattern.
+        assert_eq!(kinds(r"(/[/]\//)"), vec![T::LParen, regex(r"[/]\/", ""), T::RParen]);
+        assert_eq!(kinds("return /x/.test(s)")[1], regex("x", ""));
+        assert_eq!(kinds("[/a/, /b/]")[3], regex("b", ""));
+        // After a value it divides.
+        assert_eq!(
+            kinds("a / b / c"),
+            vec![T::Ident("a".into()), T::Slash, T::Ident("b".into()), T::Slash, T::Ident("c".into())]
+        );
+        assert_eq!(kinds("(1) /2/ 3")[3], T::Slash);
+        assert_eq!(kinds("x[0] /= 2")[4], T::SlashEq);
+        assert_eq!(kinds("this / 2")[1], T::Slash);
+        assert_eq!(kinds("`${x}` / 2")[3], T::Slash);
+    }
+
+    #[test]
+    fn invalid_regex_literals_point_at_the_offending_character() {
+        let one = |src: &str| {
+            let (_, diags) = tokenize(src, 0);
+            assert_eq!(diags.len(), 1, "{src:?}: {diags:?}");
+            (diags[0].message.clone(), diags[0].span.start, diags[0].span.end)
+        };
+        assert_eq!(one("x = /a(b/"), ("invalid regular expression: Unterminated group".into(), 6, 7));
+        assert_eq!(one("x = /ab)/"), ("invalid regular expression: Unmatched ')'".into(), 7, 8));
+        assert_eq!(one("x = /a**/"), ("invalid regular expression: Nothing to repeat".into(), 7, 8));
+        assert_eq!(one(r"x = /\p{Nope}/u").0, "invalid regular expression: Invalid property name");
+        assert_eq!(one("x = /a/gig"), ("invalid regular expression flag".into(), 9, 10));
+        assert_eq!(one("x = /a/uv"), ("invalid regular expression flag".into(), 8, 9));
+        assert_eq!(one("x = /abc\n"), ("unterminated regular expression literal".into(), 4, 8));
+        // Valid in unicode-sets mode only.
+        assert_eq!(errors("x = /[[a-z]--[b]]/v"), Vec::<String>::new());
     }
 
     #[test]

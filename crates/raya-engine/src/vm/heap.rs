@@ -63,7 +63,8 @@
 //! after a collection ([`GcStats::live_bytes`]) reflects what was freed and
 //! shrunk.
 
-use super::object::{Body, Function, Header, IterState, JsStr, Mut, Obj};
+use super::atom::Atom;
+use super::object::{ArrayBody, Body, Function, Header, IterState, JsStr, Mut, Obj};
 use super::ops::{Fault, OpResult};
 use super::task::Task;
 use super::value::Value;
@@ -396,6 +397,9 @@ impl Marker {
                 for &v in a.get_stopped().iter() {
                     self.mark(v);
                 }
+                for &(_, v) in a.extras.iter().flatten() {
+                    self.mark(v);
+                }
             }
             Body::Object(d) => {
                 let d = d.get_stopped();
@@ -684,7 +688,13 @@ impl Heap {
     }
 
     pub fn alloc_array(&mut self, items: Vec<Value>) -> Value {
-        self.alloc(Body::Array(Mut::new(items)))
+        self.alloc(Body::Array(ArrayBody { items: Mut::new(items), extras: None }))
+    }
+
+    /// An array with read-only named properties besides its elements (a
+    /// regular expression match: `index`, `input`, `groups`).
+    pub fn alloc_array_with(&mut self, items: Vec<Value>, extras: Vec<(Atom, Value)>) -> Value {
+        self.alloc(Body::Array(ArrayBody { items: Mut::new(items), extras: Some(extras.into_boxed_slice()) }))
     }
 
     pub fn alloc_cell(&mut self, v: Value) -> Value {

@@ -237,7 +237,7 @@ pub struct Obj {
 
 pub enum Body {
     Str(JsStr),
-    Array(Mut<Vec<Value>>),
+    Array(ArrayBody),
     /// Plain objects and class instances.
     Object(Mut<ObjectData>),
     Function(Function),
@@ -360,6 +360,31 @@ impl Bytes {
 }
 
 /// An immutable string with JavaScript (UTF-16) length semantics.
+/// An array: its elements, and for the arrays `RegExp.prototype.exec`
+/// and `String.prototype.match` return, the named properties JS gives
+/// them (`index`, `input`, `groups`, `indices`), fixed when it is made.
+/// Derefs to the elements so that array code never sees the difference.
+pub struct ArrayBody {
+    pub items: Mut<Vec<Value>>,
+    /// Read-only named properties (traced by the collector).
+    pub extras: Option<Box<[(super::atom::Atom, Value)]>>,
+}
+
+impl std::ops::Deref for ArrayBody {
+    type Target = Mut<Vec<Value>>;
+    #[inline(always)]
+    fn deref(&self) -> &Mut<Vec<Value>> {
+        &self.items
+    }
+}
+
+impl ArrayBody {
+    /// The named property `key`, if this array has one.
+    pub fn extra(&self, key: super::atom::Atom) -> Option<Value> {
+        self.extras.as_ref()?.iter().find(|&&(k, _)| k == key).map(|&(_, v)| v)
+    }
+}
+
 pub struct JsStr {
     pub s: Box<str>,
     /// Length in UTF-16 code units.
@@ -660,6 +685,8 @@ pub enum BuiltinKind {
     Semaphore,
     /// `new Uint8Array(n)`.
     Bytes,
+    /// `new RegExp(pattern, flags)`.
+    RegExp,
 }
 
 #[derive(Clone)]
