@@ -507,7 +507,9 @@ unsafe fn body_size(b: &Body) -> usize {
             Body::Bytes(b) if Arc::strong_count(&b.buf) == 1 => b.len,
             Body::Class(c) => {
                 let c = unsafe { c.get_stopped() };
-                c.proto_props.capacity_bytes() + c.statics.capacity_bytes()
+                std::mem::size_of::<Mut<super::object::ClassData>>()
+                    + c.proto_props.capacity_bytes()
+                    + c.statics.capacity_bytes()
             }
             Body::Map(m) | Body::Set(m) => unsafe { m.get_stopped() }.capacity_bytes(),
             Body::Task(cell) => std::mem::size_of::<crate::sync::TaskCell>() + task_bytes(cell),

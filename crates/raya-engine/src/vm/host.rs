@@ -109,7 +109,7 @@ pub fn host_class(rt: &mut Runtime, desc: &'static HostClass) -> Value {
         let acc = rt.heap.alloc(Body::Accessor(Mut::new(Accessor { get, set: Value::UNDEFINED })));
         proto.set(Atom::intern(name), acc);
     }
-    let class = rt.heap.alloc(Body::Class(Mut::new(ClassData {
+    let class = rt.heap.alloc(Body::Class(Box::new(Mut::new(ClassData {
         name: Atom::intern(desc.name),
         parent: Value::UNDEFINED,
         ctor: Value::UNDEFINED,
@@ -119,7 +119,7 @@ pub fn host_class(rt: &mut Runtime, desc: &'static HostClass) -> Value {
         // Not constructible from scripts.
         kind: BuiltinKind::Namespace,
         call: Value::UNDEFINED,
-    })));
+    }))));
     // Registered before the lock is released: the caller is a GC mutator,
     // so no collection runs until it reaches a safepoint, and by then the
     // class is a root.

@@ -1764,7 +1764,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             )));
                         }
                         let ctor_v = reg!(ctor);
-                        let class = self.rt.heap.alloc(Body::Class(Mut::new(ClassData {
+                        let class = self.rt.heap.alloc(Body::Class(Box::new(Mut::new(ClassData {
                             name: atom!(name),
                             parent: parent_v,
                             ctor: ctor_v,
@@ -1773,7 +1773,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             statics: PropMap::new(),
                             kind: BuiltinKind::Ordinary,
                             call: Value::UNDEFINED,
-                        })));
+                        }))));
                         set_home(ctor_v, class);
                         set!(dst, class)
                     }

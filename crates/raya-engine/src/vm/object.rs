@@ -241,7 +241,9 @@ pub enum Body {
     /// Plain objects and class instances.
     Object(Mut<ObjectData>),
     Function(Function),
-    Class(Mut<ClassData>),
+    /// Boxed: a class is several property maps, twice the size of any
+    /// other body, and every object would pay for it (see `memory.md`).
+    Class(Box<Mut<ClassData>>),
     /// A captured variable (see bytecode "Captured variables").
     Cell(Mut<Value>),
     Map(Mut<MapData>),

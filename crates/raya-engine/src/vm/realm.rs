@@ -260,7 +260,7 @@ impl Builder<'_> {
         let leaked: &'static str = Atom::intern(name).as_str();
         let ctor = ctor.map(|f| self.native(leaked, f)).unwrap_or(Value::UNDEFINED);
         let call = call.map(|f| self.native(leaked, f)).unwrap_or(Value::UNDEFINED);
-        self.heap.alloc(Body::Class(Mut::new(ClassData {
+        self.heap.alloc(Body::Class(Box::new(Mut::new(ClassData {
             name: Atom::intern(name),
             parent,
             ctor,
@@ -269,7 +269,7 @@ impl Builder<'_> {
             statics: PropMap::new(),
             kind,
             call,
-        })))
+        }))))
     }
 
     pub fn class_data(class: Value) -> MutRef<'static, ClassData> {
