@@ -30,7 +30,7 @@ use parking_lot::RwLock;
 use super::number::to_number;
 use crate::std::io::block_on;
 use crate::sync::Resume;
-use crate::vm::atom::Atom;
+use crate::vm::atom::{names, Atom};
 use crate::vm::host::{payload, HostClass, HostObj};
 use crate::vm::native::{arg, NativeCtx};
 use crate::vm::object::{Body, BuiltinKind};
@@ -626,8 +626,9 @@ enum Want {
     All(usize),
 }
 
-fn search(c: &Compiled, s: &str, want: Want) -> Vec<regress::Match> {
-    if !c.flags.unicode && !c.flags.unicode_sets && s.bytes().any(|b| b >= 0xF0) {
+/// `ascii`: `s` is known to be ASCII (then it holds no astral character).
+fn search(c: &Compiled, s: &str, want: Want, ascii: bool) -> Vec<regress::Match> {
+    if !ascii && !c.flags.unicode && !c.flags.unicode_sets && s.bytes().any(|b| b >= 0xF0) {
         return search_units(c, s, want);
     }
     match want {
@@ -691,15 +692,16 @@ fn with_matches(
     build: impl FnOnce(&mut Runtime, &'static str, Vec<regress::Match>) -> OpResult<Value> + Send + 'static,
 ) -> Result<Value, Value> {
     let s = text(subj);
+    let ascii = subj.as_obj().and_then(|o| o.as_str()).is_some_and(|js| js.is_ascii());
     if !c.long(s) {
-        let ms = search(c, s, want);
+        let ms = search(c, s, want, ascii);
         return build(ctx.rt, s, ms).map_err(|f| ctx.fault(f));
     }
     let (job_c, owned) = (c.clone(), Box::<str>::from(s));
     block_on(
         ctx,
         "a regular expression match",
-        move || search(&job_c, &owned, want),
+        move || search(&job_c, &owned, want, ascii),
         move |rt, trace, ms| match build(rt, text(subj), ms) {
             Ok(v) => Resume::Value(v),
             Err(f) => Resume::Throw(fault_value(rt, trace, f)),
@@ -725,17 +727,20 @@ fn fault_value(rt: &mut Runtime, trace: &crate::std::io::Trace, f: Fault) -> Val
 /// and, for the `d` flag, `indices`.
 fn match_array(rt: &mut Runtime, c: &Compiled, subj: Value, s: &str, m: &regress::Match) -> OpResult<Value> {
     let mut units = Units::new(s);
+    // Every piece of an ASCII subject is ASCII: no scan for its UTF-16
+    // length.
     let items: Vec<Value> = m
         .groups()
         .map(|g| match g {
+            Some(r) if units.ascii => rt.heap.alloc_ascii_str(&s[r]),
             Some(r) => rt.heap.alloc_str(&s[r]),
             None => Value::UNDEFINED,
         })
         .collect();
     let index = Value::number(units.at(m.start()) as f64);
     let groups = named_groups(rt, c, &items);
-    let mut extras =
-        vec![(Atom::intern("index"), index), (Atom::intern("input"), subj), (Atom::intern("groups"), groups)];
+    let [input, groups_key, indices_key] = extra_names();
+    let mut extras = vec![(names::INDEX, index), (input, subj), (groups_key, groups)];
     if c.flags.has_indices {
         let pairs: Vec<Value> = m
             .groups()
@@ -748,10 +753,16 @@ fn match_array(rt: &mut Runtime, c: &Compiled, subj: Value, s: &str, m: &regress
             })
             .collect();
         let igroups = named_groups(rt, c, &pairs);
-        let indices = rt.heap.alloc_array_with(pairs, vec![(Atom::intern("groups"), igroups)]);
-        extras.push((Atom::intern("indices"), indices));
+        let indices = rt.heap.alloc_array_with(pairs, vec![(groups_key, igroups)]);
+        extras.push((indices_key, indices));
     }
     Ok(rt.heap.alloc_array_with(items, extras))
+}
+
+/// `input`, `groups`, `indices`: interned once (`index` is predefined).
+fn extra_names() -> [Atom; 3] {
+    static NAMES: OnceLock<[Atom; 3]> = OnceLock::new();
+    *NAMES.get_or_init(|| [Atom::intern("input"), Atom::intern("groups"), Atom::intern("indices")])
 }
 
 /// The `groups` object for group values `vals` (by number), or undefined
