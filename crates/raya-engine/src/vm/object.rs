@@ -873,6 +873,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn objects_stay_small() {
+        // Every object is as large as the largest body: a variant larger
+        // than a plain object's data belongs in a Box (see `memory.md`).
+        assert!(std::mem::size_of::<Obj>() <= 120, "Obj is {} bytes", std::mem::size_of::<Obj>());
+    }
+
+    #[test]
     fn lock_is_reentrant_on_one_thread() {
         enable_parallel_mutators();
         let m = Mut::new(vec![Value::number(1.0)]);
