@@ -126,6 +126,10 @@ impl Compiled {
             ..Default::default()
         };
         rf.no_opt = false;
+        let unicode = f.unicode || f.unicode_sets;
+        if let Some((m, _)) = crate::syntax::lexer::regex_syntax_gaps(pattern, unicode, f.unicode_sets) {
+            return Err(format!("Invalid regular expression: /{pattern}/{}: {m}", f.text()));
+        }
         // Without `u`/`v` a pattern is a sequence of UTF-16 code units
         // (an emoji in it is two, each its own atom), as JS reads it.
         let compiled = if f.unicode || f.unicode_sets {

@@ -1215,12 +1215,70 @@ pub fn regex_message(pattern: &str, msg: &str) -> String {
         "Unbalanced parenthesis" if opens > closes => "Unterminated group".into(),
         "Unbalanced parenthesis" => "Unmatched ')'".into(),
         "Unbalanced bracket" => "Unterminated character class".into(),
-        "Invalid atom character" | "Quantifier not allowed here" | "Invalid quantifier" => "Nothing to repeat".into(),
+        "Invalid atom character" => "Nothing to repeat".into(),
+        "Quantifier not allowed here" => "Invalid quantifier".into(),
+        "Invalid quantifier" => "Incomplete quantifier".into(),
         "Incomplete escape" | "Unterminated escape" => "\\ at end of pattern".into(),
         m if m.starts_with("Range values reversed") => "Range out of order in character class".into(),
         m if m.starts_with("Backreference to invalid named capture group") => "Invalid named capture referenced".into(),
         m => m.into(),
     }
+}
+
+/// What the engine accepts and ECMAScript does not: a quantifier after
+/// `\b`, `\B`, `^` or `$`, and with `u`/`v` a lone `]` or `}`. The
+/// message (V8's) and the byte offset of the offending character.
+pub fn regex_syntax_gaps(p: &str, unicode: bool, sets: bool) -> Option<(String, usize)> {
+    let b = p.as_bytes();
+    let (mut i, mut depth, mut after_assertion) = (0, 0usize, false);
+    while i < b.len() {
+        let c = b[i];
+        let quantifier_len = match c {
+            b'*' | b'+' | b'?' => Some(1),
+            b'{' => braced_quantifier_len(&p[i..]),
+            _ => None,
+        };
+        if depth == 0 && after_assertion && quantifier_len.is_some() {
+            return Some(("Nothing to repeat".into(), i));
+        }
+        after_assertion = false;
+        match c {
+            b'\\' => {
+                after_assertion = depth == 0 && matches!(b.get(i + 1), Some(b'b' | b'B'));
+                // The escaped character is skipped (a non-ASCII one's
+                // continuation bytes match nothing below), and the braces
+                // of `\u{…}`, `\p{…}`, `\P{…}`.
+                i += 2;
+                if matches!(b.get(i - 1), Some(b'u' | b'p' | b'P')) && b.get(i) == Some(&b'{') {
+                    i += p[i..].find('}').map_or(0, |e| e + 1);
+                }
+                continue;
+            }
+            b'[' if depth == 0 || sets => depth += 1,
+            b']' if depth > 0 => depth -= 1,
+            b']' | b'}' if depth == 0 && unicode => return Some(("Lone quantifier brackets".into(), i)),
+            b'^' | b'$' if depth == 0 => after_assertion = true,
+            b'{' if depth == 0 => {
+                if let Some(n) = quantifier_len {
+                    i += n;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The length of a `{n}`, `{n,}` or `{n,m}` quantifier at the start of `s`.
+fn braced_quantifier_len(s: &str) -> Option<usize> {
+    let body = s.strip_prefix('{')?;
+    let end = body.find('}')?;
+    let inner = &body[..end];
+    let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
+    let digits = |d: &str| d.bytes().all(|x| x.is_ascii_digit());
+    (!lo.is_empty() && digits(lo) && digits(hi)).then_some(end + 2)
 }
 
 /// Compiles `pattern` with `flags` (valid flags) to check it. On error: the
@@ -1239,7 +1297,15 @@ pub fn check_regex(pattern: &str, flags: &str) -> Result<(), (String, usize)> {
         };
         r.err().map(|e| e.text)
     };
+    if let Some(e) = regex_syntax_gaps(pattern, !units, flags.contains('v')) {
+        return Err(e);
+    }
     let Some(msg) = compile(pattern) else { return Ok(()) };
+    // Each prefix is a compile: past a few thousand characters, point at
+    // the end rather than spend quadratic time.
+    if pattern.len() > 4096 {
+        return Err((msg, pattern.len()));
+    }
     let offset = pattern
         .char_indices()
         .map(|(i, c)| i + c.len_utf8())
@@ -1375,6 +1441,29 @@ mod tests {
         assert_eq!(one("x = /abc\n"), ("unterminated regular expression literal".into(), 4, 8));
         // Valid in unicode-sets mode only.
         assert_eq!(errors("x = /[[a-z]--[b]]/v"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_the_regex_engine_accepts_and_ecmascript_does_not() {
+        let gap = |p: &str, u: bool, v: bool| regex_syntax_gaps(p, u, v);
+        assert_eq!(gap("^*", false, false), Some(("Nothing to repeat".into(), 1)));
+        assert_eq!(gap(r"a\b{2}", false, false), Some(("Nothing to repeat".into(), 3)));
+        assert_eq!(gap("x]", true, false), Some(("Lone quantifier brackets".into(), 1)));
+        assert_eq!(gap("a{2}}", true, true), Some(("Lone quantifier brackets".into(), 4)));
+        // Fine: brackets in classes (nested with `v`), escaped, in `\u{…}`
+        // and `\p{…}`, without `u`; quantified lookahead without `u`.
+        for (p, u, v) in [
+            ("[}]", true, false),
+            ("[[a]]]", false, false),
+            ("[[a]--[b]]", true, true),
+            (r"\}\]", true, false),
+            (r"\u{1F600}{2}\p{L}+", true, true),
+            ("]{", false, false),
+            ("(?=a)*", false, false),
+            (r"\^*", false, false),
+        ] {
+            assert_eq!(gap(p, u, v), None, "{p}");
+        }
     }
 
     #[test]
