@@ -847,6 +847,11 @@ fn cli_check() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // A regular expression literal is checked too, with a caret at the
+    // offending character.
+    let o = run(raya_command(&root, &["check", "tests/e2e/compile_errors/invalid_regex_literal.raya"]));
+    assert!(o.stderr.contains("invalid_regex_literal.raya:6:16"), "{o:?}");
+    assert!(o.stderr.contains("const bad = /ab(c/;\n  │                ^ here"), "{o:?}");
 }
 
 #[test]

@@ -52,6 +52,8 @@ pub fn install_classes(b: &mut Builder) -> Realm {
         semaphore: b.class("Semaphore", u, BuiltinKind::Semaphore, None, None),
         io_error: sub(b, "IOError"),
         uint8array: b.class("Uint8Array", u, BuiltinKind::Bytes, None, None),
+        regexp: super::regexp::make_class(b),
+        match_groups: b.class("[Object: null prototype]", u, BuiltinKind::Ordinary, None, None),
     };
     let mut realm = Realm { globals: vec![Value::UNDEFINED; GLOBAL_NAMES.len()], classes, methods: Methods::default() };
     let c = realm.classes;

@@ -527,7 +527,8 @@ impl Inspector {
                     let all = a.lock();
                     (all[..all.len().min(MAX_ARRAY_LENGTH)].to_vec(), all.len())
                 };
-                self.array(p, &items, len, recurse, indent)
+                let extras = a.extras.as_deref().unwrap_or(&[]);
+                self.array(p, &items, len, extras, recurse, indent)
             }
             Body::Object(d) => {
                 let d = d.lock().clone();
@@ -584,6 +585,9 @@ impl Inspector {
                 if let Some(t) = super::date::host_time_value(h) {
                     return super::date::inspect(t);
                 }
+                if let Some(s) = super::regexp::display(h) {
+                    return s;
+                }
                 let name = h.desc.name;
                 if h.fields.is_empty() || recurse > self.depth {
                     return match h.desc.inspect {
@@ -613,8 +617,18 @@ impl Inspector {
     }
 
     /// `items`: the first (at most 100) elements of an array of `len`.
-    fn array(&mut self, p: *const Obj, items: &[Value], len: usize, recurse: usize, indent: usize) -> String {
-        if len == 0 && !self.show_length {
+    /// `extras`: named properties (a regular expression match's `index`,
+    /// `input`, `groups`), shown after the elements as Node shows them.
+    fn array(
+        &mut self,
+        p: *const Obj,
+        items: &[Value],
+        len: usize,
+        extras: &[(Atom, Value)],
+        recurse: usize,
+        indent: usize,
+    ) -> String {
+        if len == 0 && !self.show_length && extras.is_empty() {
             return "[]".into();
         }
         if recurse > self.depth {
@@ -627,6 +641,9 @@ impl Inspector {
         }
         if len > items.len() {
             out.push(remaining_text(len - items.len()));
+        }
+        for &(k, v) in extras {
+            out.push(format!("{}: {}", format_key(k.as_str()), self.value(v, recurse + 1, indent + 2)));
         }
         if self.show_length {
             out.push(format!("[length]: {len}"));

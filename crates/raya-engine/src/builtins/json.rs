@@ -127,6 +127,8 @@ fn classify(v: Value, keys: Option<&[Atom]>) -> Ser {
         Some(Body::Object(d)) if super::inspect::is_namespace(&d.lock()) => Ser::Object(Vec::new()),
         Some(Body::Object(d)) => Ser::Object(object_entries(&d.lock(), keys)),
         Some(Body::Map(_)) | Some(Body::Set(_)) | Some(Body::Iter(_)) => Ser::Object(Vec::new()),
+        // A RegExp has no enumerable own properties.
+        Some(Body::Host(h)) if h.get::<super::regexp::RegExpData>().is_some() => Ser::Object(Vec::new()),
         // A date's own `toJSON`: its ISO form, or null when invalid.
         Some(Body::Host(h)) => match super::date::host_time_value(h) {
             Some(t) if t.is_nan() => Ser::Text("null".into()),

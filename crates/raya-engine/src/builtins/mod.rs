@@ -17,6 +17,7 @@ pub mod number;
 pub mod numconv;
 pub mod object;
 pub mod process;
+pub mod regexp;
 pub mod string;
 pub mod tasks;
 #[cfg(test)]
@@ -45,6 +46,7 @@ pub fn install(heap: &mut Heap) -> Realm {
     channels::install(&mut b, &mut realm);
     bytes::install(&mut b, &mut realm);
     iter::install(&mut b, &mut realm);
+    regexp::install(&mut b, &mut realm);
     realm.methods.index_natives();
     realm
 }
@@ -102,6 +104,7 @@ pub const GLOBAL_NAMES: &[&str] = &[
     "Uint8Array",
     "TextEncoder",
     "TextDecoder",
+    "RegExp",
     "cwd",
     "stdin",
     "stdout",

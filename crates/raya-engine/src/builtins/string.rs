@@ -600,6 +600,9 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
     if sep.is_undefined() {
         return Ok(ctx.array(vec![this]));
     }
+    if super::regexp::is_regexp(sep) {
+        return super::regexp::split(ctx, this, sep, lim);
+    }
     let sep = str_arg(sep);
     let mut out = Vec::new();
     if sep.is_empty() {
@@ -683,6 +686,9 @@ fn replacement_arg(ctx: &mut NativeCtx, v: Value) -> Result<Cow<'static, str>, V
 
 fn replace(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let js = this_str(ctx, this, "replace")?;
+    if super::regexp::is_regexp(arg(args, 0)) {
+        return super::regexp::replace(ctx, this, arg(args, 0), arg(args, 1), false);
+    }
     let pat = str_arg(arg(args, 0));
     let repl = replacement_arg(ctx, arg(args, 1))?;
     let s: &str = &js.s;
@@ -702,6 +708,9 @@ fn replace(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Va
 
 fn replace_all(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let js = this_str(ctx, this, "replaceAll")?;
+    if super::regexp::is_regexp(arg(args, 0)) {
+        return super::regexp::replace(ctx, this, arg(args, 0), arg(args, 1), true);
+    }
     let pat = str_arg(arg(args, 0));
     let repl = replacement_arg(ctx, arg(args, 1))?;
     let s: &str = &js.s;

@@ -544,6 +544,14 @@ pub enum Instr {
     ReturnUndef,
 
     // ---- object and array construction --------------------------------------
+    /// R[dst] = a new RegExp object for the literal whose source text
+    /// (`/pattern/flags`) is K[k]. The pattern is compiled once per site
+    /// (the instruction's inline cache names the compiled form); each
+    /// evaluation makes a new object, with its own `lastIndex`, as in JS.
+    NewRegExp {
+        dst: Reg,
+        k: ConstIdx,
+    },
     /// R[dst] = [] with capacity hint `cap`
     NewArray {
         dst: Reg,

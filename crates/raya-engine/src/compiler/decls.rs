@@ -109,6 +109,7 @@ pub(crate) fn has_assign(e: &Expr) -> bool {
         ExprKind::Assign { .. } | ExprKind::Update { .. } => true,
         ExprKind::Number(_)
         | ExprKind::String(_)
+        | ExprKind::Regex { .. }
         | ExprKind::Bool(_)
         | ExprKind::Null
         | ExprKind::Undefined
@@ -160,6 +161,7 @@ pub(crate) fn dup_safe(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Number(_)
         | ExprKind::String(_)
+        | ExprKind::Regex { .. }
         | ExprKind::Bool(_)
         | ExprKind::Null
         | ExprKind::Undefined
@@ -226,6 +228,7 @@ pub(crate) fn mentions(e: &Expr, name: &str) -> bool {
         ExprKind::Ident(i) => i.name == name,
         ExprKind::Number(_)
         | ExprKind::String(_)
+        | ExprKind::Regex { .. }
         | ExprKind::Bool(_)
         | ExprKind::Null
         | ExprKind::Undefined

@@ -110,6 +110,10 @@ impl<'a> Codegen<'a> {
             ExprKind::Number(n) => self.load_number(dst, *n, pos),
             ExprKind::String(s) => self.load_string(dst, s, pos),
             ExprKind::Template(parts) => self.template(parts, dst, pos),
+            ExprKind::Regex { pattern, flags } => {
+                let k = self.k_str(&format!("/{pattern}/{flags}"));
+                self.emit(Instr::NewRegExp { dst, k }, pos);
+            }
             ExprKind::Bool(true) => {
                 self.emit(Instr::LoadTrue { dst }, pos);
             }

@@ -1387,6 +1387,7 @@ impl<'l> Resolver<'l> {
         match &e.kind {
             ExprKind::Number(_)
             | ExprKind::String(_)
+            | ExprKind::Regex { .. }
             | ExprKind::Bool(_)
             | ExprKind::Null
             | ExprKind::Undefined

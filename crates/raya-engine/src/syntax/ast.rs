@@ -448,6 +448,11 @@ pub enum ExprKind {
     Number(f64),
     String(String),
     Template(Vec<TemplatePart>),
+    /// `/pattern/flags`: the pattern's source text, checked by the lexer.
+    Regex {
+        pattern: String,
+        flags: String,
+    },
     Bool(bool),
     Null,
     Undefined,

@@ -154,6 +154,11 @@ pub enum TokenKind {
     TemplateMiddle(String),
     /// `` }text` ``
     TemplateTail(String),
+    /// A regular expression literal `/pattern/flags` (never produced by
+    /// logos: [`tokenize`] rescans a `/` or `/=` where an expression may
+    /// start): the pattern (the source text between the slashes) and the
+    /// flags.
+    Regex((String, String)),
 
     #[token("//", line_comment)]
     #[token("/*", block_comment)]
@@ -319,6 +324,7 @@ impl TokenKind {
             Str(_) => "string literal",
             Backtick | NoSubstTemplate(_) | TemplateHead(_) => "template literal",
             TemplateMiddle(_) | TemplateTail(_) => "}",
+            Regex(_) => "regular expression",
             Comment => "comment",
             LBrace => "{",
             RBrace => "}",
@@ -1108,6 +1114,210 @@ fn rbrace(lex: &mut Lexer<TokenKind>) -> TokenKind {
     }
 }
 
+/// Whether a `/` after `prev` starts a regular expression literal rather
+/// than being a division: after nothing, an operator, an opening bracket or
+/// a keyword that an expression may follow. After a value (a name, a
+/// literal, `)`, `]`, `}`) it divides, as JS parsers decide in practice.
+fn regex_allowed_after(prev: Option<&TokenKind>) -> bool {
+    use TokenKind as T;
+    let Some(prev) = prev else { return true };
+    !matches!(
+        prev,
+        T::Ident(_)
+            | T::Number(_)
+            | T::Str(_)
+            | T::NoSubstTemplate(_)
+            | T::TemplateTail(_)
+            | T::Regex(_)
+            | T::RParen
+            | T::RBracket
+            | T::RBrace
+            | T::This
+            | T::Super
+            | T::True
+            | T::False
+            | T::Null
+            | T::PlusPlus
+            | T::MinusMinus
+            | T::Error
+    )
+}
+
+/// Scans the regular expression literal whose `/` is at `start`: the
+/// pattern up to the unescaped `/` outside a class, then the flags.
+/// Reports an unterminated literal, bad flags and an invalid pattern (with
+/// the span of the offending character). Returns the token and its end.
+fn regex_literal(src: &str, start: usize, ex: &mut LexExtras) -> (TokenKind, usize) {
+    let body = start + 1;
+    let mut in_class = false;
+    let mut escaped = false;
+    let mut close = None;
+    for (i, c) in src[body..].char_indices() {
+        if is_line_terminator(c) {
+            break;
+        }
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '[' => in_class = true,
+            ']' => in_class = false,
+            '/' if !in_class => {
+                close = Some(body + i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let Some(close) = close else {
+        let end = src[body..].find(is_line_terminator).map_or(src.len(), |i| body + i);
+        ex.error(start, end, "unterminated regular expression literal", "regular expression starts here");
+        return (TokenKind::Error, end);
+    };
+    let pattern = &src[body..close];
+    let flags_start = close + 1;
+    let flags_len = src[flags_start..]
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+        .unwrap_or(src.len() - flags_start);
+    let end = flags_start + flags_len;
+    let flags = &src[flags_start..end];
+    if let Err(bad) = check_regex_flags(flags) {
+        let at = flags_start + bad;
+        let c = flags[bad..].chars().next().map_or(1, char::len_utf8);
+        ex.error(at, at + c, "invalid regular expression flag", "not a valid flag here");
+    } else if let Err((msg, off)) = check_regex(pattern, flags) {
+        let at = body + off;
+        let c = pattern[off..].chars().next().map_or(0, char::len_utf8);
+        let msg = regex_message(pattern, &msg);
+        ex.error(at, at + c.max(1), format!("invalid regular expression: {msg}"), "here");
+    }
+    (TokenKind::Regex((pattern.to_string(), flags.to_string())), end)
+}
+
+/// Checks regular expression flags: each of `dgimsuyv` at most once, and
+/// not both `u` and `v`. `Err(i)`: the byte offset of the first bad flag.
+pub fn check_regex_flags(flags: &str) -> Result<(), usize> {
+    let mut seen = String::new();
+    for (i, c) in flags.char_indices() {
+        if !"dgimsuyv".contains(c)
+            || seen.contains(c)
+            || (c == 'u' && seen.contains('v'))
+            || (c == 'v' && seen.contains('u'))
+        {
+            return Err(i);
+        }
+        seen.push(c);
+    }
+    Ok(())
+}
+
+/// The message V8 gives for the errors a script is most likely to meet,
+/// the engine's own otherwise.
+pub fn regex_message(pattern: &str, msg: &str) -> String {
+    let opens = pattern.matches('(').count();
+    let closes = pattern.matches(')').count();
+    match msg {
+        "Unbalanced parenthesis" if opens > closes => "Unterminated group".into(),
+        "Unbalanced parenthesis" => "Unmatched ')'".into(),
+        "Unbalanced bracket" => "Unterminated character class".into(),
+        "Invalid atom character" => "Nothing to repeat".into(),
+        "Quantifier not allowed here" => "Invalid quantifier".into(),
+        "Invalid quantifier" => "Incomplete quantifier".into(),
+        "Incomplete escape" | "Unterminated escape" => "\\ at end of pattern".into(),
+        m if m.starts_with("Range values reversed") => "Range out of order in character class".into(),
+        m if m.starts_with("Backreference to invalid named capture group") => "Invalid named capture referenced".into(),
+        m => m.into(),
+    }
+}
+
+/// What the engine accepts and ECMAScript does not: a quantifier after
+/// `\b`, `\B`, `^` or `$`, and with `u`/`v` a lone `]` or `}`. The
+/// message (V8's) and the byte offset of the offending character.
+pub fn regex_syntax_gaps(p: &str, unicode: bool, sets: bool) -> Option<(String, usize)> {
+    let b = p.as_bytes();
+    let (mut i, mut depth, mut after_assertion) = (0, 0usize, false);
+    while i < b.len() {
+        let c = b[i];
+        let quantifier_len = match c {
+            b'*' | b'+' | b'?' => Some(1),
+            b'{' => braced_quantifier_len(&p[i..]),
+            _ => None,
+        };
+        if depth == 0 && after_assertion && quantifier_len.is_some() {
+            return Some(("Nothing to repeat".into(), i));
+        }
+        after_assertion = false;
+        match c {
+            b'\\' => {
+                after_assertion = depth == 0 && matches!(b.get(i + 1), Some(b'b' | b'B'));
+                // The escaped character is skipped (a non-ASCII one's
+                // continuation bytes match nothing below), and the braces
+                // of `\u{…}`, `\p{…}`, `\P{…}`.
+                i += 2;
+                if matches!(b.get(i - 1), Some(b'u' | b'p' | b'P')) && b.get(i) == Some(&b'{') {
+                    i += p[i..].find('}').map_or(0, |e| e + 1);
+                }
+                continue;
+            }
+            b'[' if depth == 0 || sets => depth += 1,
+            b']' if depth > 0 => depth -= 1,
+            b']' | b'}' if depth == 0 && unicode => return Some(("Lone quantifier brackets".into(), i)),
+            b'^' | b'$' if depth == 0 => after_assertion = true,
+            b'{' if depth == 0 => {
+                if let Some(n) = quantifier_len {
+                    i += n;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The length of a `{n}`, `{n,}` or `{n,m}` quantifier at the start of `s`.
+fn braced_quantifier_len(s: &str) -> Option<usize> {
+    let body = s.strip_prefix('{')?;
+    let end = body.find('}')?;
+    let inner = &body[..end];
+    let (lo, hi) = inner.split_once(',').unwrap_or((inner, "0"));
+    let digits = |d: &str| d.bytes().all(|x| x.is_ascii_digit());
+    (!lo.is_empty() && digits(lo) && digits(hi)).then_some(end + 2)
+}
+
+/// Compiles `pattern` with `flags` (valid flags) to check it. On error: the
+/// engine's message and the byte offset of the character where the pattern
+/// goes wrong — the end of the shortest prefix that already fails the same
+/// way (the engine itself reports no position), or the end of the pattern
+/// when only the whole pattern fails.
+pub fn check_regex(pattern: &str, flags: &str) -> Result<(), (String, usize)> {
+    // As the run time compiles it: without `u`/`v`, as UTF-16 code units.
+    let units = !flags.contains('u') && !flags.contains('v');
+    let compile = |p: &str| {
+        let r = if units {
+            regress::Regex::from_unicode(p.encode_utf16().map(u32::from), flags)
+        } else {
+            regress::Regex::with_flags(p, flags)
+        };
+        r.err().map(|e| e.text)
+    };
+    if let Some(e) = regex_syntax_gaps(pattern, !units, flags.contains('v')) {
+        return Err(e);
+    }
+    let Some(msg) = compile(pattern) else { return Ok(()) };
+    // Each prefix is a compile: past a few thousand characters, point at
+    // the end rather than spend quadratic time.
+    if pattern.len() > 4096 {
+        return Err((msg, pattern.len()));
+    }
+    let offset = pattern
+        .char_indices()
+        .map(|(i, c)| i + c.len_utf8())
+        .find(|&end| compile(&pattern[..end]).as_deref() == Some(msg.as_str()))
+        .map_or(pattern.len(), |end| pattern[..end].char_indices().last().map_or(0, |(i, _)| i));
+    Err((msg, offset))
+}
+
 /// Splits `src` into tokens, ending with an [`TokenKind::Eof`] token.
 /// Lexical errors are returned as diagnostics; invalid characters become
 /// [`TokenKind::Error`] tokens.
@@ -1140,6 +1350,14 @@ pub fn tokenize(src: &str, file: FileId) -> (Vec<Token>, Vec<Diagnostic>) {
                 diags.push(d);
                 TokenKind::Error
             }
+        };
+        let (kind, span) = match kind {
+            TokenKind::Slash | TokenKind::SlashEq if regex_allowed_after(toks.last().map(|t| &t.kind)) => {
+                let (kind, end) = regex_literal(src, span.start, &mut lex.extras);
+                lex.bump(end - span.end);
+                (kind, span.start..end)
+            }
+            k => (k, span),
         };
         let nl_before = toks.is_empty() || has_nl(src.get(prev_end..span.start).unwrap_or(""));
         prev_end = span.end;
@@ -1184,6 +1402,70 @@ mod tests {
         match kinds(src).as_slice() {
             [T::Str(s)] => s.clone(),
             other => panic!("{src:?} lexed as {other:?}"),
+        }
+    }
+
+    fn regex(pattern: &str, flags: &str) -> TokenKind {
+        T::Regex((pattern.into(), flags.into()))
+    }
+
+    #[test]
+    fn regex_literals_where_an_expression_starts() {
+        assert_eq!(kinds("/a+b/gi"), vec![regex("a+b", "gi")]);
+        assert_eq!(kinds("x = /=/"), vec![T::Ident("x".into()), T::Eq, regex("=", "")]);
+        // A `/` inside a class or escaped does not end the pattern.
+        assert_eq!(kinds(r"(/[/]\//)"), vec![T::LParen, regex(r"[/]\/", ""), T::RParen]);
+        assert_eq!(kinds("return /x/.test(s)")[1], regex("x", ""));
+        assert_eq!(kinds("[/a/, /b/]")[3], regex("b", ""));
+        // After a value it divides.
+        assert_eq!(
+            kinds("a / b / c"),
+            vec![T::Ident("a".into()), T::Slash, T::Ident("b".into()), T::Slash, T::Ident("c".into())]
+        );
+        assert_eq!(kinds("(1) /2/ 3")[3], T::Slash);
+        assert_eq!(kinds("x[0] /= 2")[4], T::SlashEq);
+        assert_eq!(kinds("this / 2")[1], T::Slash);
+        assert_eq!(kinds("`${x}` / 2")[3], T::Slash);
+    }
+
+    #[test]
+    fn invalid_regex_literals_point_at_the_offending_character() {
+        let one = |src: &str| {
+            let (_, diags) = tokenize(src, 0);
+            assert_eq!(diags.len(), 1, "{src:?}: {diags:?}");
+            (diags[0].message.clone(), diags[0].span.start, diags[0].span.end)
+        };
+        assert_eq!(one("x = /a(b/"), ("invalid regular expression: Unterminated group".into(), 6, 7));
+        assert_eq!(one("x = /ab)/"), ("invalid regular expression: Unmatched ')'".into(), 7, 8));
+        assert_eq!(one("x = /a**/"), ("invalid regular expression: Nothing to repeat".into(), 7, 8));
+        assert_eq!(one(r"x = /\p{Nope}/u").0, "invalid regular expression: Invalid property name");
+        assert_eq!(one("x = /a/gig"), ("invalid regular expression flag".into(), 9, 10));
+        assert_eq!(one("x = /a/uv"), ("invalid regular expression flag".into(), 8, 9));
+        assert_eq!(one("x = /abc\n"), ("unterminated regular expression literal".into(), 4, 8));
+        // Valid in unicode-sets mode only.
+        assert_eq!(errors("x = /[[a-z]--[b]]/v"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_the_regex_engine_accepts_and_ecmascript_does_not() {
+        let gap = |p: &str, u: bool, v: bool| regex_syntax_gaps(p, u, v);
+        assert_eq!(gap("^*", false, false), Some(("Nothing to repeat".into(), 1)));
+        assert_eq!(gap(r"a\b{2}", false, false), Some(("Nothing to repeat".into(), 3)));
+        assert_eq!(gap("x]", true, false), Some(("Lone quantifier brackets".into(), 1)));
+        assert_eq!(gap("a{2}}", true, true), Some(("Lone quantifier brackets".into(), 4)));
+        // Fine: brackets in classes (nested with `v`), escaped, in `\u{…}`
+        // and `\p{…}`, without `u`; quantified lookahead without `u`.
+        for (p, u, v) in [
+            ("[}]", true, false),
+            ("[[a]]]", false, false),
+            ("[[a]--[b]]", true, true),
+            (r"\}\]", true, false),
+            (r"\u{1F600}{2}\p{L}+", true, true),
+            ("]{", false, false),
+            ("(?=a)*", false, false),
+            (r"\^*", false, false),
+        ] {
+            assert_eq!(gap(p, u, v), None, "{p}");
         }
     }
 

@@ -63,7 +63,8 @@
 //! after a collection ([`GcStats::live_bytes`]) reflects what was freed and
 //! shrunk.
 
-use super::object::{Body, Function, Header, IterState, JsStr, Mut, Obj};
+use super::atom::Atom;
+use super::object::{ArrayBody, Body, Function, Header, IterState, JsStr, Mut, Obj};
 use super::ops::{Fault, OpResult};
 use super::task::Task;
 use super::value::Value;
@@ -396,6 +397,9 @@ impl Marker {
                 for &v in a.get_stopped().iter() {
                     self.mark(v);
                 }
+                for &(_, v) in a.extras.iter().flatten() {
+                    self.mark(v);
+                }
             }
             Body::Object(d) => {
                 let d = d.get_stopped();
@@ -518,7 +522,9 @@ unsafe fn body_size(b: &Body) -> usize {
             Body::Bytes(b) if Arc::strong_count(&b.buf) == 1 => b.len,
             Body::Class(c) => {
                 let c = unsafe { c.get_stopped() };
-                c.proto_props.capacity_bytes() + c.statics.capacity_bytes()
+                std::mem::size_of::<Mut<super::object::ClassData>>()
+                    + c.proto_props.capacity_bytes()
+                    + c.statics.capacity_bytes()
             }
             Body::Map(m) | Body::Set(m) => unsafe { m.get_stopped() }.capacity_bytes(),
             Body::Task(cell) => std::mem::size_of::<crate::sync::TaskCell>() + task_bytes(cell),
@@ -718,7 +724,13 @@ impl Heap {
     }
 
     pub fn alloc_array(&mut self, items: Vec<Value>) -> Value {
-        self.alloc(Body::Array(Mut::new(items)))
+        self.alloc(Body::Array(ArrayBody { items: Mut::new(items), extras: None }))
+    }
+
+    /// An array with read-only named properties besides its elements (a
+    /// regular expression match: `index`, `input`, `groups`).
+    pub fn alloc_array_with(&mut self, items: Vec<Value>, extras: Vec<(Atom, Value)>) -> Value {
+        self.alloc(Body::Array(ArrayBody { items: Mut::new(items), extras: Some(extras.into_boxed_slice()) }))
     }
 
     pub fn alloc_cell(&mut self, v: Value) -> Value {

@@ -893,6 +893,7 @@ impl<'rt> TaskInterpreter<'rt> {
             BuiltinKind::WaitGroup => Some(channels::construct_wait_group),
             BuiltinKind::Semaphore => Some(channels::construct_semaphore),
             BuiltinKind::Bytes => Some(crate::builtins::bytes::construct_bytes),
+            BuiltinKind::RegExp => Some(crate::builtins::regexp::construct),
             _ => return Err(Fault::Type(format!("{} is not a constructor", class_name.as_str()))),
         };
         if kind == BuiltinKind::Promise && argc >= 1 {
@@ -1939,6 +1940,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         continue 'frame;
                     }
 
+                    Instr::NewRegExp { dst, k } => {
+                        let v = tri!(crate::builtins::regexp::literal(self.rt, task, konst!(k), ic!()));
+                        set!(dst, v)
+                    }
                     Instr::NewArray { dst, cap } => {
                         tri!(self.rt.heap.check_alloc(cap as usize * 8 + 64));
                         let a = self.rt.heap.alloc_array(Vec::with_capacity(cap as usize));

@@ -237,7 +237,7 @@ pub struct Obj {
 
 pub enum Body {
     Str(JsStr),
-    Array(Mut<Vec<Value>>),
+    Array(ArrayBody),
     /// Plain objects and class instances.
     Object(Mut<ObjectData>),
     Function(Function),
@@ -441,6 +441,31 @@ impl std::fmt::Display for StrText {
 impl std::fmt::Debug for StrText {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// An array: its elements, and for the arrays `RegExp.prototype.exec`
+/// and `String.prototype.match` return, the named properties JS gives
+/// them (`index`, `input`, `groups`, `indices`), fixed when it is made.
+/// Derefs to the elements so that array code never sees the difference.
+pub struct ArrayBody {
+    pub items: Mut<Vec<Value>>,
+    /// Read-only named properties (traced by the collector).
+    pub extras: Option<Box<[(super::atom::Atom, Value)]>>,
+}
+
+impl std::ops::Deref for ArrayBody {
+    type Target = Mut<Vec<Value>>;
+    #[inline(always)]
+    fn deref(&self) -> &Mut<Vec<Value>> {
+        &self.items
+    }
+}
+
+impl ArrayBody {
+    /// The named property `key`, if this array has one.
+    pub fn extra(&self, key: super::atom::Atom) -> Option<Value> {
+        self.extras.as_ref()?.iter().find(|&&(k, _)| k == key).map(|&(_, v)| v)
     }
 }
 
@@ -753,6 +778,8 @@ pub enum BuiltinKind {
     Semaphore,
     /// `new Uint8Array(n)`.
     Bytes,
+    /// `new RegExp(pattern, flags)`.
+    RegExp,
 }
 
 #[derive(Clone)]
@@ -1036,6 +1063,13 @@ mod tests {
         assert_eq!(StrText::copy_of("x"), StrText::from_box("x".into()));
         let back: Box<str> = StrText::copy_of("round trip").into();
         assert_eq!(&*back, "round trip");
+    }
+
+    #[test]
+    fn objects_stay_small() {
+        // Every object is as large as the largest body: a variant larger
+        // than a plain object's data belongs in a Box (see `memory.md`).
+        assert!(std::mem::size_of::<Obj>() <= 120, "Obj is {} bytes", std::mem::size_of::<Obj>());
     }
 
     #[test]

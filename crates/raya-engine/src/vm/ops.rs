@@ -287,12 +287,17 @@ pub fn write_display(v: Value, out: &mut StrBuf, depth: usize) -> OpResult<()> {
                 out.push_str(&name)?;
                 out.push_str(" { }")
             }
+            Some(Body::Host(h)) => {
+                if let Some(s) = crate::builtins::regexp::display(h) {
+                    out.push_str(&s)
+                } else if let Some(t) = crate::builtins::date::host_time_value(h) {
+                    out.push_str(&crate::builtins::date::display(t))
+                } else {
+                    out.push_str("[object Object]")
+                }
+            }
             Some(Body::Map(_)) => out.push_str("[object Map]"),
             Some(Body::Set(_)) => out.push_str("[object Set]"),
-            Some(Body::Host(h)) => match crate::builtins::date::host_time_value(h) {
-                Some(t) => out.push_str(&crate::builtins::date::display(t)),
-                None => out.push_str("[object Object]"),
-            },
             _ => out.push_str("[object Object]"),
         },
     }
@@ -535,6 +540,9 @@ pub fn get_prop(realm: &Realm, heap: &mut Heap, obj: Value, key: Atom) -> OpResu
             if let Some(i) = key.as_index() {
                 return Ok(Got::Value(a.lock().get(i as usize).copied().unwrap_or(Value::UNDEFINED)));
             }
+            if let Some(v) = a.extra(key) {
+                return Ok(Got::Value(v));
+            }
             from_method(&realm.methods.array, key)
         }
         Body::Str(s) => {
@@ -716,6 +724,12 @@ pub fn set_prop(realm: &Realm, obj: Value, key: Atom, v: Value) -> OpResult<Put>
             }
             Ok(Put::Done)
         }
+        // Host objects have no writable properties of their own; an
+        // accessor of their class may have a setter (`lastIndex`).
+        Body::Host(h) => match lookup_proto(h.class, key).and_then(|v| v.as_obj()).map(|o| &o.body) {
+            Some(Body::Accessor(a)) => setter_of(*a.lock(), key),
+            _ => type_error(format!("Cannot set property '{}' on this value", key.as_str())),
+        },
         Body::Str(_) => type_error(format!(
             "Cannot assign to read only property '{}' of string '{}'",
             key.as_str(),

@@ -36,6 +36,10 @@ pub struct Classes {
     pub semaphore: Value,
     pub io_error: Value,
     pub uint8array: Value,
+    pub regexp: Value,
+    /// The class of a match's `groups` object, which has no prototype in
+    /// JS: only its name shows (`[Object: null prototype] { .. }`).
+    pub match_groups: Value,
 }
 
 /// Methods of values that are not class instances, by receiver type.
@@ -182,6 +186,8 @@ impl Realm {
             c.semaphore,
             c.io_error,
             c.uint8array,
+            c.regexp,
+            c.match_groups,
         ]);
         let ms = &self.methods;
         for t in [

@@ -380,6 +380,7 @@ impl<'s> Parser<'s> {
                     | T::Number(_)
                     | T::NoSubstTemplate(_)
                     | T::TemplateHead(_)
+                    | T::Regex(_)
             )
     }
 
@@ -600,6 +601,7 @@ impl<'s> Parser<'s> {
         let kind = match self.kind() {
             T::Number(n) => ExprKind::Number(*n),
             T::Str(s) => ExprKind::String(s.clone()),
+            T::Regex((pattern, flags)) => ExprKind::Regex { pattern: pattern.clone(), flags: flags.clone() },
             T::True => ExprKind::Bool(true),
             T::False => ExprKind::Bool(false),
             T::Null => ExprKind::Null,
@@ -646,10 +648,6 @@ impl<'s> Parser<'s> {
             }
             T::LBracket => return self.parse_array_literal(),
             T::LBrace => return self.parse_object_literal(),
-            T::Slash | T::SlashEq => {
-                self.error(span, "regular expression literals are not supported", "regular expression");
-                return Err(Fail);
-            }
             _ => return Err(self.unexpected("expression")),
         };
         self.bump();

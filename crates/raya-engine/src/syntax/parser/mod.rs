@@ -680,6 +680,7 @@ fn starts_expression_statement(k: &T) -> bool {
             | T::New
             | T::Number(_)
             | T::Str(_)
+            | T::Regex(_)
             | T::NoSubstTemplate(_)
             | T::TemplateHead(_)
             | T::LParen

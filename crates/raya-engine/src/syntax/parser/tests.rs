@@ -237,6 +237,7 @@ fn ex(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Number(n) => format!("{n}"),
         ExprKind::String(s) => format!("{s:?}"),
+        ExprKind::Regex { pattern, flags } => format!("/{pattern}/{flags}"),
         ExprKind::Template(parts) => format!(
             "(tpl {})",
             join(parts, |p| match p {
@@ -514,6 +515,13 @@ fn one_err(src: &str) -> Diagnostic {
 }
 
 // ----- expressions ----------------------------------------------------------------
+
+#[test]
+fn regex_literals_are_primary_expressions() {
+    assert_eq!(e("/a+/g.test(s)"), "(call (. /a+/g test) s)");
+    assert_eq!(e("x = a / b / c"), "(= x (/ (/ a b) c))");
+    assert_eq!(e("s.split(/,\\s*/)"), "(call (. s split) /,\\s*/)");
+}
 
 #[test]
 fn precedence_and_associativity() {
@@ -973,7 +981,8 @@ fn error_messages() {
     assert_eq!(d.hint.as_deref(), Some("the `{` opened at 1:14 is never closed"));
     assert_eq!(one_err("let s = 'abc").message, "unterminated string literal");
     assert_eq!(one_err("/* x").message, "unterminated block comment");
-    assert_eq!(one_err("x = /ab/").message, "regular expression literals are not supported");
+    assert_eq!(one_err("x = /ab(/").message, "invalid regular expression: Unterminated group");
+    assert_eq!(one_err("x = /ab\ny").message, "unterminated regular expression literal");
     assert_eq!(one_err("let x = <number>y").message, "type assertions with `<T>` are not supported");
     assert_eq!(one_err("delete o.x").message, "the `delete` operator is not supported");
     assert_eq!(one_err("super").message, "`super` must be followed by an argument list or a member access");
