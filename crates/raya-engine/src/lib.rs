@@ -15,7 +15,10 @@ pub mod syntax;
 pub mod vm;
 
 pub use compiler::{CompileError, Program};
-pub use embed::{Capabilities, Capability, ExecHandle, ExternalPromise, HostError, HostValue, Vm, VmBuilder};
+pub use embed::{
+    Call, Capabilities, Capability, ExecHandle, ExternalPromise, FromValue, HostError, HostValue, Instance, IntoArgs,
+    IntoValue, Limits, LoadOptions, ScriptError, StackFrame, Stream, Vm, VmBuilder,
+};
 
 /// Unit tests run under an allocator that counts, per thread, the bytes
 /// allocated and not yet freed: the real figure the heap's accounting is

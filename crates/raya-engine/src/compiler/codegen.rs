@@ -1629,8 +1629,17 @@ impl<'a> Codegen<'a> {
     // ---- modules ------------------------------------------------------------------------
 
     /// Compiles a module body as a function of no parameters. `prologue`
-    /// runs first (the entry module calls the other modules there).
-    pub(crate) fn module(&mut self, prog: &'a Program, prologue: impl FnOnce(&mut Self)) -> FuncProto {
+    /// runs first (the entry module calls the other modules there). With
+    /// `completion`, each top-level expression statement stores its value
+    /// in that global slot: the module's completion value (as `eval`
+    /// gives it), which the embedding API hands to the host. A slot, not
+    /// the function's return value: a returned promise would be awaited.
+    pub(crate) fn module(
+        &mut self,
+        prog: &'a Program,
+        completion: Option<u32>,
+        prologue: impl FnOnce(&mut Self),
+    ) -> FuncProto {
         self.push_fn("", Span::default(), 0);
         prologue(self);
         // Checked top-level `let`/`const`s hold the hole until declared.
@@ -1646,8 +1655,19 @@ impl<'a> Codegen<'a> {
             self.free_to(m);
         }
         self.hoist_block(&prog.body);
-        self.stmts(&prog.body);
         let end = prog.body.last().map_or(0, |s| s.span.end.saturating_sub(1));
+        for s in &prog.body {
+            match (&s.kind, completion) {
+                (StmtKind::Expr(e), Some(idx)) => {
+                    let value = self.alloc();
+                    self.expr(e, value);
+                    self.emit(Instr::SetGlobal { idx, src: value }, s.span.start);
+                    let f = self.f();
+                    f.next_reg = f.local_top;
+                }
+                _ => self.stmt(s),
+            }
+        }
         self.emit(Instr::ReturnUndef, end);
         self.pop_fn()
     }

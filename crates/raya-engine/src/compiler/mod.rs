@@ -57,6 +57,12 @@ pub struct Program {
     /// The built-in modules (`std:fs`, ...) the program imports, and where
     /// their natives go (see `crate::std`).
     pub std_modules: Vec<StdLink>,
+    /// The entry module's exports, by name: their global slots (the
+    /// embedding API reads, writes and calls them).
+    pub exports: Vec<(String, u32)>,
+    /// The global slot holding the entry module's completion value (that
+    /// of the last top-level expression statement run).
+    pub completion_slot: u32,
 }
 
 /// What a compilation may use besides the language itself.
@@ -670,15 +676,16 @@ fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions
         let res = resolutions[m].as_ref().expect("resolved");
         let file = ld.modules[m].file;
         let mut cg = codegen::Codegen::new(file, &ld.linker.sources.get(file).text, res);
-        let proto = cg.module(&ld.modules[m].ast, |_| {});
+        let proto = cg.module(&ld.modules[m].ast, None, |_| {});
         diags.extend(cg.diags);
         bodies.push((m, proto));
     }
     let res = resolutions[main].as_ref().expect("resolved");
     let main_file = ld.modules[main].file;
+    let completion_slot = ld.linker.add_global("<completion>");
     let mut cg = codegen::Codegen::new(main_file, &ld.linker.sources.get(main_file).text, res);
     let linker = &ld.linker;
-    let entry = cg.module(&ld.modules[main].ast, |cg| {
+    let entry = cg.module(&ld.modules[main].ast, Some(completion_slot), |cg| {
         for (m, proto) in bodies {
             let idx = cg.add_proto(proto);
             let f = cg.alloc();
@@ -718,7 +725,12 @@ fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions
         })
         .collect();
     std_modules.sort_by_key(|l| l.name);
+    let mut exports: Vec<(String, u32)> =
+        ld.linker.modules[main].exports.iter().map(|(n, &g)| (n.clone(), g)).collect();
+    exports.sort();
     Ok(Program {
+        exports,
+        completion_slot,
         entry: Arc::new(entry),
         sources: ld.linker.sources,
         global_names: ld.linker.globals,

@@ -63,9 +63,42 @@ impl Globals {
     }
 }
 
+/// Which of a program's output streams a write went to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stream {
+    /// `console.log`, `console.info`, `console.debug`, `stdout.write`.
+    Stdout,
+    /// `console.error`, `console.warn`, `stderr.write`, and the engine's
+    /// reports when they are asked for.
+    Stderr,
+}
+
+/// Where an embedder's program writes instead of the process's streams
+/// (see `embed::VmBuilder::output`). Called with the program's output lock
+/// held, so the writes of tasks on different workers arrive one at a time,
+/// in the order they happened; it must not call back into the program.
+pub trait OutputSink: Send + Sync {
+    /// One write: `text` is what the script wrote (a `console.log` line
+    /// with its newline, or the text of one `stdout.write`).
+    fn write(&self, stream: Stream, text: &str);
+}
+
+impl<F: Fn(Stream, &str) + Send + Sync> OutputSink for F {
+    fn write(&self, stream: Stream, text: &str) {
+        self(stream, text)
+    }
+}
+
 /// Standard output and error of a program.
 #[derive(Default)]
 pub struct Output {
+    /// When set, every write goes here, unbuffered, instead of to the
+    /// process's streams (an embedder's routing).
+    pub sink: Option<std::sync::Arc<dyn OutputSink>>,
+    /// The engine's own reports (uncaught errors, unhandled task errors,
+    /// deadlocks, never-finished tasks) are not written: an embedder gets
+    /// them as values.
+    pub quiet_reports: bool,
     /// Buffered standard output (flushed before anything goes to stderr
     /// and at exit).
     pub stdout: Vec<u8>,
@@ -286,6 +319,10 @@ impl Runtime {
             return;
         }
         let mut out = self.world.output.lock();
+        if let Some(sink) = &out.sink {
+            sink.write(Stream::Stdout, s);
+            return;
+        }
         out.stdout.extend_from_slice(s.as_bytes());
         if out.capture_stdout {
             return;
@@ -315,8 +352,20 @@ impl Runtime {
         !self.world.stdout_closed.load(Ordering::Relaxed)
     }
 
+    /// A report of the engine's own about the program (see
+    /// [`Output::quiet_reports`]).
+    pub fn write_report(&mut self, s: &str) {
+        if !self.world.output.lock().quiet_reports {
+            self.write_stderr(s);
+        }
+    }
+
     pub fn write_stderr(&mut self, s: &str) {
         let mut out = self.world.output.lock();
+        if let Some(sink) = &out.sink {
+            sink.write(Stream::Stderr, s);
+            return;
+        }
         if let Some(buf) = &mut out.captured_stderr {
             buf.extend_from_slice(s.as_bytes());
             return;
