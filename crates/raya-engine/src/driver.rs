@@ -492,6 +492,7 @@ fn check_guard(cell: &TaskCell, safepoints: u32) -> Option<String> {
 fn stop_guarded(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: Arc<TaskCell>, exec: Box<Task>, reason: &str) {
     if !cell.cancel_delivered.swap(true, Ordering::AcqRel) {
         cell.cancel.store(true, Ordering::SeqCst);
+        cell.run_on_cancel();
         *cell.resume.lock() = Some(Resume::Cancel);
         *cell.exec.lock() = Some(exec);
         cx.preempted(Job::Run(cell));

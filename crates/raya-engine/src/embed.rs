@@ -56,7 +56,10 @@
 #![warn(missing_docs)]
 
 mod convert;
+mod future;
 mod instance;
+
+pub use future::{AsyncHostFunction, BoxFuture, Spawner};
 
 pub use crate::vm::runtime::{OutputSink, Stream};
 pub use convert::{FromValue, HostFunction, IntoArgs, IntoValue};
@@ -467,11 +470,14 @@ impl From<String> for Throw {
 type SyncFn = Arc<dyn Fn(&[HostValue]) -> Result<HostValue, Throw> + Send + Sync>;
 type AsyncFn = Arc<dyn Fn(Vec<HostValue>, ExternalPromise) + Send + Sync>;
 
+type FutureFn = Arc<dyn Fn(&[HostValue]) -> Result<future::ResultFuture, Throw> + Send + Sync>;
+
 #[derive(Clone)]
 enum HostFn {
     Sync(SyncFn),
     Blocking(SyncFn),
     Async(AsyncFn),
+    Future(FutureFn),
 }
 
 /// The host functions of one run, by trampoline index, and the VM's
@@ -479,6 +485,7 @@ enum HostFn {
 pub(crate) struct HostTable {
     fns: Vec<(&'static str, HostFn)>,
     interrupt: Option<Interrupt>,
+    spawner: Arc<dyn Spawner>,
 }
 
 /// See [`VmBuilder::interrupt`].
@@ -646,13 +653,24 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
             Err(Throw::Error(m)) => Err(ctx.plain_error(m)),
             Err(Throw::Type(m)) => Err(ctx.type_error(m)),
         },
-        HostFn::Async(f) => {
-            let cell = Arc::new(PromiseCell { external: true, ..Default::default() });
-            let promise = ctx.heap().alloc(Body::Promise(cell.clone()));
-            let key = handle.keep_alive();
-            let ext = ExternalPromise {
-                inner: Arc::new(ExtInner { cell, handle: handle.clone(), key, settled: AtomicBool::new(false) }),
+        HostFn::Future(f) => {
+            let fut = match in_host_call(&handle, ctx.rt, name, || f(&hargs)) {
+                Ok(fut) => fut,
+                Err(Throw::Error(m)) => return Err(ctx.plain_error(m)),
+                Err(Throw::Type(m)) => return Err(ctx.type_error(m)),
             };
+            let (promise, ext) = new_external(ctx, &handle);
+            let abort = Arc::new(future::Abort::default());
+            if let Some(cell) = &ctx.task.cell {
+                let a = abort.clone();
+                cell.on_cancel.lock().push(Box::new(move || a.abort()));
+            }
+            let wrapped = future::HostFuture { inner: Some(fut), promise: Some(ext), abort };
+            table.spawner.spawn(Box::pin(wrapped));
+            Ok(promise)
+        }
+        HostFn::Async(f) => {
+            let (promise, ext) = new_external(ctx, &handle);
             if let Err(m) = in_host_call(&handle, ctx.rt, name, move || {
                 f(hargs, ext);
                 Ok(())
@@ -679,6 +697,18 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
             },
         ),
     }
+}
+
+/// A pending promise for the script and the [`ExternalPromise`] that
+/// settles it.
+fn new_external(ctx: &mut NativeCtx, handle: &Handle) -> (Value, ExternalPromise) {
+    let cell = Arc::new(PromiseCell { external: true, ..Default::default() });
+    let promise = ctx.heap().alloc(Body::Promise(cell.clone()));
+    let key = handle.keep_alive();
+    let ext = ExternalPromise {
+        inner: Arc::new(ExtInner { cell, handle: handle.clone(), key, settled: AtomicBool::new(false) }),
+    };
+    (promise, ext)
 }
 
 // ---- external promises ---------------------------------------------------------------
@@ -775,6 +805,7 @@ pub struct VmBuilder {
     report_errors: bool,
     interrupt: Option<Interrupt>,
     limits: Limits,
+    spawner: Option<Arc<dyn Spawner>>,
 }
 
 impl std::fmt::Debug for VmBuilder {
@@ -894,6 +925,27 @@ impl VmBuilder {
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// The executor the futures of async host functions
+    /// ([`Vm::register_async`]) run on: the host's, so its reactor,
+    /// timers and clients work inside them. A closure `|f: BoxFuture| {
+    /// tokio::spawn(f); }` will do, or (feature `tokio`)
+    /// [`tokio`](Self::tokio). Without one, each future runs on a thread
+    /// of its own.
+    pub fn spawner(mut self, s: impl Spawner + 'static) -> Self {
+        self.spawner = Some(Arc::new(s));
+        self
+    }
+
+    /// Runs async host functions on the Tokio runtime this is called in
+    /// (see [`spawner`](Self::spawner)).
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
+    #[cfg(feature = "tokio")]
+    pub fn tokio(self) -> Self {
+        self.spawner(tokio::runtime::Handle::current())
     }
 
     /// Makes the VM (and its blocking pool, which starts no thread yet).
@@ -1041,6 +1093,29 @@ impl Vm {
         self.register(name, HostFn::Async(Arc::new(f)))
     }
 
+    /// Registers an async host function: a closure returning a future,
+    /// `|url: String| async move { Ok::<_, MyError>(body) }`, typed as for
+    /// [`Vm::register_fn`]. A call returns a `Promise` to the script at
+    /// once; the future runs on the VM's [`Spawner`] (the host's executor,
+    /// see [`VmBuilder::spawner`]) and settles the promise with its
+    /// result (`Err(e)` rejects it with an `Error` of `e`'s text). If the
+    /// task that called it is cancelled, the future is dropped.
+    ///
+    /// # Panics
+    /// As [`Vm::register_fn`].
+    pub fn register_async<Args>(&self, name: &str, f: impl AsyncHostFunction<Args>) -> &Self {
+        let owned = name.to_string();
+        self.register(name, HostFn::Future(Arc::new(move |args: &[HostValue]| f.make_future(&owned, args))))
+    }
+
+    fn table(&self) -> Arc<HostTable> {
+        Arc::new(HostTable {
+            fns: self.inner.fns.lock().clone(),
+            interrupt: self.inner.opts.interrupt.clone(),
+            spawner: self.inner.opts.spawner.clone().unwrap_or_else(|| Arc::new(future::ThreadSpawner)),
+        })
+    }
+
     fn compile_options(&self) -> compiler::CompileOptions {
         compiler::CompileOptions {
             host_globals: self.inner.fns.lock().iter().map(|(n, _)| n.to_string()).collect(),
@@ -1078,8 +1153,7 @@ impl Vm {
     /// program imports a built-in module this VM does not allow).
     pub fn execute(&self, program: &Program) -> Result<HostValue, HostError> {
         self.check_capabilities(program)?;
-        let table =
-            Arc::new(HostTable { fns: self.inner.fns.lock().clone(), interrupt: self.inner.opts.interrupt.clone() });
+        let table = self.table();
         let mut setup = self.setup(program, &table, self.inner.opts.output.clone());
         let guard = Arc::new(instance::CallGuard::new(&self.inner.opts.limits, table.interrupt.clone()));
         let g = guard.clone();
@@ -1183,8 +1257,7 @@ impl Vm {
     /// [`Vm::load`] with options for this instance (its own output).
     pub fn load_with(&self, program: &Program, options: LoadOptions) -> Result<Instance, HostError> {
         self.check_capabilities(program)?;
-        let table =
-            Arc::new(HostTable { fns: self.inner.fns.lock().clone(), interrupt: self.inner.opts.interrupt.clone() });
+        let table = self.table();
         let output = options.output.or_else(|| self.inner.opts.output.clone());
         let mut setup = self.setup(program, &table, output);
         let main = Arc::new(instance::CallState::new(&self.inner.opts.limits, table.interrupt.clone()));

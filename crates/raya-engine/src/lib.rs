@@ -16,8 +16,9 @@ pub mod vm;
 
 pub use compiler::{CompileError, Program};
 pub use embed::{
-    Call, Capabilities, Capability, ExecHandle, ExternalPromise, FromValue, HostError, HostValue, Instance, IntoArgs,
-    IntoValue, Limits, LoadOptions, ScriptError, StackFrame, Stream, Vm, VmBuilder,
+    AsyncHostFunction, BoxFuture, Call, Capabilities, Capability, ExecHandle, ExternalPromise, FromValue, HostError,
+    HostFunction, HostValue, Instance, IntoArgs, IntoValue, Limits, LoadOptions, OutputSink, ScriptError, Spawner,
+    StackFrame, Stream, Vm, VmBuilder,
 };
 
 /// Unit tests run under an allocator that counts, per thread, the bytes

@@ -70,6 +70,10 @@ pub struct TaskCell {
     /// Run once with the task's outcome, on the worker that settles it:
     /// how the embedding API learns that a call it started has ended.
     pub on_done: Mutex<Option<OnDone>>,
+    /// Run when the task is cancelled (`t.cancel()`, or an embedder
+    /// stopping it), whatever it waits on: host futures it started are
+    /// dropped (`embed`).
+    pub on_cancel: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
     /// Checked where the task is preempted (`driver::check_guard`): an
     /// embedder's limits and interrupt callback for this task.
     pub guard: std::sync::OnceLock<Arc<dyn RunGuard>>,
@@ -112,6 +116,7 @@ impl TaskCell {
             timers_armed: AtomicBool::new(false),
             cancel_hook: Mutex::new(None),
             on_done: Mutex::new(None),
+            on_cancel: Mutex::new(Vec::new()),
             guard: std::sync::OnceLock::new(),
         }
     }
@@ -128,7 +133,16 @@ impl TaskCell {
     /// token store before flag load there, all SeqCst.
     pub fn request_cancel(&self) -> bool {
         self.cancel.store(true, Ordering::SeqCst);
+        self.run_on_cancel();
         self.token.claim_current() && self.run_cancel_hook()
+    }
+
+    /// Runs (once) what was registered in [`TaskCell::on_cancel`].
+    pub fn run_on_cancel(&self) {
+        let hooks = std::mem::take(&mut *self.on_cancel.lock());
+        for h in hooks {
+            h();
+        }
     }
 
     /// The suspending worker's side of [`TaskCell::request_cancel`]: after
