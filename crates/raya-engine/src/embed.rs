@@ -58,8 +58,10 @@
 mod convert;
 mod future;
 mod instance;
+mod userdata;
 
 pub use future::{AsyncHostFunction, BoxFuture, Spawner};
+pub use userdata::{HostObject, UserData, UserMethod, UserMethods, MAX_USER_METHODS};
 
 pub use crate::vm::runtime::{OutputSink, Stream};
 pub use convert::{FromValue, HostFunction, IntoArgs, IntoValue};
@@ -115,6 +117,8 @@ pub enum HostValue {
     Array(Vec<HostValue>),
     /// A plain object: its properties in order.
     Object(Vec<(String, HostValue)>),
+    /// A host object ([`UserData`]): shared with the script, not copied.
+    Host(HostObject),
 }
 
 impl HostValue {
@@ -234,6 +238,9 @@ fn to_host(v: Value, stack: &mut Vec<usize>) -> Result<HostValue, String> {
             }
             Ok(HostValue::Object(props))
         }
+        Body::Host(h) if userdata::is_user_class(h.desc) => {
+            Ok(HostValue::Host(HostObject { data: h.data.clone(), class: h.desc }))
+        }
         _ => Err(format!("cannot pass a {} to the host", kind_name(&obj.body))),
     };
     stack.pop();
@@ -276,6 +283,7 @@ fn from_host(rt: &mut Runtime, v: &HostValue) -> Value {
             }
             rt.heap.alloc(Body::Object(Mut::new(ObjectData { class: Value::UNDEFINED, props: map, frozen: false })))
         }
+        HostValue::Host(o) => crate::vm::host::new_host_object(rt, o.class, o.data.clone()),
     }
 }
 

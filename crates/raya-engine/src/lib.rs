@@ -18,7 +18,7 @@ pub use compiler::{CompileError, Program};
 pub use embed::{
     AsyncHostFunction, BoxFuture, Call, Capabilities, Capability, ExecHandle, ExternalPromise, FromValue, HostError,
     HostFunction, HostValue, Instance, IntoArgs, IntoValue, Limits, LoadOptions, OutputSink, ScriptError, Spawner,
-    StackFrame, Stream, Vm, VmBuilder,
+    StackFrame, Stream, UserData, UserMethods, Vm, VmBuilder,
 };
 
 /// Unit tests run under an allocator that counts, per thread, the bytes

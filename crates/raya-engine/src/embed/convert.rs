@@ -29,6 +29,7 @@ pub(crate) fn describe(v: &HostValue) -> &'static str {
         HostValue::String(_) => "a string",
         HostValue::Array(_) => "an array",
         HostValue::Object(_) => "an object",
+        HostValue::Host(o) => o.class_name(),
     }
 }
 
