@@ -60,6 +60,11 @@ mod future;
 mod instance;
 mod userdata;
 
+#[cfg(feature = "serde")]
+pub mod serde;
+#[cfg(feature = "serde")]
+pub use self::serde::Serde;
+
 pub use future::{AsyncHostFunction, BoxFuture, Spawner};
 pub use userdata::{HostObject, UserData, UserMethod, UserMethods, MAX_USER_METHODS};
 
