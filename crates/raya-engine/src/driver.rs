@@ -375,6 +375,10 @@ fn run_inner<R>(
     r
 }
 
+/// Global slots a [`LiveRun`] has beyond its program's: for the
+/// top-level declarations of code evaluated in it later.
+pub const LIVE_EXTRA_GLOBALS: usize = 4096;
+
 /// A program kept loaded for an embedder (`embed::Instance`): its main
 /// task runs as in [`run_program_hosted`], but the run does not end when
 /// main does. Its globals stay alive, and host threads start more tasks
@@ -398,8 +402,12 @@ impl LiveRun {
         setup: &mut dyn FnMut(&mut Runtime),
         on_main: crate::sync::OnDone,
     ) -> LiveRun {
-        let (mut rt, entry) =
-            Runtime::new(&program.entry, &program.sources, program.global_names.len(), opts.args.clone());
+        let (mut rt, entry) = Runtime::new(
+            &program.entry,
+            &program.sources,
+            program.global_names.len() + LIVE_EXTRA_GLOBALS,
+            opts.args.clone(),
+        );
         crate::builtins::process::set_args(&mut rt);
         crate::std::install(&mut rt, &program.std_modules);
         rt.heap.shared().configure(opts.gc);

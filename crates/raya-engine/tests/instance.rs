@@ -423,3 +423,42 @@ fn exit_in_a_call_ends_the_instance() {
     let p = vm.compile_source("e.raya", "exit(0);").unwrap();
     assert_eq!(vm.load(&p).map(|_| ()), Err(HostError::Exit(0)));
 }
+
+#[test]
+fn eval_runs_inside_a_loaded_program() {
+    let vm = Vm::builder().workers(2).build();
+    vm.register_fn("twice", |n: f64| Ok::<_, String>(n * 2.0));
+    let inst =
+        load(&vm, "export let counter = 20;\nexport function bump(): number { return ++counter; }\nconst secret = 1;");
+    assert_eq!(inst.eval::<f64>("1 + 1"), Ok(2.0));
+    // Exports (read-only, as for an importing module: live bindings) and
+    // host functions are in scope.
+    assert_eq!(inst.eval::<f64>("bump(); twice(bump())"), Ok(44.0));
+    assert_eq!(inst.eval::<f64>("counter"), Ok(22.0));
+    assert!(matches!(inst.eval::<f64>("counter = 1"), Err(HostError::Compile(_))));
+    // Declarations stay for later evals.
+    assert_eq!(
+        inst.eval::<HostValue>("const base = 100;\nfunction plus(n: number): number { return base + n; }"),
+        Ok(HostValue::Undefined)
+    );
+    assert_eq!(inst.eval::<f64>("plus(counter)"), Ok(122.0));
+    // A promise is awaited.
+    assert_eq!(inst.eval::<String>("(async () => { await sleep(1); return \"done\"; })()"), Ok("done".into()));
+    // Module-private names are not visible; errors are values.
+    match inst.eval::<f64>("secret") {
+        Err(HostError::Compile(e)) => assert!(e.render().contains("cannot find name `secret`"), "{}", e.render()),
+        other => panic!("{other:?}"),
+    }
+    match inst.eval::<f64>("import { x } from \"./x.raya\";\nx") {
+        Err(HostError::Compile(e)) => assert!(e.render().contains("cannot import modules"), "{}", e.render()),
+        other => panic!("{other:?}"),
+    }
+    match inst.eval::<f64>("throw new RangeError(\"nope\")") {
+        Err(HostError::Uncaught(e)) => assert_eq!((e.name.as_str(), e.message.as_str()), ("RangeError", "nope")),
+        other => panic!("{other:?}"),
+    }
+    // Many evals in a row: the warm path.
+    for i in 0..200 {
+        assert_eq!(inst.eval::<f64>(&format!("{i} + 1")), Ok(i as f64 + 1.0));
+    }
+}

@@ -1637,7 +1637,7 @@ impl<'a> Codegen<'a> {
     pub(crate) fn module(
         &mut self,
         prog: &'a Program,
-        completion: Option<u32>,
+        completion: Completion,
         prologue: impl FnOnce(&mut Self),
     ) -> FuncProto {
         self.push_fn("", Span::default(), 0);
@@ -1656,9 +1656,22 @@ impl<'a> Codegen<'a> {
         }
         self.hoist_block(&prog.body);
         let end = prog.body.last().map_or(0, |s| s.span.end.saturating_sub(1));
+        let returned = match completion {
+            Completion::Return => {
+                let r = self.alloc_local();
+                self.emit(Instr::LoadUndef { dst: r }, 0);
+                Some(r)
+            }
+            _ => None,
+        };
         for s in &prog.body {
-            match (&s.kind, completion) {
-                (StmtKind::Expr(e), Some(idx)) => {
+            match (&s.kind, completion, returned) {
+                (StmtKind::Expr(e), _, Some(r)) => {
+                    self.expr(e, r);
+                    let f = self.f();
+                    f.next_reg = f.local_top;
+                }
+                (StmtKind::Expr(e), Completion::Slot(idx), None) => {
                     let value = self.alloc();
                     self.expr(e, value);
                     self.emit(Instr::SetGlobal { idx, src: value }, s.span.start);
@@ -1668,7 +1681,10 @@ impl<'a> Codegen<'a> {
                 _ => self.stmt(s),
             }
         }
-        self.emit(Instr::ReturnUndef, end);
+        match returned {
+            Some(src) => self.emit(Instr::Return { src }, end),
+            None => self.emit(Instr::ReturnUndef, end),
+        };
         self.pop_fn()
     }
 
@@ -1679,6 +1695,18 @@ impl<'a> Codegen<'a> {
     pub(crate) fn bind_kind(&self, id: BindingId) -> BindKind {
         self.binding(id).kind
     }
+}
+
+/// Where a module's completion value goes (see [`Codegen::module`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Completion {
+    /// Nowhere (an imported module).
+    None,
+    /// Into this global slot (the entry module).
+    Slot(u32),
+    /// Returned by the module function (an instance's `eval`; a promise
+    /// returned so is awaited).
+    Return,
 }
 
 /// The number `e` always evaluates to: a numeric literal, or a use of a

@@ -29,6 +29,8 @@ pub(crate) struct InstanceInner {
     pub(crate) program: Program,
     pub(crate) table: Arc<HostTable>,
     pub(crate) limits: Limits,
+    /// What code given to [`Instance::eval`] sees and extends.
+    evals: Mutex<EvalScope>,
     /// Calls not finished yet, failed at once if the script calls `exit()`.
     pending: Mutex<Vec<Weak<CallState>>>,
 }
@@ -55,7 +57,19 @@ impl std::fmt::Debug for Instance {
 
 impl Instance {
     pub(crate) fn new(live: LiveRun, program: Program, table: Arc<HostTable>, limits: Limits) -> Instance {
-        let inner = Arc::new(InstanceInner { live, program, table, limits, pending: Mutex::new(Vec::new()) });
+        // Host functions and exports, by name (an export shadows a host
+        // function of the same name, as in the program's own code).
+        let first = crate::builtins::GLOBAL_NAMES.len();
+        let mut visible: Vec<(String, u32)> = Vec::new();
+        for (i, name) in program.global_names.iter().skip(first).take(program.host_globals).enumerate() {
+            visible.push((name.clone(), (first + i) as u32));
+        }
+        for (name, slot) in &program.exports {
+            visible.retain(|(n, _)| n != name);
+            visible.push((name.clone(), *slot));
+        }
+        let evals = Mutex::new(EvalScope { globals: program.global_names.clone(), visible, count: 0 });
+        let inner = Arc::new(InstanceInner { live, program, table, limits, evals, pending: Mutex::new(Vec::new()) });
         let weak = Arc::downgrade(&inner);
         inner.live.on_exit(Box::new(move |code| {
             if let Some(inner) = weak.upgrade() {
@@ -147,6 +161,78 @@ impl Instance {
         self.start(name, args.into_args(), limits)
     }
 
+    /// Evaluates `src` inside the loaded program and returns its
+    /// completion value (that of its last top-level expression statement,
+    /// awaited if it is a promise or task): `instance.eval::<f64>("counter
+    /// * 2")`. The code sees the program's exports (read-only, as a module
+    /// importing them would: change them through the program's functions
+    /// or [`Instance::set`]) and the host functions, and the top-level
+    /// declarations of earlier `eval`s; its own
+    /// declarations stay for later ones (at most
+    /// [`LIVE_EXTRA_GLOBALS`](crate::driver::LIVE_EXTRA_GLOBALS) over the
+    /// instance's life). It runs as a task, under the instance's
+    /// [`Limits`]; it cannot import modules. A compile error is
+    /// [`HostError::Compile`].
+    pub fn eval<T: FromValue>(&self, src: &str) -> Result<T, HostError> {
+        T::from_value(self.eval_async(src)?.wait()?)
+    }
+
+    /// Compiles `src` as [`Instance::eval`] does and starts it.
+    pub fn eval_async(&self, src: &str) -> Result<Call, HostError> {
+        let entry = {
+            let mut scope = self.inner.evals.lock();
+            scope.count += 1;
+            let name = format!("<eval {}>", scope.count);
+            let code =
+                crate::compiler::compile_eval(&name, src, &scope.globals, &self.inner.program.sources, &scope.visible)?;
+            let room = self.inner.program.global_names.len() + crate::driver::LIVE_EXTRA_GLOBALS;
+            if scope.globals.len() + code.new_globals.len() > room {
+                return Err(HostError::Internal(format!(
+                    "eval: no room left for more top-level declarations ({} over the instance's life)",
+                    crate::driver::LIVE_EXTRA_GLOBALS
+                )));
+            }
+            for name in code.new_globals {
+                let slot = scope.globals.len() as u32;
+                if !name.starts_with('<') {
+                    scope.visible.retain(|(n, _)| *n != name);
+                    scope.visible.push((name.clone(), slot));
+                }
+                scope.globals.push(name);
+            }
+            code.entry
+        };
+        let state = Arc::new(CallState::new(&self.inner.limits, self.inner.table.interrupt.clone()));
+        let call = Call { state: state.clone(), instance: self.clone() };
+        if !self.track(&state) {
+            return Ok(call);
+        }
+        let fin = Finisher(state);
+        self.handle().on_runtime(Box::new(move |rt| {
+            let mut roots = Vec::new();
+            let proto = crate::vm::link::link(&entry, &mut rt.heap, &mut roots);
+            rt.world.late_roots.lock().extend(roots);
+            let f = crate::vm::runtime::make_closure(&mut rt.heap, proto, Box::new([]));
+            spawn_task(rt, fin, f, &[]);
+        }));
+        Ok(call)
+    }
+
+    /// Registers a call as pending (failed if the program exits); false if
+    /// it has exited already (the call is failed).
+    fn track(&self, state: &Arc<CallState>) -> bool {
+        {
+            let mut pending = self.inner.pending.lock();
+            pending.retain(|w| w.strong_count() > 0);
+            pending.push(Arc::downgrade(state));
+        }
+        if let Some(code) = self.inner.live.exited() {
+            state.finish(Err(HostError::Exit(code)));
+            return false;
+        }
+        true
+    }
+
     fn start(&self, name: &str, args: Vec<HostValue>, limits: Limits) -> Call {
         let state = Arc::new(CallState::new(&limits, self.inner.table.interrupt.clone()));
         let call = Call { state: state.clone(), instance: self.clone() };
@@ -157,13 +243,7 @@ impl Instance {
                 return call;
             }
         };
-        {
-            let mut pending = self.inner.pending.lock();
-            pending.retain(|w| w.strong_count() > 0);
-            pending.push(Arc::downgrade(&state));
-        }
-        if let Some(code) = self.inner.live.exited() {
-            state.finish(Err(HostError::Exit(code)));
+        if !self.track(&state) {
             return call;
         }
         let name = name.to_string();
@@ -184,6 +264,16 @@ impl Instance {
         }
         call
     }
+}
+
+/// See [`InstanceInner::evals`].
+struct EvalScope {
+    /// Every global slot's name, the program's and earlier evals'.
+    globals: Vec<String>,
+    /// The names eval'd code sees, with their slots.
+    visible: Vec<(String, u32)>,
+    /// Evals so far (each names its file `<eval N>`).
+    count: u64,
 }
 
 /// Fails the call if the job or the task that should finish it is
@@ -208,7 +298,12 @@ fn spawn_call(rt: &mut Runtime, fin: Finisher, slot: u32, name: &str, args: &[Ho
         return;
     }
     let argv: Vec<Value> = args.iter().map(|a| from_host(rt, a)).collect();
-    match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, &argv) {
+    spawn_task(rt, fin, f, &argv);
+}
+
+/// On a worker: starts `f(...argv)` as the task of a call.
+fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) {
+    match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, argv) {
         Ok(task) => {
             let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else { unreachable!("spawn returns a task") };
             // The task is queued when this job returns, so both are in

@@ -183,6 +183,9 @@ pub struct World {
     pub failed_tasks: Mutex<Vec<Value>>,
     /// Classes of host objects made so far (`vm::host`): GC roots.
     pub host_classes: super::host::HostClasses,
+    /// Constants of code linked after the program started (an embedder's
+    /// `Instance::eval`): GC roots.
+    pub late_roots: Mutex<Vec<Value>>,
 }
 
 impl World {
@@ -194,6 +197,7 @@ impl World {
         m.mark_all(&self.failed_tasks.lock());
         self.realm.lock().mark_roots(m);
         m.mark_all(&self.host_classes.values());
+        m.mark_all(&self.late_roots.lock());
     }
 }
 
@@ -252,6 +256,7 @@ impl Runtime {
             live_tasks: Default::default(),
             failed_tasks: Default::default(),
             host_classes: Default::default(),
+            late_roots: Default::default(),
         });
         let rt = Runtime {
             heap,
