@@ -1,14 +1,11 @@
-//! The embedding API: run Raya programs from a Rust program.
+//! The embedding API: run Raya programs from a Rust program (the crate's
+//! front page is the guide).
 //!
 //! ```no_run
 //! use raya_engine::{ExternalPromise, HostValue, Vm};
 //!
 //! let vm = Vm::builder().workers(4).build();
-//! vm.register_fn("add", |args: &[HostValue]| {
-//!     let a = args.first().and_then(HostValue::as_number).unwrap_or(0.0);
-//!     let b = args.get(1).and_then(HostValue::as_number).unwrap_or(0.0);
-//!     Ok(HostValue::Number(a + b))
-//! });
+//! vm.register_fn("add", |a: f64, b: f64| Ok::<_, String>(a + b));
 //! vm.register_async_fn("fetch", |_args, promise: ExternalPromise| {
 //!     std::thread::spawn(move || {
 //!         let _ = promise.resolve(HostValue::from("done"));
@@ -29,16 +26,28 @@
 //!   those slots with natives. A native is a plain `fn`, so each slot gets
 //!   one of [`MAX_HOST_FNS`] trampolines that finds its closure by index in
 //!   the running program's host table (reached through
-//!   [`crate::driver::current_handle`]).
+//!   [`crate::driver::current_handle`]). Typed closures ([`HostFunction`])
+//!   are wrapped into the one slice-taking form there.
 //! * Values cross the boundary as owned [`HostValue`]s (deep copies), so no
-//!   GC pointer escapes.
+//!   GC pointer escapes; host objects ([`UserData`]) cross as a shared
+//!   `Arc` of the Rust value.
+//! * [`Vm::execute`] is a whole run (`driver::run_program_hosted`);
+//!   [`Vm::load`] is a `driver::LiveRun`, which stays after its main task.
+//!   A call into an [`Instance`] is a host job that spawns a task for the
+//!   exported function; the task's `on_done` hook (run on the worker that
+//!   settles it) converts the outcome and hands it to the [`Call`].
+//! * Cancellation, the interrupt callback and [`Limits`] meet in one
+//!   place: the task's `RunGuard`, checked where the task is preempted
+//!   (`driver::check_guard`); a time limit also arms a scheduler timer, so
+//!   a suspended call is stopped too.
 //! * An [`ExternalPromise`] settles its promise from any thread: the
 //!   settlement (which allocates the value and wakes the awaiting tasks)
 //!   runs as a host job on a worker, because only workers may touch the
 //!   heap. While it is pending it keeps the program alive (a never-firing
 //!   scheduler timer), so the program is neither finished nor deadlocked.
 //!   Settled on a worker thread inside a host call, the settlement is
-//!   applied on that worker right after the host closure returns.
+//!   applied on that worker right after the host closure returns. The
+//!   futures of [`Vm::register_async`] settle one the same way.
 //! * A blocking host function runs on the [`Vm`]'s blocking pool
 //!   ([`crate::scheduler::BlockingPool`]: at most
 //!   [`VmBuilder::blocking_threads`] threads, started on demand, shared by
@@ -70,7 +79,7 @@ pub use userdata::{HostObject, UserData, UserMethod, UserMethods, MAX_USER_METHO
 
 pub use crate::vm::runtime::{OutputSink, Stream};
 pub use convert::{FromValue, HostFunction, IntoArgs, IntoValue};
-pub use instance::{Call, Instance};
+pub use instance::{Call, Canceller, Instance};
 
 use crate::compiler::{self, CompileError, Program};
 use crate::driver::{self, Handle, RunOptions};
@@ -944,7 +953,7 @@ impl VmBuilder {
     /// ([`Vm::register_async`]) run on: the host's, so its reactor,
     /// timers and clients work inside them. A closure `|f: BoxFuture| {
     /// tokio::spawn(f); }` will do, or (feature `tokio`)
-    /// [`tokio`](Self::tokio). Without one, each future runs on a thread
+    /// `VmBuilder::tokio`. Without one, each future runs on a thread
     /// of its own.
     pub fn spawner(mut self, s: impl Spawner + 'static) -> Self {
         self.spawner = Some(Arc::new(s));

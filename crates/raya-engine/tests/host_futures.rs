@@ -152,3 +152,16 @@ fn the_tokio_feature_uses_the_current_runtime() {
     });
     assert_eq!(vm.eval::<String>("await tick()"), Ok("tock".to_string()));
 }
+
+/// The Tokio example's code, compiled into this test too.
+#[allow(dead_code)]
+#[path = "../examples/tokio_jobs.rs"]
+mod tokio_jobs;
+
+#[test]
+fn the_tokio_example_handles_a_thousand_concurrent_calls() {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let (ok, timed_out, failed, _) = rt.block_on(tokio_jobs::run(1000, Duration::from_millis(2000))).unwrap();
+    // Every 100th job waits 5 s on the host: those time out, the rest finish.
+    assert_eq!((ok, timed_out, failed), (990, 10, 0));
+}

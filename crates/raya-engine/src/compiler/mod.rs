@@ -51,7 +51,7 @@ pub struct Program {
     /// Global slot -> name: `builtins::GLOBAL_NAMES` first, then every
     /// module's top-level bindings.
     pub global_names: Vec<String>,
-    /// Number of host globals (see [`compile_source_with_globals`]): they
+    /// Number of host globals (see [`compile_source_with`]): they
     /// occupy the slots right after `builtins::GLOBAL_NAMES`.
     pub host_globals: usize,
     /// The built-in modules (`std:fs`, ...) the program imports, and where

@@ -163,8 +163,8 @@ impl Instance {
 
     /// Evaluates `src` inside the loaded program and returns its
     /// completion value (that of its last top-level expression statement,
-    /// awaited if it is a promise or task): `instance.eval::<f64>("counter
-    /// * 2")`. The code sees the program's exports (read-only, as a module
+    /// awaited if it is a promise or task):
+    /// `instance.eval::<f64>("counter * 2")`. The code sees the program's exports (read-only, as a module
     /// importing them would: change them through the program's functions
     /// or [`Instance::set`]) and the host functions, and the top-level
     /// declarations of earlier `eval`s; its own
@@ -503,6 +503,12 @@ impl Call {
         }
     }
 
+    /// A handle that cancels this call (see [`Call::cancel`]) after the
+    /// `Call` itself was given away, e.g. to `tokio::time::timeout`.
+    pub fn canceller(&self) -> Canceller {
+        Canceller { state: self.state.clone(), instance: self.instance.clone() }
+    }
+
     /// Whether the call has ended.
     pub fn is_finished(&self) -> bool {
         self.state.result().is_some()
@@ -515,12 +521,36 @@ impl Call {
     /// call ends with [`HostError::Cancelled`]. Nothing happens if it has
     /// already ended.
     pub fn cancel(&self) {
-        if self.is_finished() {
-            return;
-        }
-        self.state.guard.stop("cancelled by the host".into());
-        let st = self.state.clone();
-        self.instance.handle().on_runtime(Box::new(move |rt| st.deliver_cancel(rt)));
+        cancel(&self.state, &self.instance);
+    }
+}
+
+fn cancel(state: &Arc<CallState>, instance: &Instance) {
+    if state.result().is_some() {
+        return;
+    }
+    state.guard.stop("cancelled by the host".into());
+    let st = state.clone();
+    instance.handle().on_runtime(Box::new(move |rt| st.deliver_cancel(rt)));
+}
+
+/// Cancels a [`Call`] from elsewhere ([`Call::canceller`]).
+#[derive(Clone)]
+pub struct Canceller {
+    state: Arc<CallState>,
+    instance: Instance,
+}
+
+impl std::fmt::Debug for Canceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Canceller").finish()
+    }
+}
+
+impl Canceller {
+    /// As [`Call::cancel`].
+    pub fn cancel(&self) {
+        cancel(&self.state, &self.instance);
     }
 }
 
