@@ -39,11 +39,12 @@ pub fn run() -> Result<Vec<String>, HostError> {
 
     // A synchronous host function: runs on the worker, returns at once.
     let sink = lines.clone();
-    vm.register_fn("hostLog", move |args: &[HostValue]| {
-        let line = args.first().and_then(HostValue::as_str).ok_or("hostLog expects a string")?.to_string();
+    // Typed: a call with anything but a string is a TypeError in the
+    // script ("hostLog: parameter 1 expected a string, got a number").
+    vm.register_fn("hostLog", move |line: String| {
         println!("[host] {line}");
         sink.lock().unwrap().push(line);
-        Ok(HostValue::Undefined)
+        Ok::<(), String>(())
     });
 
     // An async host function: the script gets a Promise at once; a Rust

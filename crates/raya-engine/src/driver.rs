@@ -72,6 +72,9 @@ pub enum Job {
     Host(HostJob),
 }
 
+/// See [`LiveRun::on_exit`].
+pub type ExitHook = Box<dyn FnOnce(i32) + Send>;
+
 /// See [`Job::Host`].
 pub type HostJob = Box<dyn FnOnce(&mut Runtime) + Send>;
 
@@ -89,6 +92,8 @@ pub struct RunOptions {
     pub blocking_pool: Option<Arc<BlockingPool>>,
     /// Collector pacing, heap limit and stress mode.
     pub gc: crate::vm::heap::GcConfig,
+    /// An embedder's limits on the main task (see [`crate::sync::RunGuard`]).
+    pub guard: Option<Arc<dyn crate::sync::RunGuard>>,
 }
 
 struct Shared {
@@ -109,6 +114,12 @@ struct Shared {
     /// The socket poller (`crate::io`), started by the first socket and
     /// stopped when the run ends.
     poller: std::sync::OnceLock<std::io::Result<crate::io::Poller>>,
+    /// A [`LiveRun`]: the program stays loaded after main, so main's end
+    /// (even by an uncaught error) does not end it.
+    live: bool,
+    /// Run when `exit()` ends the program (a live run fails its pending
+    /// calls).
+    on_exit: Mutex<Vec<ExitHook>>,
 }
 
 impl Shared {
@@ -187,6 +198,13 @@ impl Handle {
     /// fairness, see `std::net`).
     pub fn requeue(&self, task: Arc<TaskCell>) {
         self.sched.spawn(Job::Run(task));
+    }
+
+    /// Runs `f` on a worker at `deadline` (unless [`Handle::release`]d
+    /// first with the returned key).
+    pub fn at(&self, deadline: std::time::Instant, f: HostJob) -> crate::scheduler::TimerKey {
+        self.shared.admit_parallel();
+        self.sched.sleep_until(deadline, Job::Host(f))
     }
 
     /// Ends a [`Handle::keep_alive`].
@@ -282,6 +300,9 @@ fn run_inner<R>(
         return end(&mut rt, RunEnd { code: 1, exited: false, main: Some(Outcome::Error(e)) });
     }
     let main = Arc::new(TaskCell::without_exec(id));
+    if let Some(g) = opts.guard.clone() {
+        let _ = main.guard.set(g);
+    }
     exec.cell = Some(main.clone());
     *main.exec.lock() = Some(Box::new(exec));
     let obj = rt.heap.alloc(Body::Task(main.clone()));
@@ -299,6 +320,8 @@ fn run_inner<R>(
         host,
         pool: opts.blocking_pool.clone().unwrap_or_default(),
         poller: std::sync::OnceLock::new(),
+        live: false,
+        on_exit: Mutex::new(Vec::new()),
     });
     let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
     sched.spawn(Job::Run(main.clone()));
@@ -352,6 +375,143 @@ fn run_inner<R>(
     r
 }
 
+/// Global slots a [`LiveRun`] has beyond its program's: for the
+/// top-level declarations of code evaluated in it later.
+pub const LIVE_EXTRA_GLOBALS: usize = 4096;
+
+/// A program kept loaded for an embedder (`embed::Instance`): its main
+/// task runs as in [`run_program_hosted`], but the run does not end when
+/// main does. Its globals stay alive, and host threads start more tasks
+/// in it ([`LiveRun::handle`], [`Handle::on_runtime`]) until it is
+/// dropped, which stops the workers.
+pub struct LiveRun {
+    handle: Handle,
+    /// The starting thread's runtime: it owns the heap's first handle;
+    /// used by nobody after the workers started.
+    _rt: Mutex<Runtime>,
+}
+
+impl LiveRun {
+    /// Runs `program`'s main task on the workers and returns at once;
+    /// `setup` runs first, as for [`run_program_hosted`], and `on_main`
+    /// gets main's outcome, on a worker (or here, if main cannot start).
+    pub fn start(
+        program: &Program,
+        opts: RunOptions,
+        host: Option<Arc<dyn std::any::Any + Send + Sync>>,
+        setup: &mut dyn FnMut(&mut Runtime),
+        on_main: crate::sync::OnDone,
+    ) -> LiveRun {
+        let (mut rt, entry) = Runtime::new(
+            &program.entry,
+            &program.sources,
+            program.global_names.len() + LIVE_EXTRA_GLOBALS,
+            opts.args.clone(),
+        );
+        crate::builtins::process::set_args(&mut rt);
+        crate::std::install(&mut rt, &program.std_modules);
+        rt.heap.shared().configure(opts.gc);
+        rt.heap.count_growth_here();
+        setup(&mut rt);
+        let id = crate::vm::object::next_id();
+        let mut exec = Task::new(id);
+        let started = TaskInterpreter::new(&mut rt).start(&mut exec, entry, Value::UNDEFINED, &[]);
+        let main = Arc::new(TaskCell::without_exec(id));
+        let workers = opts.workers.unwrap_or_else(crate::scheduler::default_workers).max(1);
+        let shared = Arc::new(Shared {
+            world: rt.world.clone(),
+            runtimes: (0..workers).map(|_| Mutex::new(None)).collect(),
+            parallel: workers > 1,
+            main: main.clone(),
+            exit_code: AtomicI32::new(0),
+            exited: AtomicBool::new(false),
+            host,
+            pool: opts.blocking_pool.clone().unwrap_or_default(),
+            poller: std::sync::OnceLock::new(),
+            live: true,
+            on_exit: Mutex::new(Vec::new()),
+        });
+        let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
+        match started {
+            Err(e) => on_main(&mut rt, Outcome::Error(e)),
+            Ok(()) => {
+                exec.cell = Some(main.clone());
+                *main.exec.lock() = Some(Box::new(exec));
+                *main.on_done.lock() = Some(on_main);
+                let obj = rt.heap.alloc(Body::Task(main.clone()));
+                main.object.store(obj.bits(), Ordering::Release);
+                rt.world.live_tasks.insert(id, obj);
+                sched.spawn(Job::Run(main));
+            }
+        }
+        LiveRun { handle: Handle { shared, sched }, _rt: Mutex::new(rt) }
+    }
+
+    /// The handle host threads reach the program through.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// `exit()` was called: the program runs nothing more.
+    pub fn exited(&self) -> Option<i32> {
+        self.handle.shared.exited.load(Ordering::Acquire).then(|| self.handle.shared.exit_code.load(Ordering::Acquire))
+    }
+
+    /// Adds what runs when `exit()` ends the program (at once, if it has).
+    pub fn on_exit(&self, f: ExitHook) {
+        let mut hooks = self.handle.shared.on_exit.lock();
+        // Checked under the lock the exiting worker takes the hooks with:
+        // either it sees this hook, or this sees the exit.
+        match self.exited() {
+            Some(code) => {
+                drop(hooks);
+                f(code)
+            }
+            None => hooks.push(f),
+        }
+    }
+}
+
+impl Drop for LiveRun {
+    fn drop(&mut self) {
+        if let Some(Ok(p)) = self.handle.shared.poller.get() {
+            p.stop();
+        }
+        self.handle.shared.exited.store(true, Ordering::Release);
+        self.handle.sched.clone().shutdown();
+        // Queued jobs hold task cells whose `on_done` may hold host state.
+        for r in self.handle.shared.runtimes.iter() {
+            r.lock().take();
+        }
+    }
+}
+
+/// The one place a task's limits are checked (see
+/// [`crate::sync::RunGuard`]): where it is preempted, after running
+/// `safepoints` safepoints.
+fn check_guard(cell: &TaskCell, safepoints: u32) -> Option<String> {
+    cell.guard.get()?.check(safepoints)
+}
+
+/// A guarded task went past a limit. The first time, it is resumed with
+/// a `TaskCancelledError` thrown where it stopped (so `finally` blocks
+/// run and the error can be reported); if it is still running at the
+/// next check (it caught the error and went on), it is ended.
+fn stop_guarded(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: Arc<TaskCell>, exec: Box<Task>, reason: &str) {
+    if !cell.cancel_delivered.swap(true, Ordering::AcqRel) {
+        cell.cancel.store(true, Ordering::SeqCst);
+        cell.run_on_cancel();
+        *cell.resume.lock() = Some(Resume::Cancel);
+        *cell.exec.lock() = Some(exec);
+        cx.preempted(Job::Run(cell));
+        return;
+    }
+    let class = rt.realm.classes.task_cancelled_error;
+    let e = rt.make_error(&exec, class, reason);
+    complete(rt, &cell, &exec, Outcome::Cancelled(e));
+    cx.completed();
+}
+
 /// The process's peak resident set size in bytes (`VmHWM` of
 /// `/proc/self/status`); None where there is no such file.
 pub fn peak_rss() -> Option<u64> {
@@ -374,7 +534,7 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
         None => {
             let mut text = String::from("DeadlockError: all tasks are blocked\n");
             text.push_str(&blocked_report(rt));
-            rt.write_stderr(&text);
+            rt.write_report(&text);
             // Often the cause: a task that failed can no longer send what
             // another waits for.
             report_unhandled(rt, main);
@@ -389,7 +549,7 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
         let n = blocked.len();
         let mut text = format!("warning: {} task{} never finished\n", n, if n == 1 { "" } else { "s" });
         text.push_str(&blocked_report(rt));
-        rt.write_stderr(&text);
+        rt.write_report(&text);
     }
     code
 }
@@ -414,7 +574,7 @@ fn report_unhandled(rt: &mut Runtime, main: &Arc<TaskCell>) -> bool {
             };
             if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
                 let text = uncaught_report(rt, e);
-                rt.write_stderr(&format!("Unhandled promise rejection: {text}\n"));
+                rt.write_report(&format!("Unhandled promise rejection: {text}\n"));
                 any = true;
             }
             continue;
@@ -429,7 +589,7 @@ fn report_unhandled(rt: &mut Runtime, main: &Arc<TaskCell>) -> bool {
         };
         if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
             let text = uncaught_report(rt, e);
-            rt.write_stderr(&format!("Unhandled error in task {}: {}\n", cell.id, text));
+            rt.write_report(&format!("Unhandled error in task {}: {}\n", cell.id, text));
             any = true;
         }
     }
@@ -528,8 +688,15 @@ impl VmRunner {
                     // Safepoints count against the worker's time slice,
                     // which a task woken by direct handoff inherits.
                     let mut budget = cx.slice_left();
+                    let before = budget;
                     let outcome = interp.run(&mut exec, &mut budget);
                     cx.set_slice_left(budget);
+                    if matches!(outcome, RunOutcome::Preempted) {
+                        if let Some(reason) = check_guard(&cell, before - budget) {
+                            stop_guarded(rt, cx, cell, exec, &reason);
+                            return;
+                        }
+                    }
                     outcome
                 }
             }
@@ -570,7 +737,7 @@ impl VmRunner {
                 };
                 complete(rt, &cell, &exec, o);
                 cx.completed();
-                if let (Outcome::Error(e), true) = (o, Arc::ptr_eq(&cell, &self.shared.main)) {
+                if let (Outcome::Error(e), true, false) = (o, Arc::ptr_eq(&cell, &self.shared.main), self.shared.live) {
                     // An uncaught error in the main task ends the program at
                     // once, whatever other tasks are still doing.
                     report_uncaught(rt, e);
@@ -588,6 +755,9 @@ impl VmRunner {
                 self.shared.exit_code.store(code, Ordering::Release);
                 self.shared.exited.store(true, Ordering::Release);
                 rt.flush_stdout();
+                for f in std::mem::take(&mut *self.shared.on_exit.lock()) {
+                    f(code);
+                }
             }
         }
         // Output leaves the buffer when the task that wrote it stops
@@ -659,8 +829,12 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
         wake_all(rt, waiters, o);
     }
     rt.world.live_tasks.remove(cell.id);
-    if let Outcome::Error(_) = o {
-        rt.world.failed_tasks.lock().push(cell.object());
+    let on_done = cell.on_done.lock().take();
+    match (on_done, o) {
+        // An embedder's call: its error is the embedder's, not unhandled.
+        (Some(f), o) => f(rt, o),
+        (None, Outcome::Error(_)) => rt.world.failed_tasks.lock().push(cell.object()),
+        _ => {}
     }
 }
 
@@ -875,7 +1049,7 @@ fn cancel_timers(cx: &WorkerCx<Job>, cell: &TaskCell) {
 /// `Uncaught <error stack>` on stderr.
 pub fn report_uncaught(rt: &mut Runtime, e: Value) {
     let text = uncaught_report(rt, e);
-    rt.write_stderr(&format!("Uncaught {text}\n"));
+    rt.write_report(&format!("Uncaught {text}\n"));
 }
 
 /// [`uncaught_text`] with the source line of the innermost frame and a

@@ -1,14 +1,11 @@
-//! The embedding API: run Raya programs from a Rust program.
+//! The embedding API: run Raya programs from a Rust program (the crate's
+//! front page is the guide).
 //!
 //! ```no_run
 //! use raya_engine::{ExternalPromise, HostValue, Vm};
 //!
 //! let vm = Vm::builder().workers(4).build();
-//! vm.register_fn("add", |args: &[HostValue]| {
-//!     let a = args.first().and_then(HostValue::as_number).unwrap_or(0.0);
-//!     let b = args.get(1).and_then(HostValue::as_number).unwrap_or(0.0);
-//!     Ok(HostValue::Number(a + b))
-//! });
+//! vm.register_fn("add", |a: f64, b: f64| Ok::<_, String>(a + b));
 //! vm.register_async_fn("fetch", |_args, promise: ExternalPromise| {
 //!     std::thread::spawn(move || {
 //!         let _ = promise.resolve(HostValue::from("done"));
@@ -29,16 +26,28 @@
 //!   those slots with natives. A native is a plain `fn`, so each slot gets
 //!   one of [`MAX_HOST_FNS`] trampolines that finds its closure by index in
 //!   the running program's host table (reached through
-//!   [`crate::driver::current_handle`]).
+//!   [`crate::driver::current_handle`]). Typed closures ([`HostFunction`])
+//!   are wrapped into the one slice-taking form there.
 //! * Values cross the boundary as owned [`HostValue`]s (deep copies), so no
-//!   GC pointer escapes.
+//!   GC pointer escapes; host objects ([`UserData`]) cross as a shared
+//!   `Arc` of the Rust value.
+//! * [`Vm::execute`] is a whole run (`driver::run_program_hosted`);
+//!   [`Vm::load`] is a `driver::LiveRun`, which stays after its main task.
+//!   A call into an [`Instance`] is a host job that spawns a task for the
+//!   exported function; the task's `on_done` hook (run on the worker that
+//!   settles it) converts the outcome and hands it to the [`Call`].
+//! * Cancellation, the interrupt callback and [`Limits`] meet in one
+//!   place: the task's `RunGuard`, checked where the task is preempted
+//!   (`driver::check_guard`); a time limit also arms a scheduler timer, so
+//!   a suspended call is stopped too.
 //! * An [`ExternalPromise`] settles its promise from any thread: the
 //!   settlement (which allocates the value and wakes the awaiting tasks)
 //!   runs as a host job on a worker, because only workers may touch the
 //!   heap. While it is pending it keeps the program alive (a never-firing
 //!   scheduler timer), so the program is neither finished nor deadlocked.
 //!   Settled on a worker thread inside a host call, the settlement is
-//!   applied on that worker right after the host closure returns.
+//!   applied on that worker right after the host closure returns. The
+//!   futures of [`Vm::register_async`] settle one the same way.
 //! * A blocking host function runs on the [`Vm`]'s blocking pool
 //!   ([`crate::scheduler::BlockingPool`]: at most
 //!   [`VmBuilder::blocking_threads`] threads, started on demand, shared by
@@ -54,6 +63,23 @@
 //!   ([`HostError::Capability`]). What was not granted is never installed.
 
 #![warn(missing_docs)]
+
+mod convert;
+mod future;
+mod instance;
+mod userdata;
+
+#[cfg(feature = "serde")]
+pub mod serde;
+#[cfg(feature = "serde")]
+pub use self::serde::Serde;
+
+pub use future::{AsyncHostFunction, BoxFuture, Spawner};
+pub use userdata::{HostObject, UserData, UserMethod, UserMethods, MAX_USER_METHODS};
+
+pub use crate::vm::runtime::{OutputSink, Stream};
+pub use convert::{FromValue, HostFunction, IntoArgs, IntoValue};
+pub use instance::{Call, Canceller, Instance};
 
 use crate::compiler::{self, CompileError, Program};
 use crate::driver::{self, Handle, RunOptions};
@@ -105,6 +131,8 @@ pub enum HostValue {
     Array(Vec<HostValue>),
     /// A plain object: its properties in order.
     Object(Vec<(String, HostValue)>),
+    /// A host object ([`UserData`]): shared with the script, not copied.
+    Host(HostObject),
 }
 
 impl HostValue {
@@ -225,6 +253,9 @@ fn to_host(v: Value, stack: &mut Vec<usize>) -> Result<HostValue, String> {
             }
             Ok(HostValue::Object(props))
         }
+        Body::Host(h) if userdata::is_user_class(h.desc) => {
+            Ok(HostValue::Host(HostObject { data: h.data.clone(), class: h.desc }))
+        }
         _ => Err(format!("cannot pass a {} to the host", kind_name(&obj.body))),
     };
     stack.pop();
@@ -267,6 +298,7 @@ fn from_host(rt: &mut Runtime, v: &HostValue) -> Value {
             }
             rt.heap.alloc(Body::Object(Mut::new(ObjectData { class: Value::UNDEFINED, props: map, frozen: false })))
         }
+        HostValue::Host(o) => crate::vm::host::new_host_object(rt, o.class, o.data.clone()),
     }
 }
 
@@ -278,15 +310,111 @@ fn host_error(rt: &mut Runtime, message: &str) -> Value {
 
 // ---- errors ------------------------------------------------------------------------
 
+/// A value a script threw and did not catch, as data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptError {
+    /// The error's class name (`TypeError`, a script's own `class
+    /// HttpError extends Error`), or `""` when what was thrown is not an
+    /// `Error` (`throw 42`).
+    pub name: String,
+    /// The error's message; for a thrown non-error, its printed form.
+    pub message: String,
+    /// Where it was thrown, innermost first (the frames of its `stack`).
+    pub frames: Vec<StackFrame>,
+    /// What was thrown, converted (an error converts as its fields:
+    /// `message`, `stack`, and those a subclass adds); a value that cannot
+    /// cross (a function) is its printed form as a string.
+    pub value: HostValue,
+    /// The report `raya run` prints after `Uncaught `: `Name: message`
+    /// followed by the frames.
+    pub stack: String,
+}
+
+/// One frame of a [`ScriptError`]'s stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StackFrame {
+    /// The function (`handle`, `Account.deposit`, `<anonymous>`, `<main>`
+    /// for a module's top level).
+    pub function: String,
+    /// The source file, as named when the program was compiled.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+}
+
+impl ScriptError {
+    /// Reads a thrown value (on a worker, or with the world stopped).
+    pub(crate) fn from_value(e: Value) -> ScriptError {
+        let stack = driver::uncaught_text(e);
+        let message = match e.as_obj().map(|o| &o.body) {
+            Some(Body::Object(d)) => {
+                let d = d.lock();
+                ops::error_name(&d)
+                    .map(|_| d.props.get(crate::vm::atom::names::MESSAGE).map(ops::to_display).unwrap_or_default())
+            }
+            _ => None,
+        };
+        let (name, message) = match message {
+            // The name as the header shows it (an own `name` the
+            // constructor set included): `Name: message`, or `Name`.
+            Some(message) => {
+                let header = ops::to_display(e);
+                let name = header.strip_suffix(&format!(": {message}")).unwrap_or(&header).to_string();
+                (name, message)
+            }
+            None => (String::new(), stack.clone()),
+        };
+        let frames = stack.lines().skip(1).filter_map(parse_frame).collect();
+        let value = to_host(e, &mut Vec::new()).unwrap_or_else(|_| HostValue::String(stack.clone()));
+        ScriptError { name, message, frames, value, stack }
+    }
+}
+
+/// `    at name (file:line:col)` (or `    at name` without a location).
+fn parse_frame(line: &str) -> Option<StackFrame> {
+    let rest = line.strip_prefix("    at ")?;
+    let (function, loc) = match rest.strip_suffix(')').and_then(|r| r.rsplit_once(" (")) {
+        Some((f, loc)) => (f, Some(loc)),
+        None => (rest, None),
+    };
+    let (file, line, column) = loc
+        .and_then(|loc| {
+            let (rest, col) = loc.rsplit_once(':')?;
+            let (file, line) = rest.rsplit_once(':')?;
+            Some((file.to_string(), line.parse().ok()?, col.parse().ok()?))
+        })
+        .unwrap_or_default();
+    Some(StackFrame { function: function.to_string(), file, line, column })
+}
+
+impl std::fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.stack)
+    }
+}
+
 /// Why a host-side operation failed.
 #[derive(Clone, Debug)]
 pub enum HostError {
     /// The program did not compile; [`CompileError::render`] formats the
     /// diagnostics.
     Compile(CompileError),
-    /// The main task threw: the error's stack (`Error: message` followed by
-    /// its frames), as printed after `Uncaught` on stderr.
-    Uncaught(String),
+    /// The script threw and did not catch it (the main module, or the
+    /// function the host called). Nothing is printed unless the VM was
+    /// asked to ([`VmBuilder::report_errors`]).
+    Uncaught(Box<ScriptError>),
+    /// The run was stopped before it ended: cancelled by the host
+    /// ([`Call::cancel`]), interrupted ([`VmBuilder::interrupt`]), or past
+    /// one of its [`Limits`]; the text says which.
+    Cancelled(String),
+    /// The instance has no export of this name, or it is not a function
+    /// (for a call).
+    Export(String),
+    /// The engine could not run the program (a thread could not start; a
+    /// bug of the engine's own).
+    Internal(String),
     /// The program called `exit(code)` with a non-zero code, or ended with
     /// unhandled task errors (code 1), as `raya run` would exit.
     Exit(i32),
@@ -307,6 +435,8 @@ impl std::fmt::Display for HostError {
         match self {
             HostError::Compile(e) => write!(f, "{e}"),
             HostError::Uncaught(s) => write!(f, "Uncaught {s}"),
+            HostError::Cancelled(s) => write!(f, "cancelled: {s}"),
+            HostError::Export(s) | HostError::Internal(s) => f.write_str(s),
             HostError::Exit(code) => write!(f, "the program exited with code {code}"),
             HostError::Deadlock => f.write_str("DeadlockError: all tasks are blocked"),
             HostError::AlreadySettled => f.write_str("the external promise is already settled"),
@@ -324,6 +454,9 @@ impl PartialEq for HostError {
         match (self, other) {
             (HostError::Compile(a), HostError::Compile(b)) => a.render() == b.render(),
             (HostError::Uncaught(a), HostError::Uncaught(b)) => a == b,
+            (HostError::Cancelled(a), HostError::Cancelled(b)) => a == b,
+            (HostError::Export(a), HostError::Export(b)) => a == b,
+            (HostError::Internal(a), HostError::Internal(b)) => a == b,
             (HostError::Exit(a), HostError::Exit(b)) => a == b,
             (HostError::Deadlock, HostError::Deadlock) => true,
             (HostError::AlreadySettled, HostError::AlreadySettled) => true,
@@ -342,19 +475,76 @@ impl From<CompileError> for HostError {
 
 // ---- host functions ------------------------------------------------------------------
 
-type SyncFn = Arc<dyn Fn(&[HostValue]) -> Result<HostValue, String> + Send + Sync>;
+/// What a host function throws into the script.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Throw {
+    /// An `Error` with this message.
+    Error(String),
+    /// A `TypeError` with this message (an argument of the wrong type).
+    Type(String),
+}
+
+impl From<String> for Throw {
+    fn from(m: String) -> Self {
+        Throw::Error(m)
+    }
+}
+
+type SyncFn = Arc<dyn Fn(&[HostValue]) -> Result<HostValue, Throw> + Send + Sync>;
 type AsyncFn = Arc<dyn Fn(Vec<HostValue>, ExternalPromise) + Send + Sync>;
+
+type FutureFn = Arc<dyn Fn(&[HostValue]) -> Result<future::ResultFuture, Throw> + Send + Sync>;
 
 #[derive(Clone)]
 enum HostFn {
     Sync(SyncFn),
     Blocking(SyncFn),
     Async(AsyncFn),
+    Future(FutureFn),
 }
 
-/// The host functions of one run, by trampoline index.
-struct HostTable {
+/// The host functions of one run, by trampoline index, and the VM's
+/// interrupt callback.
+pub(crate) struct HostTable {
     fns: Vec<(&'static str, HostFn)>,
+    interrupt: Option<Interrupt>,
+    spawner: Arc<dyn Spawner>,
+}
+
+/// See [`VmBuilder::interrupt`].
+pub type Interrupt = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// Limits on one run: the main module of [`Vm::execute`], or one call
+/// into an [`Instance`]. A run past one is stopped as [`Call::cancel`]
+/// stops it and ends with [`HostError::Cancelled`] naming the limit. The
+/// heap's limit is [`VmBuilder::max_heap`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock time from the start of the run.
+    pub time: Option<Duration>,
+    /// Instructions, counted in safepoints (each loop iteration and each
+    /// call is one); checked at every time slice's end, so a run may go
+    /// up to one slice (10,000 safepoints) past it.
+    pub instructions: Option<u64>,
+}
+
+impl Limits {
+    /// No limits.
+    pub fn none() -> Limits {
+        Limits::default()
+    }
+
+    /// A time limit.
+    pub fn time(mut self, t: Duration) -> Limits {
+        self.time = Some(t);
+        self
+    }
+
+    /// An instruction budget (see [`Limits::instructions`]).
+    pub fn instructions(mut self, n: u64) -> Limits {
+        self.instructions = Some(n);
+        self
+    }
 }
 
 /// Function names live as long as the process (a native's name is
@@ -432,11 +622,11 @@ fn in_host_call<R>(
     handle: &Handle,
     rt: &mut Runtime,
     name: &str,
-    f: impl FnOnce() -> Result<R, String>,
-) -> Result<R, String> {
+    f: impl FnOnce() -> Result<R, Throw>,
+) -> Result<R, Throw> {
     let prev = HOST_CALL.with(|c| c.borrow_mut().replace((handle.clone(), Vec::new())));
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or_else(|_| Err(format!("host function `{name}` panicked")));
+        .unwrap_or_else(|_| Err(Throw::Error(format!("host function `{name}` panicked"))));
     let deferred =
         HOST_CALL.with(|c| std::mem::replace(&mut *c.borrow_mut(), prev)).map(|(_, d)| d).unwrap_or_default();
     for job in deferred {
@@ -483,15 +673,27 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
     match f {
         HostFn::Sync(f) => match in_host_call(&handle, ctx.rt, name, || f(&hargs)) {
             Ok(v) => Ok(from_host(ctx.rt, &v)),
-            Err(m) => Err(ctx.plain_error(m)),
+            Err(Throw::Error(m)) => Err(ctx.plain_error(m)),
+            Err(Throw::Type(m)) => Err(ctx.type_error(m)),
         },
-        HostFn::Async(f) => {
-            let cell = Arc::new(PromiseCell { external: true, ..Default::default() });
-            let promise = ctx.heap().alloc(Body::Promise(cell.clone()));
-            let key = handle.keep_alive();
-            let ext = ExternalPromise {
-                inner: Arc::new(ExtInner { cell, handle: handle.clone(), key, settled: AtomicBool::new(false) }),
+        HostFn::Future(f) => {
+            let fut = match in_host_call(&handle, ctx.rt, name, || f(&hargs)) {
+                Ok(fut) => fut,
+                Err(Throw::Error(m)) => return Err(ctx.plain_error(m)),
+                Err(Throw::Type(m)) => return Err(ctx.type_error(m)),
             };
+            let (promise, ext) = new_external(ctx, &handle);
+            let abort = Arc::new(future::Abort::default());
+            if let Some(cell) = &ctx.task.cell {
+                let a = abort.clone();
+                cell.on_cancel.lock().push(Box::new(move || a.abort()));
+            }
+            let wrapped = future::HostFuture { inner: Some(fut), promise: Some(ext), abort };
+            table.spawner.spawn(Box::pin(wrapped));
+            Ok(promise)
+        }
+        HostFn::Async(f) => {
+            let (promise, ext) = new_external(ctx, &handle);
             if let Err(m) = in_host_call(&handle, ctx.rt, name, move || {
                 f(hargs, ext);
                 Ok(())
@@ -506,14 +708,30 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
             format!("in blocking host function `{name}`"),
             move || {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&hargs)))
-                    .unwrap_or_else(|_| Err(format!("host function `{name}` panicked")))
+                    .unwrap_or_else(|_| Err(Throw::Error(format!("host function `{name}` panicked"))))
             },
             |rt, _, r| match r {
                 Ok(v) => Resume::Value(from_host(rt, &v)),
-                Err(m) => Resume::Throw(host_error(rt, &m)),
+                Err(Throw::Error(m)) => Resume::Throw(host_error(rt, &m)),
+                Err(Throw::Type(m)) => {
+                    let class = rt.realm.classes.type_error;
+                    Resume::Throw(rt.make_error(&Task::new(0), class, &m))
+                }
             },
         ),
     }
+}
+
+/// A pending promise for the script and the [`ExternalPromise`] that
+/// settles it.
+fn new_external(ctx: &mut NativeCtx, handle: &Handle) -> (Value, ExternalPromise) {
+    let cell = Arc::new(PromiseCell { external: true, ..Default::default() });
+    let promise = ctx.heap().alloc(Body::Promise(cell.clone()));
+    let key = handle.keep_alive();
+    let ext = ExternalPromise {
+        inner: Arc::new(ExtInner { cell, handle: handle.clone(), key, settled: AtomicBool::new(false) }),
+    };
+    (promise, ext)
 }
 
 // ---- external promises ---------------------------------------------------------------
@@ -599,13 +817,33 @@ impl Drop for ExternalPromise {
 // ---- the VM --------------------------------------------------------------------------
 
 /// Configures a [`Vm`]; made by [`Vm::builder`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct VmBuilder {
     workers: Option<usize>,
     blocking_threads: Option<usize>,
     args: Vec<String>,
     capabilities: Capabilities,
     gc: crate::vm::heap::GcConfig,
+    output: Option<Arc<dyn OutputSink>>,
+    report_errors: bool,
+    interrupt: Option<Interrupt>,
+    limits: Limits,
+    spawner: Option<Arc<dyn Spawner>>,
+}
+
+impl std::fmt::Debug for VmBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VmBuilder")
+            .field("workers", &self.workers)
+            .field("blocking_threads", &self.blocking_threads)
+            .field("args", &self.args)
+            .field("capabilities", &self.capabilities)
+            .field("gc", &self.gc)
+            .field("output", &self.output.as_ref().map(|_| "routed"))
+            .field("report_errors", &self.report_errors)
+            .field("limits", &self.limits)
+            .finish()
+    }
 }
 
 impl VmBuilder {
@@ -675,11 +913,93 @@ impl VmBuilder {
         self
     }
 
+    /// Routes the output of the VM's programs: every `console.log` line,
+    /// `stdout.write`, `console.error` line and `stderr.write` goes to
+    /// `sink` (a closure `|stream: Stream, text: &str|` or an
+    /// [`OutputSink`]) instead of the process's streams, one call per
+    /// write, in the order the program's tasks wrote. Default: the
+    /// process's stdout and stderr. [`Vm::load_with`] routes one
+    /// instance's output elsewhere.
+    pub fn output(mut self, sink: impl OutputSink + 'static) -> Self {
+        self.output = Some(Arc::new(sink));
+        self
+    }
+
+    /// Also write the engine's reports about a program (`Uncaught ...`,
+    /// unhandled task errors, deadlocks, tasks that never finished) to its
+    /// stderr, as `raya run` does. By default the engine prints nothing of
+    /// its own: the host gets errors as [`HostError`] values.
+    pub fn report_errors(mut self, yes: bool) -> Self {
+        self.report_errors = yes;
+        self
+    }
+
+    /// A callback polled while scripts compute (where a task is
+    /// preempted: at least once per time slice, 10,000 safepoints, so
+    /// even `while (true) {}` polls it): returning `true` stops that run
+    /// as [`Call::cancel`] does, ending it with
+    /// [`HostError::Cancelled`]`("interrupted by the host")`. QuickJS's
+    /// interrupt handler, rhai's `on_progress`.
+    pub fn interrupt(mut self, f: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        self.interrupt = Some(Arc::new(f));
+        self
+    }
+
+    /// Limits for every run: [`Vm::execute`]'s main module and each call
+    /// into an [`Instance`] (unless [`Instance::call_with`] gives others).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The executor the futures of async host functions
+    /// ([`Vm::register_async`]) run on: the host's, so its reactor,
+    /// timers and clients work inside them. A closure `|f: BoxFuture| {
+    /// tokio::spawn(f); }` will do, or (feature `tokio`)
+    /// `VmBuilder::tokio`. Without one, each future runs on a thread
+    /// of its own.
+    pub fn spawner(mut self, s: impl Spawner + 'static) -> Self {
+        self.spawner = Some(Arc::new(s));
+        self
+    }
+
+    /// Runs async host functions on the Tokio runtime this is called in
+    /// (see [`spawner`](Self::spawner)).
+    ///
+    /// # Panics
+    /// Outside a Tokio runtime.
+    #[cfg(feature = "tokio")]
+    pub fn tokio(self) -> Self {
+        self.spawner(tokio::runtime::Handle::current())
+    }
+
     /// Makes the VM (and its blocking pool, which starts no thread yet).
     pub fn build(self) -> Vm {
         let max = self.blocking_threads.unwrap_or(DEFAULT_MAX_BLOCKING_THREADS);
         let pool = Arc::new(BlockingPool::new(max, DEFAULT_BLOCKING_KEEP_ALIVE));
         Vm { inner: Arc::new(VmInner { opts: self, fns: Mutex::new(Vec::new()), pool }) }
+    }
+}
+
+/// Options of one [`Instance`] ([`Vm::load_with`]).
+#[derive(Clone, Default)]
+pub struct LoadOptions {
+    output: Option<Arc<dyn OutputSink>>,
+}
+
+impl std::fmt::Debug for LoadOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadOptions").field("output", &self.output.as_ref().map(|_| "routed")).finish()
+    }
+}
+
+impl LoadOptions {
+    /// Routes this instance's output to `sink` (see
+    /// [`VmBuilder::output`]), so a server can tell each script's lines
+    /// apart.
+    pub fn output(mut self, sink: impl OutputSink + 'static) -> Self {
+        self.output = Some(Arc::new(sink));
+        self
     }
 }
 
@@ -735,20 +1055,38 @@ impl Vm {
     }
 
     /// Registers a synchronous host function, a global `name` of programs
-    /// compiled afterwards. It runs on the scheduler worker that calls it,
-    /// so it must be quick; `Err(message)` (or a panic) is
-    /// thrown into the script as an `Error`. Registering a name again
+    /// compiled afterwards: a typed closure `|a: f64, b: String| ->
+    /// Result<R, E>` (up to six parameters of [`FromValue`] types, `R`
+    /// [`IntoValue`], `E` [`Display`](std::fmt::Display)). An argument
+    /// that does not convert is a `TypeError` in the script naming the
+    /// function and the parameter (`add: parameter 2 expected a string,
+    /// got a number`); a missing one is `undefined` (an `Option` takes
+    /// it). `Err(e)` (or a panic) is thrown as an `Error` with `e`'s text.
+    ///
+    /// It runs on the scheduler worker that calls it, so it must be quick
+    /// (see [`Vm::register_blocking_fn`]). Registering a name again
     /// replaces the function.
     ///
     /// # Panics
     /// If `name` is not an identifier, is a built-in global, or the VM
     /// already has [`MAX_HOST_FNS`] functions.
-    pub fn register_fn(
+    pub fn register_fn<Args>(&self, name: &str, f: impl HostFunction<Args>) -> &Self {
+        let owned = name.to_string();
+        self.register(name, HostFn::Sync(Arc::new(move |args: &[HostValue]| f.call_host(&owned, args))))
+    }
+
+    /// Registers a synchronous host function that takes its arguments as
+    /// they come, any number of them (see [`Vm::register_fn`]).
+    /// `Err(message)` is thrown as an `Error`.
+    ///
+    /// # Panics
+    /// As [`Vm::register_fn`].
+    pub fn register_raw_fn(
         &self,
         name: &str,
         f: impl Fn(&[HostValue]) -> Result<HostValue, String> + Send + Sync + 'static,
     ) -> &Self {
-        self.register(name, HostFn::Sync(Arc::new(f)))
+        self.register(name, HostFn::Sync(Arc::new(move |args: &[HostValue]| f(args).map_err(Throw::Error))))
     }
 
     /// Registers a synchronous host function that may block (I/O, long
@@ -759,12 +1097,9 @@ impl Vm {
     ///
     /// # Panics
     /// As [`Vm::register_fn`].
-    pub fn register_blocking_fn(
-        &self,
-        name: &str,
-        f: impl Fn(&[HostValue]) -> Result<HostValue, String> + Send + Sync + 'static,
-    ) -> &Self {
-        self.register(name, HostFn::Blocking(Arc::new(f)))
+    pub fn register_blocking_fn<Args>(&self, name: &str, f: impl HostFunction<Args>) -> &Self {
+        let owned = name.to_string();
+        self.register(name, HostFn::Blocking(Arc::new(move |args: &[HostValue]| f.call_host(&owned, args))))
     }
 
     /// Registers an asynchronous host function: a call returns a `Promise`
@@ -781,6 +1116,29 @@ impl Vm {
         f: impl Fn(Vec<HostValue>, ExternalPromise) + Send + Sync + 'static,
     ) -> &Self {
         self.register(name, HostFn::Async(Arc::new(f)))
+    }
+
+    /// Registers an async host function: a closure returning a future,
+    /// `|url: String| async move { Ok::<_, MyError>(body) }`, typed as for
+    /// [`Vm::register_fn`]. A call returns a `Promise` to the script at
+    /// once; the future runs on the VM's [`Spawner`] (the host's executor,
+    /// see [`VmBuilder::spawner`]) and settles the promise with its
+    /// result (`Err(e)` rejects it with an `Error` of `e`'s text). If the
+    /// task that called it is cancelled, the future is dropped.
+    ///
+    /// # Panics
+    /// As [`Vm::register_fn`].
+    pub fn register_async<Args>(&self, name: &str, f: impl AsyncHostFunction<Args>) -> &Self {
+        let owned = name.to_string();
+        self.register(name, HostFn::Future(Arc::new(move |args: &[HostValue]| f.make_future(&owned, args))))
+    }
+
+    fn table(&self) -> Arc<HostTable> {
+        Arc::new(HostTable {
+            fns: self.inner.fns.lock().clone(),
+            interrupt: self.inner.opts.interrupt.clone(),
+            spawner: self.inner.opts.spawner.clone().unwrap_or_else(|| Arc::new(future::ThreadSpawner)),
+        })
     }
 
     fn compile_options(&self) -> compiler::CompileOptions {
@@ -806,46 +1164,28 @@ impl Vm {
 
     /// Runs `program`: its main module runs as the main task, and this
     /// blocks until the program ends (main finished and no task runnable,
-    /// sleeping or awaiting a pending external promise). Output goes to
-    /// the process's stdout and stderr, as with `raya run`.
+    /// sleeping or awaiting a pending external promise). Output goes where
+    /// [`VmBuilder::output`] says (by default the process's stdout and
+    /// stderr); the engine's own reports only if
+    /// [`VmBuilder::report_errors`] asked for them.
     ///
-    /// Returns the main module's completion value (usually `undefined`),
-    /// or: [`HostError::Uncaught`] when main threw, [`HostError::Exit`] for
+    /// Returns the main module's completion value: that of the last
+    /// top-level expression statement it ran (`undefined` if none; a
+    /// value that cannot cross the boundary, such as a function or a
+    /// cyclic structure, comes back as `undefined` too), or: [`HostError::Uncaught`] when main threw, [`HostError::Exit`] for
     /// `exit(code)` with `code != 0` or unhandled task errors,
     /// [`HostError::Deadlock`], [`HostError::Capability`] (nothing ran: the
     /// program imports a built-in module this VM does not allow).
     pub fn execute(&self, program: &Program) -> Result<HostValue, HostError> {
-        if let Some(link) = program.std_modules.iter().find(|l| {
-            crate::std::find(l.name).and_then(|m| m.capability).is_some_and(|c| !self.inner.opts.capabilities.has(c))
-        }) {
-            return Err(HostError::Capability(format!(
-                "the program imports `std:{}`, which this VM does not allow",
-                link.name
-            )));
-        }
-        if let Some(c) = program.needs.missing_from(self.inner.opts.capabilities).next() {
-            return Err(HostError::Capability(format!(
-                "the program needs the `{}` capability, which this VM does not allow",
-                c.name()
-            )));
-        }
-        let table = Arc::new(HostTable { fns: self.inner.fns.lock().clone() });
-        let first = crate::builtins::GLOBAL_NAMES.len();
-        let names: Vec<String> = program.global_names.iter().skip(first).take(program.host_globals).cloned().collect();
-        let t = table.clone();
-        let mut setup = move |rt: &mut Runtime| {
-            for (i, name) in names.iter().enumerate() {
-                if let Some(pos) = t.fns.iter().position(|(n, _)| n == name) {
-                    let native =
-                        Native { name: t.fns[pos].0, f: TRAMPOLINES[pos / 16][pos % 16], data: Value::UNDEFINED };
-                    let f = rt.heap.alloc(Body::Function(Function::Native(native)));
-                    rt.world.globals.set(first + i, f);
-                }
-            }
-        };
-        let mut end = |_rt: &mut Runtime, end: driver::RunEnd| -> Result<HostValue, HostError> {
+        self.check_capabilities(program)?;
+        let table = self.table();
+        let mut setup = self.setup(program, &table, self.inner.opts.output.clone());
+        let guard = Arc::new(instance::CallGuard::new(&self.inner.opts.limits, table.interrupt.clone()));
+        let g = guard.clone();
+        let completion = program.completion_slot as usize;
+        let mut end = |rt: &mut Runtime, end: driver::RunEnd| -> Result<HostValue, HostError> {
             match end.main {
-                Some(Outcome::Error(e)) => Err(HostError::Uncaught(driver::uncaught_text(e))),
+                Some(Outcome::Error(e)) => Err(HostError::Uncaught(Box::new(ScriptError::from_value(e)))),
                 _ if end.exited => {
                     if end.code == 0 {
                         Ok(HostValue::Undefined)
@@ -854,9 +1194,14 @@ impl Vm {
                     }
                 }
                 None => Err(HostError::Deadlock),
-                Some(Outcome::Cancelled(e)) => Err(HostError::Uncaught(driver::uncaught_text(e))),
+                Some(o @ Outcome::Cancelled(_)) => instance::outcome_result(o, &g),
                 Some(Outcome::Value(_)) if end.code != 0 => Err(HostError::Exit(end.code)),
-                Some(Outcome::Value(v)) => to_host(v, &mut Vec::new()).map_err(HostError::Conversion),
+                // Run for its effects, a program's last expression may be
+                // anything: one that cannot cross is no error.
+                Some(Outcome::Value(_)) => {
+                    let v = rt.world.globals.get(completion);
+                    Ok(to_host(v, &mut Vec::new()).unwrap_or_default())
+                }
             }
         };
         let opts = RunOptions {
@@ -865,9 +1210,108 @@ impl Vm {
             stats: false,
             blocking_pool: Some(self.inner.pool.clone()),
             gc: self.inner.opts.gc,
+            guard: Some(guard),
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table;
         driver::run_program_hosted(program, opts, Some(host), &mut setup, &mut end)
+    }
+
+    /// The hook that prepares a run's runtime: host functions into their
+    /// global slots, output routing, quiet reports.
+    fn setup(
+        &self,
+        program: &Program,
+        table: &Arc<HostTable>,
+        output: Option<Arc<dyn OutputSink>>,
+    ) -> impl FnMut(&mut Runtime) {
+        let first = crate::builtins::GLOBAL_NAMES.len();
+        let names: Vec<String> = program.global_names.iter().skip(first).take(program.host_globals).cloned().collect();
+        let t = table.clone();
+        let quiet = !self.inner.opts.report_errors;
+        move |rt: &mut Runtime| {
+            {
+                let mut out = rt.world.output.lock();
+                out.sink = output.clone();
+                out.quiet_reports = quiet;
+            }
+            for (i, name) in names.iter().enumerate() {
+                if let Some(pos) = t.fns.iter().position(|(n, _)| n == name) {
+                    let native =
+                        Native { name: t.fns[pos].0, f: TRAMPOLINES[pos / 16][pos % 16], data: Value::UNDEFINED };
+                    let f = rt.heap.alloc(Body::Function(Function::Native(native)));
+                    rt.world.globals.set(first + i, f);
+                }
+            }
+        }
+    }
+
+    fn check_capabilities(&self, program: &Program) -> Result<(), HostError> {
+        match program.std_modules.iter().find(|l| {
+            crate::std::find(l.name).and_then(|m| m.capability).is_some_and(|c| !self.inner.opts.capabilities.has(c))
+        }) {
+            Some(link) => Err(HostError::Capability(format!(
+                "the program imports `std:{}`, which this VM does not allow",
+                link.name
+            ))),
+            None => match program.needs.missing_from(self.inner.opts.capabilities).next() {
+                Some(c) => Err(HostError::Capability(format!(
+                    "the program needs the `{}` capability, which this VM does not allow",
+                    c.name()
+                ))),
+                None => Ok(()),
+            },
+        }
+    }
+
+    /// Compiles and runs `src` (named `<eval>` in stack traces) as a
+    /// program of its own; returns its completion value, as JavaScript's
+    /// `eval` does: `vm.eval("1 + 41")` is `42`. To evaluate in a loaded
+    /// program's scope, use [`Instance::eval`].
+    pub fn eval<T: FromValue>(&self, src: &str) -> Result<T, HostError> {
+        let program = self.compile_source("<eval>", src)?;
+        T::from_value(self.execute(&program)?)
+    }
+
+    /// Loads `program`: its main module runs (this waits for it, including
+    /// top-level `await`s), and then the program stays loaded, its
+    /// globals and exports alive, for the host to call
+    /// ([`Instance::call`]), read and write ([`Instance::get`],
+    /// [`Instance::set`]). Tasks the top level started go on running.
+    ///
+    /// Errors: the main module threw ([`HostError::Uncaught`]), called
+    /// `exit()` ([`HostError::Exit`], even with code 0: nothing is left
+    /// to call), or imports a module the VM does not allow.
+    pub fn load(&self, program: &Program) -> Result<Instance, HostError> {
+        self.load_with(program, LoadOptions::default())
+    }
+
+    /// [`Vm::load`] with options for this instance (its own output).
+    pub fn load_with(&self, program: &Program, options: LoadOptions) -> Result<Instance, HostError> {
+        self.check_capabilities(program)?;
+        let table = self.table();
+        let output = options.output.or_else(|| self.inner.opts.output.clone());
+        let mut setup = self.setup(program, &table, output);
+        let main = Arc::new(instance::CallState::new(&self.inner.opts.limits, table.interrupt.clone()));
+        let m = main.clone();
+        let on_main: crate::sync::OnDone = Box::new(move |_rt: &mut Runtime, o: Outcome| {
+            let r = instance::outcome_result(o, &m.guard);
+            m.finish(r);
+        });
+        let opts = RunOptions {
+            args: self.inner.opts.args.clone(),
+            workers: self.inner.opts.workers,
+            stats: false,
+            blocking_pool: Some(self.inner.pool.clone()),
+            gc: self.inner.opts.gc,
+            guard: None,
+        };
+        let host: Arc<dyn std::any::Any + Send + Sync> = table.clone();
+        let live = driver::LiveRun::start(program, opts, Some(host), &mut setup, on_main);
+        let m = main.clone();
+        live.on_exit(Box::new(move |code| m.finish(Err(HostError::Exit(code)))));
+        let inst = Instance::new(live, program.clone(), table, self.inner.opts.limits.clone(), self.inner.opts.capabilities);
+        main.wait()?;
+        Ok(inst)
     }
 
     /// Starts running `program` on a new thread and returns at once; the
@@ -877,11 +1321,11 @@ impl Vm {
         let (vm, program, st) = (self.clone(), program.clone(), state.clone());
         let spawned = std::thread::Builder::new().name("raya-exec".into()).spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| vm.execute(&program)))
-                .unwrap_or_else(|_| Err(HostError::Uncaught("the engine panicked".into())));
+                .unwrap_or_else(|_| Err(HostError::Internal("the engine panicked".into())));
             st.finish(r);
         });
         if let Err(e) = spawned {
-            state.finish(Err(HostError::Uncaught(format!("cannot start a thread: {e}"))));
+            state.finish(Err(HostError::Internal(format!("cannot start a thread: {e}"))));
         }
         ExecHandle { state }
     }

@@ -20,7 +20,7 @@ fn vm_with_report() -> (Vm, Arc<Mutex<Vec<HostValue>>>) {
 fn register_report(vm: &Vm) -> Arc<Mutex<Vec<HostValue>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
-    vm.register_fn("report", move |args| {
+    vm.register_raw_fn("report", move |args: &[HostValue]| {
         s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
         Ok(HostValue::Undefined)
     });
@@ -35,13 +35,13 @@ fn run(vm: &Vm, src: &str) -> Result<HostValue, HostError> {
 #[test]
 fn sync_host_fn_and_value_conversion() {
     let (vm, seen) = vm_with_report();
-    vm.register_fn("add", |args| {
+    vm.register_raw_fn("add", |args: &[HostValue]| {
         let a = args.first().and_then(HostValue::as_number).ok_or("add: expected numbers")?;
         let b = args.get(1).and_then(HostValue::as_number).ok_or("add: expected numbers")?;
         Ok(HostValue::Number(a + b))
     });
-    vm.register_fn("echo", |args| Ok(args.first().cloned().unwrap_or_default()));
-    vm.register_fn("make", |_| {
+    vm.register_raw_fn("echo", |args: &[HostValue]| Ok(args.first().cloned().unwrap_or_default()));
+    vm.register_raw_fn("make", |_: &[HostValue]| {
         Ok(HostValue::Object(vec![
             ("name".into(), "raya".into()),
             ("list".into(), HostValue::Array(vec![1.into(), true.into(), HostValue::Null])),
@@ -96,7 +96,7 @@ fn cycles_and_functions_do_not_cross() {
 #[test]
 fn script_shadowing_a_host_name_is_fine() {
     let (vm, seen) = vm_with_report();
-    vm.register_fn("twice", |_| Ok(HostValue::from("host")));
+    vm.register_raw_fn("twice", |_: &[HostValue]| Ok(HostValue::from("host")));
     let r = run(&vm, "function twice(x: number): number { return 2 * x; }\nreport(twice(4));");
     assert_eq!(r, Ok(HostValue::Undefined));
     assert_eq!(seen.lock().unwrap()[0], HostValue::Number(8.0));
@@ -105,7 +105,7 @@ fn script_shadowing_a_host_name_is_fine() {
 #[test]
 fn assigning_to_a_host_fn_is_a_compile_error() {
     let vm = Vm::builder().build();
-    vm.register_fn("add", |_| Ok(HostValue::Undefined));
+    vm.register_raw_fn("add", |_: &[HostValue]| Ok(HostValue::Undefined));
     let e = vm.compile_source("assign.raya", "add = 5;\n").unwrap_err();
     assert!(e.render().contains("assign.raya"), "{}", e.render());
     // Unregistered names are still unknown.
@@ -127,8 +127,8 @@ fn uncaught_error_and_exit_codes() {
     let (vm, _) = vm_with_report();
     match run(&vm, "function f() { throw new Error(\"boom\"); }\nf();") {
         Err(HostError::Uncaught(s)) => {
-            assert!(s.starts_with("Error: boom"), "{s}");
-            assert!(s.contains("at f"), "{s}");
+            assert!(s.stack.starts_with("Error: boom"), "{s}");
+            assert!(s.stack.contains("at f"), "{s}");
         }
         other => panic!("{other:?}"),
     }
@@ -140,8 +140,8 @@ fn uncaught_error_and_exit_codes() {
 #[test]
 fn host_fn_panics_and_errors_are_script_errors() {
     let (vm, seen) = vm_with_report();
-    vm.register_fn("fails", |_| Err("nope".into()));
-    vm.register_fn("panics", |_| panic!("host bug"));
+    vm.register_raw_fn("fails", |_: &[HostValue]| Err("nope".into()));
+    vm.register_raw_fn("panics", |_: &[HostValue]| panic!("host bug"));
     let r = run(
         &vm,
         r#"
@@ -158,13 +158,12 @@ fn host_fn_panics_and_errors_are_script_errors() {
 #[test]
 fn blocking_host_fn_does_not_stall_the_worker() {
     let (vm, seen) = vm_with_report();
-    vm.register_blocking_fn("slowRead", |args| {
+    vm.register_blocking_fn("slowRead", |name: String| {
         std::thread::sleep(Duration::from_millis(150));
-        let name = args.first().and_then(HostValue::as_str).unwrap_or("?").to_string();
         if name == "missing" {
             return Err(format!("no such file: {name}"));
         }
-        Ok(HostValue::String(format!("contents of {name}")))
+        Ok(format!("contents of {name}"))
     });
     let r = run(
         &vm,
@@ -217,9 +216,9 @@ fn cancelling_a_blocking_call_releases_the_task_and_the_program_at_once() {
     let (vm, seen) = vm_with_report();
     let gate = Arc::new(Gate::default());
     let g = gate.clone();
-    vm.register_blocking_fn("stuck", move |_| {
+    vm.register_blocking_fn("stuck", move || {
         g.wait();
-        Ok(HostValue::from("too late"))
+        Ok::<_, String>("too late")
     });
     let started = Instant::now();
     let h = vm.execute_async(
@@ -258,10 +257,7 @@ fn cancelling_a_blocking_call_releases_the_task_and_the_program_at_once() {
 fn zero_workers_and_zero_blocking_threads_count_as_one() {
     let vm = Vm::builder().workers(0).blocking_threads(0).build();
     let seen = register_report(&vm);
-    vm.register_blocking_fn("twice", |args| {
-        let n = args.first().and_then(HostValue::as_number).ok_or("twice: expected a number")?;
-        Ok(HostValue::Number(n * 2.0))
-    });
+    vm.register_blocking_fn("twice", |n: f64| Ok::<_, String>(n * 2.0));
     let src = "async function f(n: number): Task<number> { return twice(n); }\nreport(await [f(1), f(2)]);";
     assert_eq!(run(&vm, src), Ok(HostValue::Undefined));
     let results = vec![HostValue::Number(2.0), HostValue::Number(4.0)];
@@ -277,14 +273,13 @@ fn blocking_calls_beyond_the_pool_size_wait_their_turn_and_get_their_own_results
     let peak = Arc::new(AtomicUsize::new(0));
     let (started_tx, started_rx) = mpsc::channel();
     let (g, r, p) = (gate.clone(), running.clone(), peak.clone());
-    vm.register_blocking_fn("work", move |args| {
-        let i = args.first().and_then(HostValue::as_number).ok_or("work: expected a number")?;
+    vm.register_blocking_fn("work", move |i: f64| {
         let now = r.fetch_add(1, Ordering::SeqCst) + 1;
         p.fetch_max(now, Ordering::SeqCst);
         started_tx.send(i as usize).map_err(|e| e.to_string())?;
         g.wait();
         r.fetch_sub(1, Ordering::SeqCst);
-        Ok(HostValue::String(format!("result {i}")))
+        Ok::<_, String>(format!("result {i}"))
     });
     let program = vm
         .compile_source(
@@ -318,7 +313,7 @@ fn a_stuck_blocking_call_does_not_stall_the_only_worker() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let (other_done_tx, other_done_rx) = mpsc::channel();
     let s = seen.clone();
-    vm.register_fn("report", move |args| {
+    vm.register_raw_fn("report", move |args: &[HostValue]| {
         let v = args.first().cloned().unwrap_or_default();
         let other_done = v.as_str().is_some_and(|t| t.starts_with("other done"));
         // Recorded before the test hears of it.
@@ -334,7 +329,7 @@ fn a_stuck_blocking_call_does_not_stall_the_only_worker() {
     let (release_tx, release_rx) = mpsc::channel::<String>();
     let release_rx = Mutex::new(release_rx);
     let e = entered.clone();
-    vm.register_blocking_fn("waitForHost", move |_| {
+    vm.register_blocking_fn("waitForHost", move || {
         let early = {
             let mut g = e.lock().unwrap();
             g.0 = true;
@@ -378,7 +373,9 @@ fn a_stuck_blocking_call_does_not_stall_the_only_worker() {
     assert!(!h.is_finished());
     assert_eq!(*seen.lock().unwrap(), vec![HostValue::from("other done 499500")]);
     release_tx.send("released".into()).unwrap();
-    assert_eq!(h.wait_timeout(LIMIT), Some(Ok(HostValue::Undefined)));
+    // The completion value: what `await [..]` gave (two void results).
+    let both = HostValue::Array(vec![HostValue::Undefined, HostValue::Undefined]);
+    assert_eq!(h.wait_timeout(LIMIT), Some(Ok(both)));
     assert_eq!(*seen.lock().unwrap(), vec![HostValue::from("other done 499500"), HostValue::from("got released")]);
 }
 
@@ -519,7 +516,7 @@ fn execute_async_wait_and_wait_timeout() {
     let p2 = vm.compile_source("u.raya", "throw new Error(\"bad\");").unwrap();
     let a = vm.execute_async(&program);
     let b = vm.execute_async(&p2);
-    assert!(matches!(b.wait(), Err(HostError::Uncaught(s)) if s.starts_with("Error: bad")));
+    assert!(matches!(b.wait(), Err(HostError::Uncaught(s)) if s.stack.starts_with("Error: bad")));
     assert_eq!(a.wait(), Ok(HostValue::Undefined));
 }
 
@@ -569,7 +566,7 @@ fn compile_file_sees_host_fns_in_every_module() {
     std::fs::write(dir.join("lib.raya"), "export function double(x: number): number { return twice(x); }\n").unwrap();
     std::fs::write(dir.join("main.raya"), "import { double } from \"./lib.raya\";\nreport(double(21));\n").unwrap();
     let (vm, seen) = vm_with_report();
-    vm.register_fn("twice", |a| Ok(HostValue::Number(a[0].as_number().unwrap() * 2.0)));
+    vm.register_raw_fn("twice", |a: &[HostValue]| Ok(HostValue::Number(a[0].as_number().unwrap() * 2.0)));
     let program = vm.compile_file(dir.join("main.raya")).unwrap();
     assert_eq!(vm.execute(&program), Ok(HostValue::Undefined));
     assert_eq!(*seen.lock().unwrap(), vec![HostValue::Number(42.0)]);
@@ -663,7 +660,7 @@ fn max_heap_makes_a_runaway_script_a_range_error() {
     // Uncaught: the run ends with the RangeError, the host goes on.
     match run(&vm, "const a: string[] = [];\nwhile (true) a.push(\"x\" + a.length);") {
         Err(HostError::Uncaught(s)) => {
-            assert!(s.starts_with("RangeError: out of memory: heap limit 32 MB reached"), "{s}")
+            assert!(s.stack.starts_with("RangeError: out of memory: heap limit 32 MB reached"), "{s}")
         }
         other => panic!("{other:?}"),
     }

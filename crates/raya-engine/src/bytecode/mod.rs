@@ -1,4 +1,6 @@
 //! Register bytecode: the contract between the compiler and the interpreter.
+// Instruction docs use register notation (`R[dst] = R[src]`), not links.
+#![allow(rustdoc::broken_intra_doc_links)]
 //!
 //! A function compiles to a [`FuncProto`]: a flat `Vec<Instr>`, a constant
 //! table, nested function prototypes, and a span table that maps every

@@ -1860,8 +1860,17 @@ impl<'a> Codegen<'a> {
     // ---- modules ------------------------------------------------------------------------
 
     /// Compiles a module body as a function of no parameters. `prologue`
-    /// runs first (the entry module calls the other modules there).
-    pub(crate) fn module(&mut self, prog: &'a Program, prologue: impl FnOnce(&mut Self)) -> FuncProto {
+    /// runs first (the entry module calls the other modules there). With
+    /// `completion`, each top-level expression statement stores its value
+    /// in that global slot: the module's completion value (as `eval`
+    /// gives it), which the embedding API hands to the host. A slot, not
+    /// the function's return value: a returned promise would be awaited.
+    pub(crate) fn module(
+        &mut self,
+        prog: &'a Program,
+        completion: Completion,
+        prologue: impl FnOnce(&mut Self),
+    ) -> FuncProto {
         self.push_fn("", Span::default(), 0);
         prologue(self);
         // Checked top-level `let`/`const`s hold the hole until declared.
@@ -1877,9 +1886,36 @@ impl<'a> Codegen<'a> {
             self.free_to(m);
         }
         self.hoist_block(&prog.body);
-        self.stmts(&prog.body);
         let end = prog.body.last().map_or(0, |s| s.span.end.saturating_sub(1));
-        self.emit(Instr::ReturnUndef, end);
+        let returned = match completion {
+            Completion::Return => {
+                let r = self.alloc_local();
+                self.emit(Instr::LoadUndef { dst: r }, 0);
+                Some(r)
+            }
+            _ => None,
+        };
+        for s in &prog.body {
+            match (&s.kind, completion, returned) {
+                (StmtKind::Expr(e), _, Some(r)) => {
+                    self.expr(e, r);
+                    let f = self.f();
+                    f.next_reg = f.local_top;
+                }
+                (StmtKind::Expr(e), Completion::Slot(idx), None) => {
+                    let value = self.alloc();
+                    self.expr(e, value);
+                    self.emit(Instr::SetGlobal { idx, src: value }, s.span.start);
+                    let f = self.f();
+                    f.next_reg = f.local_top;
+                }
+                _ => self.stmt(s),
+            }
+        }
+        match returned {
+            Some(src) => self.emit(Instr::Return { src }, end),
+            None => self.emit(Instr::ReturnUndef, end),
+        };
         self.pop_fn()
     }
 
@@ -1890,6 +1926,18 @@ impl<'a> Codegen<'a> {
     pub(crate) fn bind_kind(&self, id: BindingId) -> BindKind {
         self.binding(id).kind
     }
+}
+
+/// Where a module's completion value goes (see [`Codegen::module`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Completion {
+    /// Nowhere (an imported module).
+    None,
+    /// Into this global slot (the entry module).
+    Slot(u32),
+    /// Returned by the module function (an instance's `eval`; a promise
+    /// returned so is awaited).
+    Return,
 }
 
 /// The number `e` always evaluates to: a numeric literal, or a use of a

@@ -51,7 +51,7 @@ pub struct Program {
     /// Global slot -> name: `builtins::GLOBAL_NAMES` first, then every
     /// module's top-level bindings.
     pub global_names: Vec<String>,
-    /// Number of host globals (see [`compile_source_with_globals`]): they
+    /// Number of host globals (see [`compile_source_with`]): they
     /// occupy the slots right after `builtins::GLOBAL_NAMES`.
     pub host_globals: usize,
     /// The built-in modules (`std:fs`, ...) the program imports, and where
@@ -61,6 +61,12 @@ pub struct Program {
     /// gated globals' (`crate::std::GATED_GLOBALS`). A VM refuses to run a
     /// program that needs more than it grants.
     pub needs: Capabilities,
+    /// The entry module's exports, by name: their global slots (the
+    /// embedding API reads, writes and calls them).
+    pub exports: Vec<(String, u32)>,
+    /// The global slot holding the entry module's completion value (that
+    /// of the last top-level expression statement run).
+    pub completion_slot: u32,
 }
 
 /// What a compilation may use besides the language itself.
@@ -603,6 +609,107 @@ fn add_host_imports(ld: &mut Loader, extra: &[String], first_slot: usize) {
     }
 }
 
+/// Code compiled into a loaded program ([`compile_eval`]).
+#[derive(Debug)]
+pub struct EvalCode {
+    /// The code's function: returns its completion value.
+    pub entry: Arc<FuncProto>,
+    /// Names of the global slots its top-level declarations take, after
+    /// the base's (they need room in the running program's globals).
+    pub new_globals: Vec<String>,
+}
+
+/// Compiles `src` (named `name`) to run inside a loaded program whose
+/// global slots are `base_globals`: it sees the names of `visible` (the
+/// program's exports and host functions, by slot), its own top-level
+/// declarations take new slots after the base's, and its function
+/// returns its completion value. It may not import modules. Its file
+/// comes after `base_sources`' files.
+pub fn compile_eval(
+    name: &str,
+    src: &str,
+    base_globals: &[String],
+    base_sources: &SourceMap,
+    visible: &[(String, u32)],
+    capabilities: Capabilities,
+) -> Result<EvalCode, CompileError> {
+    let mut ld = Loader {
+        linker: Linker {
+            globals: base_globals.to_vec(),
+            global_consts: HashMap::new(),
+            modules: Vec::new(),
+            // The program's files first: the code's file gets an id of its
+            // own, which no frame of the program's code names.
+            sources: base_sources.clone(),
+            capabilities,
+            used: Capabilities::default(),
+        },
+        modules: Vec::new(),
+        by_path: HashMap::new(),
+        state: Vec::new(),
+        order: Vec::new(),
+        stack: Vec::new(),
+        diags: Vec::new(),
+        capabilities: Capabilities::default(),
+        std_loaded: HashMap::new(),
+        std_sources: Default::default(),
+    };
+    let main = ld.add_module(name.to_string(), src.to_string(), PathBuf::from("."));
+    ld.state[main] = Visit::Done;
+    ld.order.push(main);
+    if let Some(s) = ld.modules[main].ast.body.iter().find(|s| matches!(s.kind, ast::StmtKind::Import(_))) {
+        let file = ld.modules[main].file;
+        ld.diags.push(
+            Diagnostic::new(file, s.span, "code evaluated in a loaded program cannot import modules")
+                .with_label("import in the program instead"),
+        );
+    }
+    // The visible names, as imports from a hidden module (as host
+    // functions are, see `add_host_imports`).
+    let hidden = ld.linker.modules.len();
+    ld.linker.modules.push(ModInfo {
+        name: "<program>".into(),
+        exports: visible.iter().cloned().collect(),
+        type_exports: Default::default(),
+        ns_slot: None,
+        broken: false,
+    });
+    let m = &mut ld.modules[main];
+    let declared = declared_names(&m.ast);
+    let base = ld.linker.sources.get(m.file).text.len() as u32 + 1;
+    let list: Vec<(ast::Ident, ast::Ident)> = visible
+        .iter()
+        .filter(|(n, _)| !declared.contains(n))
+        .enumerate()
+        .map(|(i, (n, _))| {
+            let span = Span { start: base + 1 + i as u32, end: base + 1 + i as u32 };
+            (ast::Ident { name: n.clone(), span }, ast::Ident { name: n.clone(), span })
+        })
+        .collect();
+    if !list.is_empty() {
+        let span = Span { start: base, end: base };
+        m.imports.insert(base, Some(hidden));
+        let imp = ast::ImportDecl { source: "<program>".into(), source_span: span, kind: ast::ImportKind::Named(list) };
+        m.ast.body.insert(0, ast::Stmt { kind: ast::StmtKind::Import(imp), span });
+    }
+    let module = &ld.modules[main];
+    let (res, diags) = resolve::resolve_module(module.file, main, &module.ast, &mut ld.linker, &module.imports);
+    ld.diags.extend(diags);
+    if !ld.diags.is_empty() {
+        ld.diags.sort_by_key(|d| (d.file, d.span.start));
+        return Err(CompileError { sources: ld.linker.sources, diagnostics: ld.diags });
+    }
+    let file = ld.modules[main].file;
+    let mut cg = codegen::Codegen::new(file, &ld.linker.sources.get(file).text, &res);
+    let entry = cg.module(&ld.modules[main].ast, codegen::Completion::Return, |_| {});
+    if !cg.diags.is_empty() {
+        let diagnostics = cg.diags;
+        return Err(CompileError { sources: ld.linker.sources, diagnostics });
+    }
+    let new_globals = ld.linker.globals[base_globals.len()..].to_vec();
+    Ok(EvalCode { entry: Arc::new(entry), new_globals })
+}
+
 fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions) -> Result<Program, CompileError> {
     let extra = &opts.host_globals[..];
     let mut ld = Loader {
@@ -680,15 +787,16 @@ fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions
         let res = resolutions[m].as_ref().expect("resolved");
         let file = ld.modules[m].file;
         let mut cg = codegen::Codegen::new(file, &ld.linker.sources.get(file).text, res);
-        let proto = cg.module(&ld.modules[m].ast, |_| {});
+        let proto = cg.module(&ld.modules[m].ast, codegen::Completion::None, |_| {});
         diags.extend(cg.diags);
         bodies.push((m, proto));
     }
     let res = resolutions[main].as_ref().expect("resolved");
     let main_file = ld.modules[main].file;
+    let completion_slot = ld.linker.add_global("<completion>");
     let mut cg = codegen::Codegen::new(main_file, &ld.linker.sources.get(main_file).text, res);
     let linker = &ld.linker;
-    let entry = cg.module(&ld.modules[main].ast, |cg| {
+    let entry = cg.module(&ld.modules[main].ast, codegen::Completion::Slot(completion_slot), |cg| {
         for (m, proto) in bodies {
             let idx = cg.add_proto(proto);
             let f = cg.alloc();
@@ -732,7 +840,12 @@ fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions
         .iter()
         .filter_map(|l| crate::std::find(l.name).and_then(|m| m.capability))
         .fold(ld.linker.used, Capabilities::with);
+    let mut exports: Vec<(String, u32)> =
+        ld.linker.modules[main].exports.iter().map(|(n, &g)| (n.clone(), g)).collect();
+    exports.sort();
     Ok(Program {
+        exports,
+        completion_slot,
         entry: Arc::new(entry),
         sources: ld.linker.sources,
         global_names: ld.linker.globals,

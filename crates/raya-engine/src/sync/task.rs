@@ -12,6 +12,7 @@ use crate::vm::task::Task;
 use crate::vm::value::Value;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// What a woken task does first when it runs again.
 #[derive(Clone, Copy, Debug)]
@@ -66,6 +67,28 @@ pub struct TaskCell {
     /// the wait object at registration; may be stale (then it finds
     /// nothing left to release).
     pub cancel_hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    /// Run once with the task's outcome, on the worker that settles it:
+    /// how the embedding API learns that a call it started has ended.
+    pub on_done: Mutex<Option<OnDone>>,
+    /// Run when the task is cancelled (`t.cancel()`, or an embedder
+    /// stopping it), whatever it waits on: host futures it started are
+    /// dropped (`embed`).
+    pub on_cancel: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    /// Checked where the task is preempted (`driver::check_guard`): an
+    /// embedder's limits and interrupt callback for this task.
+    pub guard: std::sync::OnceLock<Arc<dyn RunGuard>>,
+}
+
+/// See [`TaskCell::on_done`].
+pub type OnDone = Box<dyn FnOnce(&mut crate::vm::Runtime, super::Outcome) + Send>;
+
+/// Limits on a running task, checked each time it is preempted (at the
+/// end of every time slice, so a loop with no suspension is checked too).
+pub trait RunGuard: Send + Sync + std::fmt::Debug {
+    /// Called with the safepoints the task ran since the last check;
+    /// `Some(reason)` stops the task: it is cancelled (the script sees
+    /// `TaskCancelledError`) and, if it goes on running after that, ended.
+    fn check(&self, safepoints: u32) -> Option<String>;
 }
 
 impl TaskCell {
@@ -92,6 +115,9 @@ impl TaskCell {
             timers: Mutex::new(Vec::new()),
             timers_armed: AtomicBool::new(false),
             cancel_hook: Mutex::new(None),
+            on_done: Mutex::new(None),
+            on_cancel: Mutex::new(Vec::new()),
+            guard: std::sync::OnceLock::new(),
         }
     }
 
@@ -107,7 +133,16 @@ impl TaskCell {
     /// token store before flag load there, all SeqCst.
     pub fn request_cancel(&self) -> bool {
         self.cancel.store(true, Ordering::SeqCst);
+        self.run_on_cancel();
         self.token.claim_current() && self.run_cancel_hook()
+    }
+
+    /// Runs (once) what was registered in [`TaskCell::on_cancel`].
+    pub fn run_on_cancel(&self) {
+        let hooks = std::mem::take(&mut *self.on_cancel.lock());
+        for h in hooks {
+            h();
+        }
     }
 
     /// The suspending worker's side of [`TaskCell::request_cancel`]: after

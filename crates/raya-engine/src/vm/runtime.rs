@@ -63,9 +63,42 @@ impl Globals {
     }
 }
 
+/// Which of a program's output streams a write went to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stream {
+    /// `console.log`, `console.info`, `console.debug`, `stdout.write`.
+    Stdout,
+    /// `console.error`, `console.warn`, `stderr.write`, and the engine's
+    /// reports when they are asked for.
+    Stderr,
+}
+
+/// Where an embedder's program writes instead of the process's streams
+/// (see `embed::VmBuilder::output`). Called with the program's output lock
+/// held, so the writes of tasks on different workers arrive one at a time,
+/// in the order they happened; it must not call back into the program.
+pub trait OutputSink: Send + Sync {
+    /// One write: `text` is what the script wrote (a `console.log` line
+    /// with its newline, or the text of one `stdout.write`).
+    fn write(&self, stream: Stream, text: &str);
+}
+
+impl<F: Fn(Stream, &str) + Send + Sync> OutputSink for F {
+    fn write(&self, stream: Stream, text: &str) {
+        self(stream, text)
+    }
+}
+
 /// Standard output and error of a program.
 #[derive(Default)]
 pub struct Output {
+    /// When set, every write goes here, unbuffered, instead of to the
+    /// process's streams (an embedder's routing).
+    pub sink: Option<std::sync::Arc<dyn OutputSink>>,
+    /// The engine's own reports (uncaught errors, unhandled task errors,
+    /// deadlocks, never-finished tasks) are not written: an embedder gets
+    /// them as values.
+    pub quiet_reports: bool,
     /// Buffered standard output (flushed before anything goes to stderr
     /// and at exit).
     pub stdout: Vec<u8>,
@@ -128,8 +161,9 @@ pub struct World {
     /// Constants of every linked prototype (GC roots).
     pub const_roots: Vec<Value>,
     /// The `raw` arrays of the tagged templates' strings arrays (see
-    /// `vm::link::Linked`); fixed once linked.
-    pub template_raw: std::collections::HashMap<usize, Value>,
+    /// `vm::link::Linked`); grows only when code is evaluated into a
+    /// loaded program (`embed::Instance::eval`).
+    pub template_raw: parking_lot::RwLock<std::collections::HashMap<usize, Value>>,
     /// `args`: the script's arguments after its file name.
     pub script_args: Vec<String>,
     /// The realm new threads start from; replaced when the prelude
@@ -153,6 +187,9 @@ pub struct World {
     pub failed_tasks: Mutex<Vec<Value>>,
     /// Classes of host objects made so far (`vm::host`): GC roots.
     pub host_classes: super::host::HostClasses,
+    /// Constants of code linked after the program started (an embedder's
+    /// `Instance::eval`): GC roots.
+    pub late_roots: Mutex<Vec<Value>>,
 }
 
 impl World {
@@ -164,6 +201,7 @@ impl World {
         m.mark_all(&self.failed_tasks.lock());
         self.realm.lock().mark_roots(m);
         m.mark_all(&self.host_classes.values());
+        m.mark_all(&self.late_roots.lock());
     }
 }
 
@@ -198,11 +236,12 @@ impl World {
     /// arrays are constants of the program (GC roots while it lives), so
     /// an address in the table never names another object.
     pub fn template_raw(&self, v: Value) -> Option<Value> {
-        if self.template_raw.is_empty() {
+        let table = self.template_raw.read();
+        if table.is_empty() {
             return None;
         }
         let o = v.as_obj()?;
-        self.template_raw.get(&(o as *const _ as usize)).copied()
+        table.get(&(o as *const _ as usize)).copied()
     }
 }
 
@@ -240,7 +279,8 @@ impl Runtime {
             live_tasks: Default::default(),
             failed_tasks: Default::default(),
             host_classes: Default::default(),
-            template_raw,
+            template_raw: parking_lot::RwLock::new(template_raw),
+            late_roots: Default::default(),
         });
         let rt = Runtime {
             heap,
@@ -310,6 +350,10 @@ impl Runtime {
             return;
         }
         let mut out = self.world.output.lock();
+        if let Some(sink) = &out.sink {
+            sink.write(Stream::Stdout, s);
+            return;
+        }
         out.stdout.extend_from_slice(s.as_bytes());
         if out.capture_stdout {
             return;
@@ -339,8 +383,20 @@ impl Runtime {
         !self.world.stdout_closed.load(Ordering::Relaxed)
     }
 
+    /// A report of the engine's own about the program (see
+    /// [`Output::quiet_reports`]).
+    pub fn write_report(&mut self, s: &str) {
+        if !self.world.output.lock().quiet_reports {
+            self.write_stderr(s);
+        }
+    }
+
     pub fn write_stderr(&mut self, s: &str) {
         let mut out = self.world.output.lock();
+        if let Some(sink) = &out.sink {
+            sink.write(Stream::Stderr, s);
+            return;
+        }
         if let Some(buf) = &mut out.captured_stderr {
             buf.extend_from_slice(s.as_bytes());
             return;

@@ -1,0 +1,587 @@
+//! Loaded programs: [`Instance`], and calls into them ([`Call`]).
+//!
+//! An instance is a [`LiveRun`]: its main module ran once, and its heap,
+//! globals and workers stay until the last clone of the instance (or of a
+//! [`Call`] on it) is dropped. A call is a new task on the instance's
+//! workers, started by a host job (only a worker may allocate): many
+//! calls, from any threads, run in parallel like any tasks. The task's
+//! `on_done` hook converts its outcome on the worker and hands it to the
+//! [`CallState`] the host waits on (blocking, or as a `Future`).
+
+use super::{from_host, to_host, HostError, HostTable, HostValue, Limits, ScriptError};
+use super::{FromValue, IntoArgs, IntoValue};
+use crate::compiler::Program;
+use crate::driver::{Handle, LiveRun};
+use crate::sync::{Outcome, Resume, RunGuard, TaskCell};
+use crate::vm::interp::TaskInterpreter;
+use crate::vm::object::Body;
+use crate::vm::{ops, Runtime, Value};
+use parking_lot::{Condvar, Mutex};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+pub(crate) struct InstanceInner {
+    pub(crate) live: LiveRun,
+    pub(crate) program: Program,
+    pub(crate) table: Arc<HostTable>,
+    pub(crate) limits: Limits,
+    /// What the VM grants: code given to [`Instance::eval`] is compiled
+    /// against it, as the program was.
+    pub(crate) capabilities: crate::std::Capabilities,
+    /// What code given to [`Instance::eval`] sees and extends.
+    evals: Mutex<EvalScope>,
+    /// Calls not finished yet, failed at once if the script calls `exit()`.
+    pending: Mutex<Vec<Weak<CallState>>>,
+}
+
+/// A program loaded once and kept: its top level ran, its globals and
+/// exports stay alive, and the host calls its exported functions and
+/// reads and writes its exports, from any thread, as often as it likes.
+/// Made by [`Vm::load`](super::Vm::load).
+///
+/// `Instance` is `Send + Sync` and cheap to clone (a shared handle); the
+/// program's workers stop when the last clone (and the last [`Call`]) is
+/// dropped.
+#[derive(Clone)]
+pub struct Instance {
+    pub(crate) inner: Arc<InstanceInner>,
+}
+
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.inner.program.exports.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("Instance").field("exports", &names).finish()
+    }
+}
+
+impl Instance {
+    pub(crate) fn new(
+        live: LiveRun,
+        program: Program,
+        table: Arc<HostTable>,
+        limits: Limits,
+        capabilities: crate::std::Capabilities,
+    ) -> Instance {
+        // Host functions and exports, by name (an export shadows a host
+        // function of the same name, as in the program's own code).
+        let first = crate::builtins::GLOBAL_NAMES.len();
+        let mut visible: Vec<(String, u32)> = Vec::new();
+        for (i, name) in program.global_names.iter().skip(first).take(program.host_globals).enumerate() {
+            visible.push((name.clone(), (first + i) as u32));
+        }
+        for (name, slot) in &program.exports {
+            visible.retain(|(n, _)| n != name);
+            visible.push((name.clone(), *slot));
+        }
+        let evals = Mutex::new(EvalScope { globals: program.global_names.clone(), visible, count: 0 });
+        let inner = Arc::new(InstanceInner { live, program, table, limits, capabilities, evals, pending: Mutex::new(Vec::new()) });
+        let weak = Arc::downgrade(&inner);
+        inner.live.on_exit(Box::new(move |code| {
+            if let Some(inner) = weak.upgrade() {
+                for call in inner.pending.lock().drain(..).filter_map(|w| w.upgrade()) {
+                    call.finish(Err(HostError::Exit(code)));
+                }
+            }
+        }));
+        Instance { inner }
+    }
+
+    fn handle(&self) -> &Handle {
+        self.inner.live.handle()
+    }
+
+    /// The names the main module exports, sorted.
+    pub fn exports(&self) -> impl Iterator<Item = &str> {
+        self.inner.program.exports.iter().map(|(n, _)| n.as_str())
+    }
+
+    fn slot(&self, name: &str) -> Result<u32, HostError> {
+        self.inner
+            .program
+            .exports
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, g)| g)
+            .ok_or_else(|| HostError::Export(format!("the program exports no `{name}`")))
+    }
+
+    /// Runs `f` on a worker and waits for its result. Not to be called
+    /// from inside a host function of this instance's own program (its
+    /// worker would wait for itself).
+    fn on_worker<R: Send + 'static>(&self, f: impl FnOnce(&mut Runtime) -> R + Send + 'static) -> Result<R, HostError> {
+        if let Some(code) = self.inner.live.exited() {
+            return Err(HostError::Exit(code));
+        }
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.handle().on_runtime(Box::new(move |rt| {
+            let _ = tx.send(f(rt));
+        }));
+        // The job is dropped unrun only if the program exits meanwhile.
+        rx.recv().map_err(|_| HostError::Exit(self.inner.live.exited().unwrap_or(0)))
+    }
+
+    /// The value of export `name`, converted (a live binding: what the
+    /// script last assigned).
+    pub fn get<T: FromValue>(&self, name: &str) -> Result<T, HostError> {
+        let slot = self.slot(name)?;
+        let owned = name.to_string();
+        let v = self.on_worker(move |rt| {
+            let v = rt.world.globals.get(slot as usize);
+            if v == Value::HOLE {
+                return Err(HostError::Export(format!("export `{owned}` is not initialized yet")));
+            }
+            to_host(v, &mut Vec::new()).map_err(HostError::Conversion)
+        })??;
+        T::from_value(v)
+    }
+
+    /// Assigns `value` to export `name` (the script sees the new value at
+    /// once, as it sees its own assignments).
+    pub fn set(&self, name: &str, value: impl IntoValue) -> Result<(), HostError> {
+        let slot = self.slot(name)?;
+        let value = value.into_value();
+        self.on_worker(move |rt| {
+            let v = from_host(rt, &value);
+            rt.world.globals.set(slot as usize, v);
+        })
+    }
+
+    /// Calls exported function `name` with `args` and waits for its result
+    /// (an `async` function's too): `instance.call::<f64>("add", (1, 2))`.
+    /// The call is a task of its own on the instance's workers; the
+    /// instance's [`Limits`] apply to it.
+    pub fn call<R: FromValue>(&self, name: &str, args: impl IntoArgs) -> Result<R, HostError> {
+        R::from_value(self.start(name, args.into_args(), self.inner.limits.clone()).wait()?)
+    }
+
+    /// Starts a call of exported function `name` and returns at once: the
+    /// [`Call`] is waited for, `.await`ed, or cancelled.
+    pub fn call_async(&self, name: &str, args: impl IntoArgs) -> Call {
+        self.start(name, args.into_args(), self.inner.limits.clone())
+    }
+
+    /// [`Instance::call_async`] with other limits than the instance's
+    /// (a per-call time-out).
+    pub fn call_with(&self, name: &str, args: impl IntoArgs, limits: Limits) -> Call {
+        self.start(name, args.into_args(), limits)
+    }
+
+    /// Evaluates `src` inside the loaded program and returns its
+    /// completion value (that of its last top-level expression statement,
+    /// awaited if it is a promise or task):
+    /// `instance.eval::<f64>("counter * 2")`. The code sees the program's exports (read-only, as a module
+    /// importing them would: change them through the program's functions
+    /// or [`Instance::set`]) and the host functions, and the top-level
+    /// declarations of earlier `eval`s; its own
+    /// declarations stay for later ones (at most
+    /// [`LIVE_EXTRA_GLOBALS`](crate::driver::LIVE_EXTRA_GLOBALS) over the
+    /// instance's life). It runs as a task, under the instance's
+    /// [`Limits`]; it cannot import modules. A compile error is
+    /// [`HostError::Compile`].
+    pub fn eval<T: FromValue>(&self, src: &str) -> Result<T, HostError> {
+        T::from_value(self.eval_async(src)?.wait()?)
+    }
+
+    /// Compiles `src` as [`Instance::eval`] does and starts it.
+    pub fn eval_async(&self, src: &str) -> Result<Call, HostError> {
+        let entry = {
+            let mut scope = self.inner.evals.lock();
+            scope.count += 1;
+            let name = format!("<eval {}>", scope.count);
+            let code =
+                crate::compiler::compile_eval(
+                    &name,
+                    src,
+                    &scope.globals,
+                    &self.inner.program.sources,
+                    &scope.visible,
+                    self.inner.capabilities,
+                )?;
+            let room = self.inner.program.global_names.len() + crate::driver::LIVE_EXTRA_GLOBALS;
+            if scope.globals.len() + code.new_globals.len() > room {
+                return Err(HostError::Internal(format!(
+                    "eval: no room left for more top-level declarations ({} over the instance's life)",
+                    crate::driver::LIVE_EXTRA_GLOBALS
+                )));
+            }
+            for name in code.new_globals {
+                let slot = scope.globals.len() as u32;
+                if !name.starts_with('<') {
+                    scope.visible.retain(|(n, _)| *n != name);
+                    scope.visible.push((name.clone(), slot));
+                }
+                scope.globals.push(name);
+            }
+            code.entry
+        };
+        let state = Arc::new(CallState::new(&self.inner.limits, self.inner.table.interrupt.clone()));
+        let call = Call { state: state.clone(), instance: self.clone() };
+        if !self.track(&state) {
+            return Ok(call);
+        }
+        let fin = Finisher(state);
+        self.handle().on_runtime(Box::new(move |rt| {
+            let mut linked = crate::vm::link::Linked::default();
+            let proto = crate::vm::link::link(&entry, &mut rt.heap, &mut linked);
+            rt.world.late_roots.lock().extend(linked.roots);
+            rt.world.template_raw.write().extend(linked.template_raw);
+            let f = crate::vm::runtime::make_closure(&mut rt.heap, proto, Box::new([]));
+            spawn_task(rt, fin, f, &[]);
+        }));
+        Ok(call)
+    }
+
+    /// Registers a call as pending (failed if the program exits); false if
+    /// it has exited already (the call is failed).
+    fn track(&self, state: &Arc<CallState>) -> bool {
+        {
+            let mut pending = self.inner.pending.lock();
+            pending.retain(|w| w.strong_count() > 0);
+            pending.push(Arc::downgrade(state));
+        }
+        if let Some(code) = self.inner.live.exited() {
+            state.finish(Err(HostError::Exit(code)));
+            return false;
+        }
+        true
+    }
+
+    fn start(&self, name: &str, args: Vec<HostValue>, limits: Limits) -> Call {
+        let state = Arc::new(CallState::new(&limits, self.inner.table.interrupt.clone()));
+        let call = Call { state: state.clone(), instance: self.clone() };
+        let slot = match self.slot(name) {
+            Ok(s) => s,
+            Err(e) => {
+                state.finish(Err(e));
+                return call;
+            }
+        };
+        if !self.track(&state) {
+            return call;
+        }
+        let name = name.to_string();
+        let finisher = Finisher(state.clone());
+        self.handle().on_runtime(Box::new(move |rt| spawn_call(rt, finisher, slot, &name, &args)));
+        if let Some(t) = limits.time {
+            let st = Arc::downgrade(&state);
+            let key = self.handle().at(
+                Instant::now() + t,
+                Box::new(move |rt| {
+                    if let Some(st) = st.upgrade() {
+                        st.guard.stop(format!("time limit of {t:?} reached"));
+                        st.deliver_cancel(rt);
+                    }
+                }),
+            );
+            *state.timer.lock() = Some((self.handle().clone(), key));
+        }
+        call
+    }
+}
+
+/// See [`InstanceInner::evals`].
+struct EvalScope {
+    /// Every global slot's name, the program's and earlier evals'.
+    globals: Vec<String>,
+    /// The names eval'd code sees, with their slots.
+    visible: Vec<(String, u32)>,
+    /// Evals so far (each names its file `<eval N>`).
+    count: u64,
+}
+
+/// Fails the call if the job or the task that should finish it is
+/// dropped unrun (the instance is going away).
+struct Finisher(Arc<CallState>);
+
+impl Drop for Finisher {
+    fn drop(&mut self) {
+        let reason = self.0.guard.reason.lock().clone();
+        self.0.finish(Err(HostError::Cancelled(reason.unwrap_or_else(|| "the instance was shut down".into()))));
+    }
+}
+
+/// On a worker: starts the task of a call.
+fn spawn_call(rt: &mut Runtime, fin: Finisher, slot: u32, name: &str, args: &[HostValue]) {
+    if fin.0.guard.stopped.load(Ordering::Acquire) {
+        return; // cancelled before it started: the finisher reports it
+    }
+    let f = rt.world.globals.get(slot as usize);
+    if !ops::is_callable(f) {
+        fin.0.finish(Err(HostError::Export(format!("export `{name}` is not a function"))));
+        return;
+    }
+    let argv: Vec<Value> = args.iter().map(|a| from_host(rt, a)).collect();
+    spawn_task(rt, fin, f, &argv);
+}
+
+/// On a worker: starts `f(...argv)` as the task of a call.
+fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) {
+    match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, argv) {
+        Ok(task) => {
+            let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else { unreachable!("spawn returns a task") };
+            // The task is queued when this job returns, so both are in
+            // place before it first runs.
+            let _ = cell.guard.set(fin.0.guard.clone());
+            *fin.0.cell.lock() = Some(cell.clone());
+            *cell.on_done.lock() = Some(Box::new(move |_rt: &mut Runtime, o: Outcome| {
+                let state = fin.0.clone();
+                state.finish(outcome_result(o, &state.guard));
+                drop(fin);
+            }));
+        }
+        Err(e) => fin.0.finish(Err(HostError::Uncaught(Box::new(ScriptError::from_value(e))))),
+    }
+}
+
+/// A finished task's outcome as the host sees it.
+pub(crate) fn outcome_result(o: Outcome, guard: &CallGuard) -> Result<HostValue, HostError> {
+    match o {
+        Outcome::Value(v) => to_host(v, &mut Vec::new()).map_err(HostError::Conversion),
+        Outcome::Error(e) => Err(HostError::Uncaught(Box::new(ScriptError::from_value(e)))),
+        Outcome::Cancelled(e) => {
+            Err(HostError::Cancelled(guard.reason.lock().clone().unwrap_or_else(|| ScriptError::from_value(e).message)))
+        }
+    }
+}
+
+/// How much a run may do, checked at every preemption of its task (see
+/// [`crate::sync::RunGuard`]) and by a timer for the time limit.
+pub(crate) struct CallGuard {
+    /// Safepoints left (`u64::MAX`: no budget).
+    steps_left: AtomicU64,
+    interrupt: Option<super::Interrupt>,
+    stopped: AtomicBool,
+    reason: Mutex<Option<String>>,
+    deadline: Option<Instant>,
+    time: Option<Duration>,
+}
+
+impl CallGuard {
+    pub(crate) fn new(limits: &Limits, interrupt: Option<super::Interrupt>) -> CallGuard {
+        CallGuard {
+            steps_left: AtomicU64::new(limits.instructions.unwrap_or(u64::MAX)),
+            interrupt,
+            stopped: AtomicBool::new(false),
+            reason: Mutex::new(None),
+            deadline: limits.time.map(|t| Instant::now() + t),
+            time: limits.time,
+        }
+    }
+
+    /// Stops the run (the first reason given is kept).
+    pub(crate) fn stop(&self, reason: String) {
+        let mut r = self.reason.lock();
+        if r.is_none() {
+            *r = Some(reason);
+        }
+        self.stopped.store(true, Ordering::Release);
+    }
+}
+
+impl std::fmt::Debug for CallGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallGuard").field("stopped", &self.stopped.load(Ordering::Relaxed)).finish()
+    }
+}
+
+impl RunGuard for CallGuard {
+    fn check(&self, safepoints: u32) -> Option<String> {
+        if !self.stopped.load(Ordering::Acquire) {
+            let left = self.steps_left.load(Ordering::Relaxed);
+            if left != u64::MAX {
+                let now = left.saturating_sub(safepoints as u64);
+                self.steps_left.store(now, Ordering::Relaxed);
+                if now == 0 {
+                    self.stop("instruction budget exhausted".into());
+                }
+            }
+            if let (Some(d), Some(t)) = (self.deadline, self.time) {
+                if Instant::now() >= d {
+                    self.stop(format!("time limit of {t:?} reached"));
+                }
+            }
+            if self.interrupt.as_ref().is_some_and(|f| f()) {
+                self.stop("interrupted by the host".into());
+            }
+        }
+        if self.stopped.load(Ordering::Acquire) {
+            return self.reason.lock().clone();
+        }
+        None
+    }
+}
+
+/// A call's result slot, and the waker of a pending `poll`.
+type CallSlot = (Option<Result<HostValue, HostError>>, Option<Waker>);
+
+pub(crate) struct CallState {
+    slot: Mutex<CallSlot>,
+    cv: Condvar,
+    pub(crate) guard: Arc<CallGuard>,
+    /// The call's task, once started.
+    cell: Mutex<Option<Arc<TaskCell>>>,
+    /// The time-limit timer, released when the call ends.
+    timer: Mutex<Option<(Handle, crate::scheduler::TimerKey)>>,
+}
+
+impl CallState {
+    pub(crate) fn new(limits: &Limits, interrupt: Option<super::Interrupt>) -> CallState {
+        CallState {
+            slot: Mutex::new((None, None)),
+            cv: Condvar::new(),
+            guard: Arc::new(CallGuard::new(limits, interrupt)),
+            cell: Mutex::new(None),
+            timer: Mutex::new(None),
+        }
+    }
+
+    /// Records the result (only the first one counts) and wakes waiters.
+    pub(crate) fn finish(&self, r: Result<HostValue, HostError>) {
+        let waker = {
+            let mut g = self.slot.lock();
+            if g.0.is_some() {
+                return;
+            }
+            g.0 = Some(r);
+            g.1.take()
+        };
+        self.cv.notify_all();
+        if let Some(w) = waker {
+            w.wake();
+        }
+        if let Some((h, key)) = self.timer.lock().take() {
+            h.release(key);
+        }
+    }
+
+    /// On a worker: wakes the call's task with `TaskCancelledError` if it
+    /// is suspended; a running one sees it where it is next preempted
+    /// (its guard is stopped).
+    fn deliver_cancel(&self, rt: &mut Runtime) {
+        if let Some(cell) = self.cell.lock().clone() {
+            if cell.request_cancel() {
+                *cell.resume.lock() = Some(Resume::Cancel);
+                rt.woken.push(cell);
+            }
+        }
+    }
+
+    /// Blocks until the result is in.
+    pub(crate) fn wait(&self) -> Result<HostValue, HostError> {
+        let mut g = self.slot.lock();
+        loop {
+            if let Some(r) = &g.0 {
+                return r.clone();
+            }
+            self.cv.wait(&mut g);
+        }
+    }
+
+    fn result(&self) -> Option<Result<HostValue, HostError>> {
+        self.slot.lock().0.clone()
+    }
+}
+
+/// A call into an [`Instance`] ([`Instance::call_async`]): wait for it,
+/// `.await` it (it is a [`Future`], usable from any executor), or cancel
+/// it. Dropping it does not cancel the call.
+pub struct Call {
+    state: Arc<CallState>,
+    instance: Instance,
+}
+
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Call").field("finished", &self.is_finished()).finish()
+    }
+}
+
+impl Call {
+    /// Blocks until the call ends; its result.
+    pub fn wait(self) -> Result<HostValue, HostError> {
+        self.state.wait()
+    }
+
+    /// Waits at most `timeout`: `None` if the call is still running.
+    pub fn wait_timeout(&self, timeout: Duration) -> Option<Result<HostValue, HostError>> {
+        let deadline = Instant::now() + timeout;
+        let mut g = self.state.slot.lock();
+        loop {
+            if let Some(r) = &g.0 {
+                return Some(r.clone());
+            }
+            if self.state.cv.wait_until(&mut g, deadline).timed_out() {
+                return g.0.clone();
+            }
+        }
+    }
+
+    /// A handle that cancels this call (see [`Call::cancel`]) after the
+    /// `Call` itself was given away, e.g. to `tokio::time::timeout`.
+    pub fn canceller(&self) -> Canceller {
+        Canceller { state: self.state.clone(), instance: self.instance.clone() }
+    }
+
+    /// Whether the call has ended.
+    pub fn is_finished(&self) -> bool {
+        self.state.result().is_some()
+    }
+
+    /// Cancels the call: its task gets a `TaskCancelledError` at its
+    /// next suspension, or where it is next preempted if it is computing
+    /// (within one time slice, so `while (true) {}` stops too); if it
+    /// catches that and goes on, it is ended at the next preemption. The
+    /// call ends with [`HostError::Cancelled`]. Nothing happens if it has
+    /// already ended.
+    pub fn cancel(&self) {
+        cancel(&self.state, &self.instance);
+    }
+}
+
+fn cancel(state: &Arc<CallState>, instance: &Instance) {
+    if state.result().is_some() {
+        return;
+    }
+    state.guard.stop("cancelled by the host".into());
+    let st = state.clone();
+    instance.handle().on_runtime(Box::new(move |rt| st.deliver_cancel(rt)));
+}
+
+/// Cancels a [`Call`] from elsewhere ([`Call::canceller`]).
+#[derive(Clone)]
+pub struct Canceller {
+    state: Arc<CallState>,
+    instance: Instance,
+}
+
+impl std::fmt::Debug for Canceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Canceller").finish()
+    }
+}
+
+impl Canceller {
+    /// As [`Call::cancel`].
+    pub fn cancel(&self) {
+        cancel(&self.state, &self.instance);
+    }
+}
+
+impl Future for Call {
+    type Output = Result<HostValue, HostError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut g = self.state.slot.lock();
+        match &g.0 {
+            Some(r) => Poll::Ready(r.clone()),
+            None => {
+                g.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
