@@ -16,12 +16,15 @@
 use raya_engine::compiler::CompileError;
 use raya_engine::driver::RunOptions;
 use raya_engine::repl::{Evaluated, Session};
+use raya_engine::vm::runtime::{OutputSink, Stream};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
+use rustyline::ExternalPrinter;
 use rustyline::{Config, Editor};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 const HELP: &str = "\
@@ -90,7 +93,19 @@ pub fn run(workers: Option<usize>) -> ExitCode {
     unsafe {
         libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t);
     }
-    let mut session = Session::start(RunOptions { workers, ..Default::default() });
+    // The program's output goes through the editor: printed above the
+    // prompt (which is redrawn) while a line is being edited, straight to
+    // the terminal otherwise.
+    let output: Option<Arc<dyn OutputSink>> = match editor.create_external_printer() {
+        Ok(printer) => {
+            let printer = Mutex::new(printer);
+            Some(Arc::new(move |_stream: Stream, text: &str| {
+                let _ = printer.lock().unwrap_or_else(|e| e.into_inner()).print(text.to_string());
+            }))
+        }
+        Err(_) => None,
+    };
+    let mut session = Session::start(RunOptions { workers, ..Default::default() }, output);
     println!("Raya {} — type .help for help, Ctrl-D to leave", env!("CARGO_PKG_VERSION"));
     let mut buffer = String::new();
     let mut inputs = 0usize;

@@ -124,8 +124,10 @@ pub struct Session {
 
 impl Session {
     /// Starts the session's program (the prelude runs once, here) on
-    /// `opts.workers` workers.
-    pub fn start(opts: RunOptions) -> Session {
+    /// `opts.workers` workers; its output goes to `output` if given (a
+    /// line editor redraws its prompt after a task's output), else to the
+    /// process's streams.
+    pub fn start(opts: RunOptions, output: Option<Arc<dyn crate::vm::runtime::OutputSink>>) -> Session {
         let (mut first, scope) = compile_repl_input("<repl>", "", &ReplScope::default()).expect("the prelude compiles");
         first.global_names.resize(GLOBAL_CAPACITY.max(first.global_names.len()), String::new());
         let state = Arc::new(EvalState::default());
@@ -136,7 +138,8 @@ impl Session {
                 _ => Evaluated::Error("the prelude failed".into()),
             })
         });
-        let live = LiveRun::start(&first, opts, None, &mut |_| {}, on_main);
+        let mut setup = move |rt: &mut Runtime| rt.world.output.lock().sink = output.clone();
+        let live = LiveRun::start(&first, opts, None, &mut setup, on_main);
         let ev = Evaluation { state, handle: live.handle().clone() };
         // The prelude installs the methods of the built-in classes: every
         // input runs after it.
@@ -255,7 +258,7 @@ mod tests {
     }
 
     fn session() -> Session {
-        Session::start(RunOptions { workers: Some(2), ..Default::default() })
+        Session::start(RunOptions { workers: Some(2), ..Default::default() }, None)
     }
 
     #[test]
