@@ -74,7 +74,7 @@ pub fn is_incomplete(e: &CompileError) -> bool {
 
 pub fn run(workers: Option<usize>) -> ExitCode {
     let config = Config::builder().auto_add_history(false).max_history_size(1000).map(|b| b.build());
-    let mut editor: Editor<(), FileHistory> = match config.and_then(|c| Editor::with_config(c)) {
+    let mut editor: Editor<(), FileHistory> = match config.and_then(Editor::with_config) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: cannot start the line editor: {e}");

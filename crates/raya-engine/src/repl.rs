@@ -280,7 +280,7 @@ mod tests {
     fn constants_of_earlier_inputs_stay_constant() {
         let mut s = session();
         eval(&mut s, "const c = 1");
-        let e = s.compile("REPL", "c = 2").err().expect("a compile error");
+        let e = s.compile("REPL", "c = 2").expect_err("a compile error");
         assert!(e.render().contains("cannot assign to `c` because it is a constant"), "{}", e.render());
         assert_eq!(eval(&mut s, "c"), Evaluated::Value("1".into()));
     }

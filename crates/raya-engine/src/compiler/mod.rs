@@ -214,8 +214,11 @@ pub(crate) struct Linker {
     /// In an interactive session: the entry module's index and the
     /// earlier inputs' top-level bindings (name -> slot, `const`), which
     /// that module sees as an outer scope.
-    pub outer: Option<(usize, HashMap<String, (u32, bool)>)>,
+    pub outer: Option<(usize, OuterBindings)>,
 }
+
+/// Name -> (global slot, declared `const`): see [`ReplScope::bindings`].
+pub(crate) type OuterBindings = HashMap<String, (u32, bool)>;
 
 impl Linker {
     pub(crate) fn add_global(&mut self, name: &str) -> u32 {
