@@ -120,6 +120,8 @@ impl Evaluation {
 pub struct Session {
     live: LiveRun,
     scope: ReplScope,
+    /// The running input, which `exit()` ends.
+    current: Arc<Mutex<std::sync::Weak<EvalState>>>,
 }
 
 impl Session {
@@ -144,7 +146,14 @@ impl Session {
         // The prelude installs the methods of the built-in classes: every
         // input runs after it.
         while ev.wait_timeout(Duration::from_secs(60)).is_none() {}
-        Session { live, scope }
+        let current: Arc<Mutex<std::sync::Weak<EvalState>>> = Default::default();
+        let c = current.clone();
+        live.on_exit(Box::new(move |code| {
+            if let Some(st) = c.lock().upgrade() {
+                st.finish(Evaluated::Exited(code));
+            }
+        }));
+        Session { live, scope, current }
     }
 
     /// Compiles `src` as the next input (named `name` in stack traces)
@@ -169,8 +178,13 @@ impl Session {
             return ev;
         }
         self.scope = scope;
-        let st = state.clone();
-        self.live.on_exit(Box::new(move |code| st.finish(Evaluated::Exited(code))));
+        *self.current.lock() = Arc::downgrade(&state);
+        // `exit()` may have come between the check above and the line
+        // above: then the hook found no input to end.
+        if let Some(code) = self.live.exited() {
+            state.finish(Evaluated::Exited(code));
+            return ev;
+        }
         let st = state.clone();
         let sources = Arc::new(self.scope.sources.clone());
         self.live.handle().on_runtime(Box::new(move |rt| start_input(rt, &program, sources, st)));
