@@ -2,7 +2,9 @@
 
 use clap::{Parser, Subcommand};
 use raya_engine::compiler::{compile_file, compile_source, CompileError};
-use std::io::Read;
+use std::io::{IsTerminal, Read};
+
+mod repl;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -162,6 +164,11 @@ fn misspelt_subcommand(word: &str) -> Option<&'static str> {
 
 fn main() -> ExitCode {
     let mut argv: Vec<String> = std::env::args().collect();
+    // `raya` alone on a terminal is the REPL; elsewhere (a pipe, a
+    // script) it is the usage error it always was.
+    if argv.len() == 1 && std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        return repl::run(std::env::var("RAYA_WORKERS").ok().and_then(|w| w.parse().ok()).filter(|&w| w > 0));
+    }
     // `raya FILE ...`, `raya -e CODE` and `raya --workers 2 FILE` are
     // `raya run ...`.
     if let Some(first) = argv.get(1) {

@@ -559,7 +559,17 @@ fn finish(rt: &mut Runtime, main: &Arc<TaskCell>) -> i32 {
 /// order so the report does not depend on scheduling. True if there was
 /// any.
 fn report_unhandled(rt: &mut Runtime, main: &Arc<TaskCell>) -> bool {
-    let mut any = false;
+    let reports = unhandled_reports(rt, Some(main));
+    for r in &reports {
+        rt.write_report(&format!("{r}\n"));
+    }
+    !reports.is_empty()
+}
+
+/// The reports of the failed tasks and rejected promises whose error
+/// nobody observed so far (taken: each is reported once), but `main`'s.
+pub fn unhandled_reports(rt: &mut Runtime, main: Option<&Arc<TaskCell>>) -> Vec<String> {
+    let mut out = Vec::new();
     let mut failed = std::mem::take(&mut *rt.world.failed_tasks.lock());
     // Tasks by id, then rejected promises in the order they were rejected.
     failed.sort_by_key(|t| match t.as_obj().map(|o| &o.body) {
@@ -574,13 +584,12 @@ fn report_unhandled(rt: &mut Runtime, main: &Arc<TaskCell>) -> bool {
             };
             if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
                 let text = uncaught_report(rt, e);
-                rt.write_report(&format!("Unhandled promise rejection: {text}\n"));
-                any = true;
+                out.push(format!("Unhandled promise rejection: {text}"));
             }
             continue;
         }
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
-        if Arc::ptr_eq(cell, main) {
+        if main.is_some_and(|m| Arc::ptr_eq(cell, m)) {
             continue; // reported as the uncaught error
         }
         let (observed, outcome) = {
@@ -589,11 +598,10 @@ fn report_unhandled(rt: &mut Runtime, main: &Arc<TaskCell>) -> bool {
         };
         if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
             let text = uncaught_report(rt, e);
-            rt.write_report(&format!("Unhandled error in task {}: {}\n", cell.id, text));
-            any = true;
+            out.push(format!("Unhandled error in task {}: {}", cell.id, text));
         }
     }
-    any
+    out
 }
 
 fn sorted_live(rt: &Runtime) -> Vec<Value> {
@@ -1058,7 +1066,7 @@ pub fn report_uncaught(rt: &mut Runtime, e: Value) {
 pub fn uncaught_report(rt: &Runtime, e: Value) -> String {
     let text = uncaught_text(e);
     let Some(frames_at) = text.find("\n    at ") else { return text };
-    match crate::vm::runtime::code_frame(&rt.world.sources, &text[frames_at..]) {
+    match crate::vm::runtime::code_frame(&rt.world.sources.read(), &text[frames_at..]) {
         Some(frame) => format!("{}\n{}{}", &text[..frames_at], frame, &text[frames_at..]),
         None => text,
     }

@@ -67,6 +67,9 @@ pub struct Program {
     /// The global slot holding the entry module's completion value (that
     /// of the last top-level expression statement run).
     pub completion_slot: u32,
+    /// The entry module's own top-level bindings: (name, global slot,
+    /// declared `const`). Used by [`compile_repl_input`].
+    pub repl_declared: Vec<(String, u32, bool)>,
 }
 
 /// What a compilation may use besides the language itself.
@@ -87,6 +90,45 @@ impl Default for CompileOptions {
     fn default() -> Self {
         CompileOptions { host_globals: Vec::new(), capabilities: Capabilities::all() }
     }
+}
+
+/// What the inputs of an interactive session (the REPL) declared so far:
+/// each input is compiled as an entry module that sees the top-level
+/// bindings of the earlier ones, and runs in the same program (see
+/// [`compile_repl_input`]).
+#[derive(Clone, Debug, Default)]
+pub struct ReplScope {
+    /// Every global slot the session's program has used (slot = index);
+    /// empty before the first input.
+    pub globals: Vec<String>,
+    /// The earlier inputs' top-level bindings: name -> (global slot,
+    /// declared `const`). A later declaration of the same name replaces
+    /// its entry (and gets a new slot).
+    pub bindings: HashMap<String, (u32, bool)>,
+    /// Every file the session has loaded (its inputs, the prelude,
+    /// imported modules): stack traces of earlier inputs' functions keep
+    /// pointing into them.
+    pub sources: SourceMap,
+}
+
+/// Compiles one input of an interactive session: its code sees the
+/// top-level bindings of `scope` (earlier inputs), its own top-level
+/// declarations get global slots after every slot `scope` used, and the
+/// prelude is compiled into the first input only (its methods are
+/// installed in the program once). Returns the program (whose
+/// `global_names` and `sources` extend `scope`'s) and the scope after it.
+pub fn compile_repl_input(name: &str, src: &str, scope: &ReplScope) -> Result<(Program, ReplScope), CompileError> {
+    let program =
+        compile_here(PathBuf::from(name), name.to_string(), src.to_string(), &CompileOptions::default(), Some(scope))?;
+    let mut next = ReplScope {
+        globals: program.global_names.clone(),
+        bindings: scope.bindings.clone(),
+        sources: program.sources.clone(),
+    };
+    for (name, slot, is_const) in &program.repl_declared {
+        next.bindings.insert(name.clone(), (*slot, *is_const));
+    }
+    Ok((program, next))
 }
 
 /// Compilation failed: every error of every file.
@@ -177,7 +219,14 @@ pub(crate) struct Linker {
     pub capabilities: Capabilities,
     /// The capabilities of the gated globals the program names.
     pub used: Capabilities,
+    /// In an interactive session: the entry module's index and the
+    /// earlier inputs' top-level bindings (name -> slot, `const`), which
+    /// that module sees as an outer scope.
+    pub outer: Option<(usize, OuterBindings)>,
 }
+
+/// Name -> (global slot, declared `const`): see [`ReplScope::bindings`].
+pub(crate) type OuterBindings = HashMap<String, (u32, bool)>;
 
 impl Linker {
     pub(crate) fn add_global(&mut self, name: &str) -> u32 {
@@ -536,13 +585,13 @@ fn compile_main(path: PathBuf, name: String, text: String, opts: &CompileOptions
         std::thread::Builder::new()
             .name("raya-compiler".into())
             .stack_size(STACK_SIZE)
-            .spawn_scoped(scope, || compile_here(path.clone(), name.clone(), text.clone(), opts))
+            .spawn_scoped(scope, || compile_here(path.clone(), name.clone(), text.clone(), opts, None))
             .map(|h| h.join())
     });
     match outcome {
         Ok(Ok(result)) => result,
         Ok(Err(panic)) => std::panic::resume_unwind(panic),
-        Err(_) => compile_here(path, name, text, opts),
+        Err(_) => compile_here(path, name, text, opts, None),
     }
 }
 
@@ -710,16 +759,27 @@ pub fn compile_eval(
     Ok(EvalCode { entry: Arc::new(entry), new_globals })
 }
 
-fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions) -> Result<Program, CompileError> {
+fn compile_here(
+    path: PathBuf,
+    name: String,
+    text: String,
+    opts: &CompileOptions,
+    repl: Option<&ReplScope>,
+) -> Result<Program, CompileError> {
     let extra = &opts.host_globals[..];
+    let continued = repl.filter(|r| !r.globals.is_empty());
     let mut ld = Loader {
         linker: Linker {
-            globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).chain(extra.iter().cloned()).collect(),
+            globals: match continued {
+                Some(r) => r.globals.clone(),
+                None => GLOBAL_NAMES.iter().map(|s| s.to_string()).chain(extra.iter().cloned()).collect(),
+            },
             global_consts: HashMap::new(),
             modules: Vec::new(),
-            sources: SourceMap::default(),
+            sources: continued.map(|r| r.sources.clone()).unwrap_or_default(),
             capabilities: opts.capabilities,
             used: Capabilities::NONE,
+            outer: None,
         },
         modules: Vec::new(),
         by_path: HashMap::new(),
@@ -731,11 +791,16 @@ fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions
         std_loaded: HashMap::new(),
         std_sources: Default::default(),
     };
-    let prelude = ld.add_module("<prelude>".into(), PRELUDE.to_string(), PathBuf::from("."));
-    ld.state[prelude] = Visit::Done;
-    ld.order.push(prelude);
+    if continued.is_none() {
+        let prelude = ld.add_module("<prelude>".into(), PRELUDE.to_string(), PathBuf::from("."));
+        ld.state[prelude] = Visit::Done;
+        ld.order.push(prelude);
+    }
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let main = ld.add_module(name, text, dir);
+    if let Some(r) = repl {
+        ld.linker.outer = Some((main, r.bindings.clone()));
+    }
     let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
     ld.by_path.insert(key, main);
     ld.visit(main);
@@ -794,6 +859,11 @@ fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions
     let res = resolutions[main].as_ref().expect("resolved");
     let main_file = ld.modules[main].file;
     let completion_slot = ld.linker.add_global("<completion>");
+    if repl.is_some() {
+        // Keeps the input's constants alive (see `crate::repl`): the
+        // program's last slot.
+        ld.linker.add_global("<input constants>");
+    }
     let mut cg = codegen::Codegen::new(main_file, &ld.linker.sources.get(main_file).text, res);
     let linker = &ld.linker;
     let entry = cg.module(&ld.modules[main].ast, codegen::Completion::Slot(completion_slot), |cg| {
@@ -843,8 +913,20 @@ fn compile_here(path: PathBuf, name: String, text: String, opts: &CompileOptions
     let mut exports: Vec<(String, u32)> =
         ld.linker.modules[main].exports.iter().map(|(n, &g)| (n.clone(), g)).collect();
     exports.sort();
+    let repl_declared = res
+        .bindings
+        .iter()
+        .filter_map(|b| match (b.global, b.kind) {
+            (Some(g), resolve::BindKind::Let | resolve::BindKind::Function | resolve::BindKind::Class) => {
+                Some((b.name.clone(), g, false))
+            }
+            (Some(g), resolve::BindKind::Const | resolve::BindKind::Import) => Some((b.name.clone(), g, true)),
+            _ => None,
+        })
+        .collect();
     Ok(Program {
         exports,
+        repl_declared,
         completion_slot,
         entry: Arc::new(entry),
         sources: ld.linker.sources,

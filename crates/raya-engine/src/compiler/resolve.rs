@@ -490,6 +490,12 @@ impl<'l> Resolver<'l> {
             self.out.refs.insert(ident.span.start, r);
             return Some(id);
         }
+        // An interactive session's earlier inputs: an outer scope of the
+        // entry module only.
+        if let Some(&(slot, _)) = self.outer_binding(&ident.name) {
+            self.out.refs.insert(ident.span.start, Ref::Global(slot));
+            return None;
+        }
         let r = match ident.name.as_str() {
             "undefined" => Ref::Undefined,
             "NaN" => Ref::NaN,
@@ -535,6 +541,15 @@ impl<'l> Resolver<'l> {
         None
     }
 
+    /// The binding of `name` made by an earlier input of an interactive
+    /// session, if this is the session's current input.
+    fn outer_binding(&self, name: &str) -> Option<&(u32, bool)> {
+        match &self.linker.outer {
+            Some((m, names)) if *m == self.module => names.get(name),
+            _ => None,
+        }
+    }
+
     /// A visible name close to `n` (edit distance 1–2), for hints.
     fn similar_name(&self, n: &str) -> Option<String> {
         let mut best: Option<(usize, String)> = None;
@@ -556,6 +571,11 @@ impl<'l> Resolver<'l> {
         for s in &self.scopes {
             for k in s.names.keys() {
                 consider(k);
+            }
+        }
+        if let Some((m, names)) = &self.linker.outer {
+            if *m == self.module {
+                names.keys().for_each(|k| consider(k));
             }
         }
         for g in GLOBAL_NAMES {
@@ -599,7 +619,21 @@ impl<'l> Resolver<'l> {
                 }
             }
             None => {
-                if matches!(self.out.refs.get(&ident.span.start), Some(Ref::Undefined | Ref::NaN | Ref::Infinity)) {
+                if self.outer_binding(&ident.name).is_some_and(|&(_, is_const)| is_const) {
+                    let msg = format!("cannot assign to `{}` because it is a constant", ident.name);
+                    self.error(
+                        ident.span,
+                        msg,
+                        "assignment to a constant",
+                        Some(format!(
+                            "`{}` was declared with `const` (or imported) by an earlier input; declare it again to replace it",
+                            ident.name
+                        )),
+                    );
+                } else if matches!(
+                    self.out.refs.get(&ident.span.start),
+                    Some(Ref::Undefined | Ref::NaN | Ref::Infinity)
+                ) {
                     self.error(ident.span, format!("cannot assign to `{}`", ident.name), "not assignable", None);
                 }
             }

@@ -44,7 +44,7 @@ fn inspect_value(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Va
 /// caret under its column, or "" when it names no known file.
 fn code_frame(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let stack = ops::as_str(arg(args, 0)).map(|s| s.to_string()).unwrap_or_default();
-    let frame = crate::vm::runtime::code_frame(&ctx.rt.world.sources, &stack).unwrap_or_default();
+    let frame = crate::vm::runtime::code_frame(&ctx.rt.world.sources.read(), &stack).unwrap_or_default();
     Ok(ctx.str(frame))
 }
 

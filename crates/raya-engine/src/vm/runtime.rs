@@ -157,7 +157,11 @@ impl TaskTable {
 pub struct World {
     pub heap: Arc<SharedHeap>,
     pub globals: Globals,
-    pub sources: Arc<SourceMap>,
+    /// Every loaded file. Replaced only by an interactive session, which
+    /// adds each input (with the files it imports) as it runs it; readers
+    /// take the map they find, and a file id stays valid in every later
+    /// map (maps only grow).
+    pub sources: parking_lot::RwLock<Arc<SourceMap>>,
     /// Constants of every linked prototype (GC roots).
     pub const_roots: Vec<Value>,
     /// The `raw` arrays of the tagged templates' strings arrays (see
@@ -268,7 +272,7 @@ impl Runtime {
         let world = Arc::new(World {
             heap: heap.shared().clone(),
             globals: Globals::new(&globals),
-            sources: Arc::new(sources.clone()),
+            sources: parking_lot::RwLock::new(Arc::new(sources.clone())),
             const_roots,
             script_args,
             realm: Mutex::new(realm.clone()),
@@ -447,7 +451,7 @@ impl Runtime {
     /// The frames of `task`, innermost first, one `\n    at ...` each.
     pub fn stack_trace(&self, task: &Task) -> String {
         let mut out = String::new();
-        let sources = &self.world.sources;
+        let sources = self.world.sources.read().clone();
         // At most ten frames, innermost first, as V8 does by default;
         // frames of built-in Raya code (the prelude, `std:` sources) are
         // the engine's business, not the user's, and are left out.
