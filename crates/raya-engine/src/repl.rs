@@ -201,11 +201,12 @@ fn start_input(
 ) {
     *rt.world.sources.write() = sources;
     crate::std::install(rt, &program.std_modules);
-    let mut roots = Vec::new();
-    let proto = crate::vm::link::link(&program.entry, &mut rt.heap, &mut roots);
+    let mut linked = crate::vm::link::Linked::default();
+    let proto = crate::vm::link::link(&program.entry, &mut rt.heap, &mut linked);
+    rt.world.template_raw.write().extend(linked.template_raw);
     // The constants are reachable from this slot for as long as the
     // session lives, as a program's own are from `World::const_roots`.
-    let keep = rt.heap.alloc_array(roots);
+    let keep = rt.heap.alloc_array(linked.roots);
     let body = crate::vm::runtime::make_closure(&mut rt.heap, proto, Box::new([]));
     // The last slot of an input (see `compile_repl_input`).
     let slot_of_roots = program.global_names.len() - 1;

@@ -9,7 +9,7 @@ fn private_fields_do_not_reach_the_host() {
     let vm = Vm::builder().workers(1).build();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
-    vm.register_fn("report", move |args| {
+    vm.register_raw_fn("report", move |args: &[HostValue]| {
         s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
         Ok(HostValue::Undefined)
     });

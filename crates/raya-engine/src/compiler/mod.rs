@@ -692,6 +692,7 @@ pub fn compile_eval(
             sources: base_sources.clone(),
             capabilities,
             used: Capabilities::default(),
+            outer: None,
         },
         modules: Vec::new(),
         by_path: HashMap::new(),

@@ -285,7 +285,7 @@ mod tests {
         let vm = Vm::builder().workers(1).allow(Capability::Stdio).allow(Capability::Fs).build();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
-        vm.register_fn("report", move |args| {
+        vm.register_raw_fn("report", move |args: &[HostValue]| {
             s.lock().unwrap().push(args[0].clone());
             Ok(HostValue::Undefined)
         });
