@@ -288,7 +288,8 @@ fn collector() -> (Lines, impl Fn(Stream, &str) + Send + Sync + 'static) {
 
 #[test]
 fn output_is_captured_per_instance_while_two_run_at_once() {
-    let vm = Vm::builder().workers(2).build();
+    // `stdout`/`stderr` are named, so the VM grants the standard streams.
+    let vm = Vm::builder().workers(2).allow(raya_engine::Capability::Stdio).build();
     let src = r#"
         export async function work(tag: string): Task<void> {
           for (let i = 0; i < 50; i++) {
