@@ -89,6 +89,8 @@ pub struct RunOptions {
     pub blocking_pool: Option<Arc<BlockingPool>>,
     /// Collector pacing, heap limit and stress mode.
     pub gc: crate::vm::heap::GcConfig,
+    /// Record a trace of the run into this file (`crate::trace`).
+    pub trace: Option<std::path::PathBuf>,
 }
 
 struct Shared {
@@ -109,6 +111,8 @@ struct Shared {
     /// The socket poller (`crate::io`), started by the first socket and
     /// stopped when the run ends.
     poller: std::sync::OnceLock<std::io::Result<crate::io::Poller>>,
+    /// The trace being recorded, if any.
+    tracer: Option<Arc<crate::trace::Tracer>>,
 }
 
 impl Shared {
@@ -299,7 +303,11 @@ fn run_inner<R>(
         host,
         pool: opts.blocking_pool.clone().unwrap_or_default(),
         poller: std::sync::OnceLock::new(),
+        tracer: opts.trace.clone().map(crate::trace::Tracer::new),
     });
+    if shared.tracer.is_some() {
+        rt.heap.shared().stats.lock().log = Some(Vec::new());
+    }
     let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
     sched.spawn(Job::Run(main.clone()));
     loop {
@@ -323,6 +331,9 @@ fn run_inner<R>(
     } else {
         finish(&mut rt, &main)
     };
+    if let Some(tracer) = &shared.tracer {
+        write_trace(&mut rt, &shared, tracer);
+    }
     if opts.stats {
         let gc = rt.heap.stats();
         let cfg = rt.heap.shared().config();
@@ -350,6 +361,27 @@ fn run_inner<R>(
         sched.shutdown();
     }
     r
+}
+
+/// Gathers every worker's trace events and the heap's pauses and writes
+/// the trace file. Workers are idle or stopped; one stopped inside a job
+/// (after `exit()`) still holds its runtime, and its events are left out.
+fn write_trace(rt: &mut Runtime, shared: &Shared, tracer: &crate::trace::Tracer) {
+    let mut workers = Vec::new();
+    for slot in shared.runtimes.iter() {
+        let events = match slot.try_lock_for(Duration::from_millis(50)) {
+            Some(mut g) => g.as_mut().and_then(|r| r.trace.take()).map(|r| r.events).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        workers.push(events);
+    }
+    let gc = rt.heap.shared().stats.lock().log.take().unwrap_or_default();
+    let site_text = |s: crate::sync::Site| rt.site_text(s);
+    let text = crate::trace::render(&crate::trace::TraceInput { tracer, workers, gc, site_text: &site_text });
+    if let Err(e) = std::fs::write(&tracer.path, text) {
+        let msg = format!("raya: cannot write the trace to '{}': {e}\n", tracer.path.display());
+        rt.write_stderr(&msg);
+    }
 }
 
 /// The process's peak resident set size in bytes (`VmHWM` of
@@ -440,9 +472,13 @@ fn sorted_live(rt: &Runtime) -> Vec<Value> {
     rt.world.live_tasks.sorted().into_iter().map(|(_, v)| v).collect()
 }
 
-/// One entry per unfinished task: its id, what it waits on, its stack.
+/// One entry per unfinished task: its id, what it waits on (naming the
+/// holder of a mutex, the creation site and queues of a channel, the state
+/// of an awaited task), its stack; then every cycle of tasks waiting on
+/// each other.
 fn blocked_report(rt: &Runtime) -> String {
     let mut out = String::new();
+    let mut edges: Vec<(u32, u32, String)> = Vec::new();
     for t in sorted_live(rt) {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
         let exec = cell.exec.lock();
@@ -456,11 +492,124 @@ fn blocked_report(rt: &Runtime) -> String {
         };
         out.push_str(&format!("  task {} blocked {}", cell.id, if what.is_empty() { "waiting" } else { &what }));
         if let Some(exec) = exec.as_ref() {
+            let (detail, edge) = blocker_detail(rt, cell.id, &exec.blocker);
+            out.push_str(&detail);
+            if let Some(e) = edge {
+                edges.push(e);
+            }
             out.push_str(&rt.stack_trace(exec).replace("\n    at ", "\n      at "));
         }
         out.push('\n');
     }
+    for cycle in wait_cycles(&edges) {
+        let ids: Vec<String> = cycle.iter().map(|&i| format!("task {}", edges[i].0)).collect();
+        out.push_str(&format!("  cycle: {} -> task {}\n", ids.join(" -> "), edges[cycle[0]].0));
+        for &i in &cycle {
+            out.push_str(&format!("    {}\n", edges[i].2));
+        }
+    }
     out
+}
+
+/// What a report adds after "task N blocked ...", and the edge of the
+/// wait-for graph the wait makes: (waiting task, task it waits for, how).
+fn blocker_detail(rt: &Runtime, me: u32, b: &crate::sync::Blocker) -> (String, Option<(u32, u32, String)>) {
+    use crate::sync::Blocker;
+    let site =
+        |s: Option<crate::sync::Site>| s.map(|s| format!(" (created at {})", rt.site_text(s))).unwrap_or_default();
+    let made = |s: Option<crate::sync::Site>| {
+        s.map(|s| format!(" (Mutex created at {})", rt.site_text(s))).unwrap_or_default()
+    };
+    let alive = |id: u32| id != 0 && id != me && rt.world.live_tasks.contains(id);
+    match b {
+        Blocker::Mutex(m) => {
+            let Some(m) = m.upgrade() else { return (String::new(), None) };
+            let at = made(m.site);
+            match m.holder() {
+                Some(h) => {
+                    let how = format!("task {me} waits for Mutex held by task {h}{at}");
+                    let edge = alive(h).then_some((me, h, how));
+                    let state = if rt.world.live_tasks.contains(h) { "" } else { ", which has ended" };
+                    (format!(": waiting for Mutex held by task {h}{state}{at}"), edge)
+                }
+                None => (format!(": the Mutex is free{at}"), None),
+            }
+        }
+        Blocker::Recv(c) | Blocker::Send(c) => {
+            let Some(c) = c.upgrade() else { return (String::new(), None) };
+            let (receivers, senders) = c.waiting();
+            let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+            let text = format!(
+                "{}: {} and {} waiting",
+                site(c.site),
+                plural(receivers, "receiver"),
+                plural(senders, "sender")
+            );
+            let edge = if matches!(b, Blocker::Recv(_)) {
+                let other = c.last_sender.load(Ordering::Relaxed);
+                alive(other).then(|| {
+                    (me, other, format!("task {me} receives on a channel{} last sent to by task {other}", site(c.site)))
+                })
+            } else {
+                let other = c.last_receiver.load(Ordering::Relaxed);
+                alive(other).then(|| {
+                    (
+                        me,
+                        other,
+                        format!("task {me} sends on a channel{} last received from by task {other}", site(c.site)),
+                    )
+                })
+            };
+            (text, edge)
+        }
+        Blocker::Task(t) => {
+            let Some(t) = t.upgrade() else { return (String::new(), None) };
+            if t.id == me {
+                // (Its state is locked by the caller.)
+                return (" (itself)".into(), None);
+            }
+            let state = match t.exec.lock().as_ref() {
+                Some(e) if !t.is_done() && !e.blocked_on.is_empty() => "blocked".to_string(),
+                _ => crate::sync::task::state_name(&t).to_string(),
+            };
+            let edge = alive(t.id).then(|| (me, t.id, format!("task {me} awaits task {}", t.id)));
+            (format!(" ({state})"), edge)
+        }
+        _ => (String::new(), None),
+    }
+}
+
+/// The cycles of a wait-for graph in which each task waits for at most one
+/// other (`edges[i]` = (from, to, how)); each cycle as indices into
+/// `edges`, starting at its lowest task id, in order of that id.
+fn wait_cycles(edges: &[(u32, u32, String)]) -> Vec<Vec<usize>> {
+    let out_edge: std::collections::HashMap<u32, usize> = edges.iter().enumerate().map(|(i, e)| (e.0, i)).collect();
+    let mut done = std::collections::HashSet::new();
+    let mut cycles = Vec::new();
+    let mut starts: Vec<u32> = edges.iter().map(|e| e.0).collect();
+    starts.sort_unstable();
+    for start in starts {
+        let mut path: Vec<u32> = Vec::new();
+        let mut at = start;
+        while !done.contains(&at) {
+            if let Some(pos) = path.iter().position(|&p| p == at) {
+                // Closed a loop: rotate it to begin at its lowest id.
+                let ring = &path[pos..];
+                let low = ring.iter().enumerate().min_by_key(|(_, &id)| id).map(|(i, _)| i).unwrap_or(0);
+                let ids: Vec<u32> = ring[low..].iter().chain(&ring[..low]).copied().collect();
+                cycles.push(ids.iter().map(|id| out_edge[id]).collect());
+                break;
+            }
+            path.push(at);
+            match out_edge.get(&at) {
+                Some(&i) => at = edges[i].1,
+                None => break,
+            }
+        }
+        done.extend(path);
+    }
+    cycles.sort_by_key(|c: &Vec<usize>| edges[c[0]].0);
+    cycles
 }
 
 impl crate::scheduler::Runner<Job> for VmRunner {
@@ -482,10 +631,18 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 if !c.token.claim(gen) {
                     return; // cancelled or otherwise woken first
                 }
+                if let Some(rec) = rt.trace.as_mut() {
+                    let ts = rec.now();
+                    rec.push(crate::trace::Event::TimerFire { ts, task: c.id });
+                }
                 *c.resume.lock() = Some(Resume::Value(Value::UNDEFINED));
                 Some(c)
             }
             Job::Fire(t) => {
+                if let Some(rec) = rt.trace.as_mut() {
+                    let ts = rec.now();
+                    rec.push(crate::trace::Event::TimerFire { ts, task: 0 });
+                }
                 if let Some(next) = (t.fire)(&mut rt.woken) {
                     cx.scheduler().sleep_until(next.at, Job::Fire(next));
                 }
@@ -515,6 +672,8 @@ impl VmRunner {
             cancel_timers(cx, &cell);
         }
         let Some(mut exec) = cell.exec.lock().take() else { return };
+        // Traces: one branch when off.
+        let traced_from = rt.trace.as_mut().map(|rec| trace_run_start(rec, &cell));
         let first_run = !cell.started.swap(true, Ordering::AcqRel);
         let mut interp = TaskInterpreter::new(rt);
         let outcome = if first_run && cell.is_cancel_requested() {
@@ -535,6 +694,8 @@ impl VmRunner {
             }
         };
 
+        let traced = traced_from.map(|start| (start, trace_stop(rt, &cell, &exec, &outcome)));
+        let id = cell.id;
         match outcome {
             RunOutcome::Preempted => {
                 *cell.exec.lock() = Some(exec);
@@ -545,6 +706,7 @@ impl VmRunner {
                 // task's outcome (flattening), by awaiting it first.
                 let w = Wait::Settled(vec![v]);
                 exec.blocked_on = w.describe();
+                exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
                 park(rt, cx, &cell, w);
             }
@@ -581,6 +743,7 @@ impl VmRunner {
             }
             RunOutcome::Suspended(w) => {
                 exec.blocked_on = w.describe();
+                exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
                 park(rt, cx, &cell, w);
             }
@@ -589,6 +752,9 @@ impl VmRunner {
                 self.shared.exited.store(true, Ordering::Release);
                 rt.flush_stdout();
             }
+        }
+        if let Some((start, stop)) = traced {
+            trace_run_end(rt, id, start, stop);
         }
         // Output leaves the buffer when the task that wrote it stops
         // running, so nothing waits for the program's end (a server's log,
@@ -606,7 +772,15 @@ impl VmRunner {
         cx: &WorkerCx<Job>,
     ) -> (parking_lot::MutexGuard<'_, Option<Runtime>>, crate::vm::heap::MutatorGuard) {
         let mut slot = self.shared.runtimes[cx.worker_index()].lock();
-        let rt = slot.get_or_insert_with(|| Runtime::for_worker(&self.shared.world));
+        let rt = slot.get_or_insert_with(|| {
+            let mut rt = Runtime::for_worker(&self.shared.world);
+            rt.trace = self
+                .shared
+                .tracer
+                .as_ref()
+                .map(|t| Box::new(crate::trace::Recorder::new(t.clone(), cx.worker_index())));
+            rt
+        });
         let mutator = rt.heap.enter(rt.slot.as_ref().expect("worker runtimes have a slot"));
         rt.refresh_realm();
         (slot, mutator)
@@ -636,6 +810,66 @@ impl VmRunner {
         };
         Some(t)
     }
+}
+
+/// Traces: the start of a run, and the end of the wake arrow that caused
+/// it. Returns the start time.
+fn trace_run_start(rec: &mut crate::trace::Recorder, cell: &TaskCell) -> u64 {
+    let ts = rec.now();
+    let flow = cell.trace_flow.swap(0, Ordering::Relaxed);
+    if flow != 0 {
+        rec.push(crate::trace::Event::Woken { ts, flow, task: cell.id });
+    }
+    ts
+}
+
+/// Traces: why the run that produced `outcome` stopped.
+fn trace_stop(rt: &Runtime, cell: &TaskCell, exec: &Task, outcome: &RunOutcome) -> crate::trace::Stop {
+    use crate::trace::Stop;
+    match outcome {
+        RunOutcome::Preempted => Stop::Preempted,
+        RunOutcome::Completed(v) if is_waitable(*v) && crate::vm::interp::settled(*v).is_none() => Stop::Suspended {
+            what: "awaiting the task it returns".into(),
+            kind: "task",
+            object: 0,
+            site: rt.user_site(exec),
+        },
+        RunOutcome::Completed(_) => Stop::Completed,
+        RunOutcome::Failed(_) if cell.is_cancel_requested() => Stop::Cancelled,
+        RunOutcome::Failed(_) => Stop::Failed,
+        RunOutcome::Exited(_) => Stop::Exited,
+        RunOutcome::Suspended(w) => {
+            let b = w.blocker();
+            Stop::Suspended { what: w.describe(), kind: b.kind(), object: b.object_id(), site: rt.user_site(exec) }
+        }
+    }
+}
+
+/// Traces: the run's slice, the tasks it spawned, and a wake arrow to
+/// every task it made runnable (not yet queued: `queue_woken` comes after,
+/// so the flow id is stored before any worker can run them).
+fn trace_run_end(rt: &mut Runtime, id: u32, start: u64, stop: crate::trace::Stop) {
+    use crate::trace::Event;
+    let Some(rec) = rt.trace.as_mut() else { return };
+    let end = rec.now();
+    let at = end.saturating_sub(1).max(start);
+    for t in &rt.spawned {
+        let name = t.exec.lock().as_deref().map(crate::trace::task_name).unwrap_or_default();
+        // Inside the slice (which ends at `end`), so viewers bind the arrow to it.
+        rec.push(Event::Spawn { ts: at, parent: id, child: t.id, name });
+        let flow = rec.flow();
+        t.trace_flow.store(flow, Ordering::Relaxed);
+        rec.push(Event::Wake { ts: at, flow, from: id, to: t.id });
+    }
+    for t in &rt.woken {
+        if t.id == id {
+            continue; // its own wait was decided at once
+        }
+        let flow = rec.flow();
+        t.trace_flow.store(flow, Ordering::Relaxed);
+        rec.push(Event::Wake { ts: at, flow, from: id, to: t.id });
+    }
+    rec.push(Event::Run { start, end, task: id, stop });
 }
 
 fn is_cancelled_error(rt: &Runtime, e: Value) -> bool {

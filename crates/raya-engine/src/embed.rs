@@ -605,6 +605,7 @@ pub struct VmBuilder {
     args: Vec<String>,
     capabilities: Capabilities,
     gc: crate::vm::heap::GcConfig,
+    trace: Option<std::path::PathBuf>,
 }
 
 impl VmBuilder {
@@ -669,6 +670,14 @@ impl VmBuilder {
     /// measured is the heap's counted size (see `design/memory.md`).
     pub fn max_heap(mut self, bytes: usize) -> Self {
         self.gc.max_heap = Some(bytes);
+        self
+    }
+
+    /// Records a trace of every run into `path` (as `raya run --trace`;
+    /// Chrome trace-event JSON, see `design/trace.md`): a later run
+    /// overwrites an earlier one's.
+    pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.trace = Some(path.into());
         self
     }
 
@@ -856,6 +865,7 @@ impl Vm {
             stats: false,
             blocking_pool: Some(self.inner.pool.clone()),
             gc: self.inner.opts.gc,
+            trace: self.inner.opts.trace.clone(),
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table;
         driver::run_program_hosted(program, opts, Some(host), &mut setup, &mut end)

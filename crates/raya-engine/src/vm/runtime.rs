@@ -103,6 +103,10 @@ impl TaskTable {
         self.shard(id).lock().remove(&id);
     }
 
+    pub fn contains(&self, id: u32) -> bool {
+        self.shard(id).lock().contains_key(&id)
+    }
+
     /// Every live task, by id.
     pub fn sorted(&self) -> Vec<(u32, Value)> {
         let mut all: Vec<(u32, Value)> =
@@ -184,6 +188,8 @@ pub struct Runtime {
     /// Tasks claimed and made runnable during the current slice (the worker
     /// hands the first to its next slot).
     pub woken: Vec<std::sync::Arc<crate::sync::TaskCell>>,
+    /// This worker's trace events, when a trace is recorded (`crate::trace`).
+    pub trace: Option<Box<crate::trace::Recorder>>,
 }
 
 impl Runtime {
@@ -230,6 +236,7 @@ impl Runtime {
             suspend: None,
             spawned: Vec::new(),
             woken: Vec::new(),
+            trace: None,
         };
         (rt, closure)
     }
@@ -249,6 +256,7 @@ impl Runtime {
             suspend: None,
             spawned: Vec::new(),
             woken: Vec::new(),
+            trace: None,
         }
     }
 
@@ -365,6 +373,37 @@ impl Runtime {
     }
 
     /// The frames of `task`, innermost first, one `\n    at ...` each.
+    /// Where the running task is in the user's code (its innermost frame
+    /// outside built-in Raya code), for the creation site of a channel or
+    /// mutex. O(frames), no formatting: the line is found when a report
+    /// prints it ([`Runtime::site_text`]).
+    pub fn user_site(&self, task: &Task) -> Option<crate::sync::Site> {
+        let sources = &self.world.sources;
+        for (depth, f) in task.frames.iter().rev().enumerate() {
+            let p = &f.proto().proto;
+            let file = p.file;
+            if file >= sources.len() || is_builtin_source(&sources.get(file).name) {
+                continue;
+            }
+            let pc = if depth == 0 { task.top_pc().unwrap_or(f.pc) } else { f.pc };
+            let pc = (pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
+            let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
+            return Some(crate::sync::Site { file: file as u32, offset: offset as u32 });
+        }
+        None
+    }
+
+    /// `file:line:col` of a site.
+    pub fn site_text(&self, site: crate::sync::Site) -> String {
+        let sources = &self.world.sources;
+        let file = site.file as usize;
+        if file >= sources.len() {
+            return "?".into();
+        }
+        let (line, col) = sources.line_col(file, site.offset as _);
+        format!("{}:{}:{}", sources.get(file).name, line, col)
+    }
+
     pub fn stack_trace(&self, task: &Task) -> String {
         let mut out = String::new();
         let sources = &self.world.sources;
