@@ -113,6 +113,10 @@ struct Shared {
     poller: std::sync::OnceLock<std::io::Result<crate::io::Poller>>,
     /// The trace being recorded, if any.
     tracer: Option<Arc<crate::trace::Tracer>>,
+    /// The stall watchdog (`crate::trace::stall`), unless turned off.
+    stalls: Option<Arc<crate::trace::stall::Stalls>>,
+    /// `--stats`: nanoseconds each worker spent running jobs.
+    busy: Option<Box<[crossbeam::utils::CachePadded<std::sync::atomic::AtomicU64>]>>,
 }
 
 impl Shared {
@@ -304,7 +308,15 @@ fn run_inner<R>(
         pool: opts.blocking_pool.clone().unwrap_or_default(),
         poller: std::sync::OnceLock::new(),
         tracer: opts.trace.clone().map(crate::trace::Tracer::new),
+        stalls: crate::trace::stall::threshold_from_env().map(|t| {
+            let world = rt.world.clone();
+            crate::trace::stall::Stalls::start(workers, t, Arc::new(move |line: String| world.write_stderr(&line)))
+        }),
+        busy: opts.stats.then(|| (0..workers).map(|_| Default::default()).collect()),
     });
+    if opts.stats {
+        rt.world.live_tasks.count_peak();
+    }
     if shared.tracer.is_some() {
         rt.heap.shared().stats.lock().log = Some(Vec::new());
     }
@@ -320,6 +332,9 @@ fn run_inner<R>(
     }
     if let Some(Ok(p)) = shared.poller.get() {
         p.stop();
+    }
+    if let Some(s) = &shared.stalls {
+        s.stop();
     }
     let stats = sched.stats();
     // Workers may still be in a slice (after `exit()`): stop them all so
@@ -343,9 +358,20 @@ fn run_inner<R>(
         };
         let limit = cfg.max_heap.map_or("none".into(), crate::vm::heap::format_size);
         let rss = peak_rss().map_or("n/a".into(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
+        let busy: Vec<u64> =
+            shared.busy.as_ref().map(|b| b.iter().map(|n| n.load(Ordering::Relaxed)).collect()).unwrap_or_default();
+        let mut rows = String::from("workers:\n  worker      run time   tasks run     steals      parks\n");
+        for (i, w) in stats.per_worker.iter().enumerate() {
+            let ms = busy.get(i).copied().unwrap_or(0) as f64 / 1e6;
+            rows.push_str(&format!(
+                "  {i:<6}{:>11.3} ms{:>12}{:>11}{:>11}\n",
+                ms, w.context_switches, w.steals, w.parks
+            ));
+        }
         rt.write_stderr(&format!(
-            "{stats}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms, live after the last: {:.1} MiB\n\
+            "{stats}{rows}peak tasks alive: {}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms, live after the last: {:.1} MiB\n\
              gc pacing: {pacing}, heap limit: {limit}, peak RSS: {rss}\n",
+            rt.world.live_tasks.peak(),
             gc.collections,
             gc.total_pause_ns as f64 / 1e6,
             gc.max_pause_ns as f64 / 1e6,
@@ -623,6 +649,9 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 *c = Some(Handle { shared: self.shared.clone(), sched: cx.scheduler().clone() });
             }
         });
+        // `--stats`: the worker's run time, per job (not per task run:
+        // handed-off runs are inside the job).
+        let _busy = self.shared.busy.as_ref().map(|b| BusyTimer(&b[cx.worker_index()], std::time::Instant::now()));
         let (mut slot, _mutator) = self.runtime(cx);
         let rt = slot.as_mut().expect("runtime");
         let mut next = match job {
@@ -687,7 +716,20 @@ impl VmRunner {
                     // Safepoints count against the worker's time slice,
                     // which a task woken by direct handoff inherits.
                     let mut budget = cx.slice_left();
+                    if let Some(s) = &self.shared.stalls {
+                        s.enter(cx.worker_index(), cell.id);
+                    }
                     let outcome = interp.run(&mut exec, &mut budget);
+                    if self.shared.stalls.as_ref().is_some_and(|s| s.leave(cx.worker_index())) {
+                        let stack = interp.rt.stack_trace(&exec);
+                        let (id, w) = (cell.id, cx.worker_index());
+                        let line = if stack.is_empty() {
+                            format!("raya: stall: task {id} on worker {w} is running again (its stalled run ended with the task)\n")
+                        } else {
+                            format!("raya: stall: task {id} on worker {w} reached a safepoint again, at:{stack}\n")
+                        };
+                        interp.rt.write_stderr(&line);
+                    }
                     cx.set_slice_left(budget);
                     outcome
                 }
@@ -809,6 +851,17 @@ impl VmRunner {
             unreachable!("hand_off gives back the job it was given")
         };
         Some(t)
+    }
+}
+
+/// Adds the time since it was made to a worker's `--stats` run time.
+struct BusyTimer<'a>(&'a std::sync::atomic::AtomicU64, std::time::Instant);
+
+impl Drop for BusyTimer<'_> {
+    fn drop(&mut self) {
+        // Only this worker writes its counter.
+        let ns = self.1.elapsed().as_nanos() as u64;
+        self.0.store(self.0.load(Ordering::Relaxed) + ns, Ordering::Relaxed);
     }
 }
 

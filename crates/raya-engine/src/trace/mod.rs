@@ -13,6 +13,7 @@
 //! the heap logs) are collected once, at the end. Nothing is written until
 //! the program ends.
 
+pub mod stall;
 pub mod summary;
 
 use crate::sync::Site;

@@ -82,11 +82,21 @@ pub struct Output {
 const TASK_TABLE_SHARDS: usize = 64;
 
 /// The live-task table: task id → task object, sharded by id.
-pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>);
+pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>, PeakCount);
+
+/// `--stats`' peak of tasks alive: counted only once asked for
+/// ([`TaskTable::count_peak`]), so a run without `--stats` pays one load
+/// per spawn and end, not a shared read-modify-write.
+#[derive(Default)]
+struct PeakCount {
+    on: std::sync::atomic::AtomicBool,
+    live: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
+}
 
 impl Default for TaskTable {
     fn default() -> Self {
-        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect())
+        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), PeakCount::default())
     }
 }
 
@@ -97,10 +107,33 @@ impl TaskTable {
 
     pub fn insert(&self, id: u32, task: Value) {
         self.shard(id).lock().insert(id, task);
+        let c = &self.1;
+        if c.on.load(Ordering::Relaxed) {
+            let n = c.live.fetch_add(1, Ordering::Relaxed) + 1;
+            c.peak.fetch_max(n, Ordering::Relaxed);
+        }
     }
 
     pub fn remove(&self, id: u32) {
         self.shard(id).lock().remove(&id);
+        let c = &self.1;
+        if c.on.load(Ordering::Relaxed) {
+            c.live.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Starts counting the peak of tasks alive, from those alive now
+    /// (before any worker runs).
+    pub fn count_peak(&self) {
+        let n = self.0.iter().map(|s| s.lock().len()).sum();
+        self.1.live.store(n, Ordering::Relaxed);
+        self.1.peak.store(n, Ordering::Relaxed);
+        self.1.on.store(true, Ordering::Relaxed);
+    }
+
+    /// The most tasks alive at once (see [`TaskTable::count_peak`]).
+    pub fn peak(&self) -> usize {
+        self.1.peak.load(Ordering::Relaxed)
     }
 
     pub fn contains(&self, id: u32) -> bool {
@@ -157,6 +190,20 @@ pub struct World {
 }
 
 impl World {
+    /// Writes to stderr (or its capture) after flushing stdout, so the two
+    /// streams interleave as written. Any thread may call it.
+    pub fn write_stderr(&self, s: &str) {
+        let mut out = self.output.lock();
+        if let Some(buf) = &mut out.captured_stderr {
+            buf.extend_from_slice(s.as_bytes());
+            return;
+        }
+        flush(&mut out, self);
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(s.as_bytes());
+        let _ = err.flush();
+    }
+
     /// Marks the roots the program itself holds (not its running tasks).
     pub fn mark_roots(&self, m: &mut Marker) {
         self.globals.mark(m);
@@ -324,15 +371,7 @@ impl Runtime {
     }
 
     pub fn write_stderr(&mut self, s: &str) {
-        let mut out = self.world.output.lock();
-        if let Some(buf) = &mut out.captured_stderr {
-            buf.extend_from_slice(s.as_bytes());
-            return;
-        }
-        flush(&mut out, &self.world);
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(s.as_bytes());
-        let _ = err.flush();
+        self.world.write_stderr(s);
     }
 
     /// Runs a full collection with `task` as the running task: the only
