@@ -71,6 +71,8 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
   cat app.raya | raya run -    run the program read from standard input
   raya check app.raya          report every compile error, run nothing
   raya disasm app.raya         print the bytecode (`--all` adds the prelude)
+  raya --trace t.json app.raya record what every task did; then
+  raya trace summary t.json    see where the time went
   raya test --filter add src   run the tests of src/**/*.test.raya named *add*
   raya help run                the options of `run`")]
 struct Cli {
@@ -85,6 +87,10 @@ enum Command {
     #[command(after_help = "Environment:
   RAYA_WORKERS=N        worker threads, as --workers N
   RAYA_STATS=1          statistics at exit, as --stats
+  RAYA_TRACE=FILE       record a trace, as --trace FILE
+  RAYA_STALL_MS=N       warn when a worker spends more than N ms in one task
+                        run without reaching a safepoint (a long built-in
+                        call, a blocking host function); default 1000, 0: off
   RAYA_MAX_HEAP=SIZE    heap limit, as --max-heap SIZE
   RAYA_GC_PERCENT=N     the heap grows by N% of the live heap between
                         collections (default 100, as Go's GOGC); `off`:
@@ -92,9 +98,13 @@ enum Command {
   RAYA_GC_STRESS=1      collect at every safepoint (a testing aid: finds
                         values freed while reachable; very slow)
 
---stats prints, on stderr at exit: scheduler counts; GC cycles, total and
-longest pause, live heap after the last collection, pacing and limit; the
-process's peak resident set size (Linux; n/a elsewhere).")]
+--stats prints, on stderr at exit: scheduler counts; a row per worker (run
+time, tasks run, steals, parks); the peak number of tasks alive; GC cycles,
+total and longest pause, live heap after the last collection, pacing and
+limit; the process's peak resident set size (Linux; n/a elsewhere).
+
+--trace FILE writes Chrome trace-event JSON (open it in ui.perfetto.dev or
+chrome://tracing; `raya trace summary FILE` summarises it).")]
     Run {
         /// Worker threads (default: number of cores; also RAYA_WORKERS).
         #[arg(long, env = "RAYA_WORKERS")]

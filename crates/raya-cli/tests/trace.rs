@@ -217,3 +217,31 @@ fn stats_have_a_row_per_worker_and_the_peak_of_tasks_alive() {
     assert!(err.contains("peak tasks alive: 5\n"), "{err}");
     assert!(err.contains("gc cycles: "), "{err}");
 }
+
+/// A collection stops every worker: each worker's track gets the same GC
+/// slice, with its stop-the-world and collection parts.
+#[test]
+fn gc_pauses_appear_on_every_worker() {
+    let src = program(
+        "gc.raya",
+        "async function f(n: number): Task<number> {\n  let a: number[] = [];\n  for (let i = 0; i < n; i++) a.push(i);\n  return a.length;\n}\nconsole.log(await f(50) + await f(60));\n",
+    );
+    let out_file = dir().join("gc.json");
+    let out = run(
+        &["run", "--workers", "2", "--trace", out_file.to_str().unwrap(), src.to_str().unwrap()],
+        &[("RAYA_GC_STRESS", "1")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "110\n");
+    let evs = events_of(&out_file);
+    let gc: Vec<&serde_json::Value> = evs.iter().filter(|e| e["ph"] == "X" && e["name"] == "GC").collect();
+    assert!(!gc.is_empty());
+    let on = |tid: u64| gc.iter().filter(|e| e["tid"] == tid).count();
+    assert_eq!(on(1), on(2), "every pause on both workers");
+    assert!(on(1) >= 1);
+    for e in &gc {
+        let a = &e["args"];
+        let parts = a["stop_the_world_us"].as_f64().unwrap() + a["collect_us"].as_f64().unwrap();
+        assert!(parts <= e["dur"].as_f64().unwrap() + 0.002, "{e}");
+    }
+}

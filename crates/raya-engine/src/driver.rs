@@ -1200,6 +1200,20 @@ mod tests {
     use crate::vm::task::Task;
     use std::time::{Duration, Instant};
 
+    /// Each cycle of the wait-for graph is found once, from its lowest
+    /// task id, with tasks that only lead into a cycle left out.
+    #[test]
+    fn wait_cycles_are_found_once_from_their_lowest_task() {
+        let e = |from: u32, to: u32| (from, to, format!("{from}->{to}"));
+        // 1 -> 5 -> 3 -> 5 (a tail into the ring 5 <-> 3), 7 -> 4 -> 2 -> 7,
+        // 9 -> 8 (no ring), 6 -> 6 is never an edge (the report skips it).
+        let edges = vec![e(1, 5), e(5, 3), e(3, 5), e(7, 4), e(4, 2), e(2, 7), e(9, 8)];
+        let cycles = wait_cycles(&edges);
+        let named: Vec<Vec<&str>> = cycles.iter().map(|c| c.iter().map(|&i| edges[i].2.as_str()).collect()).collect();
+        assert_eq!(named, vec![vec!["2->7", "7->4", "4->2"], vec!["3->5", "5->3"]]);
+        assert!(wait_cycles(&[]).is_empty());
+    }
+
     /// A worker records a timer key late, after the task was woken, ran,
     /// and went to sleep again: it cancels its own stale key, and never
     /// the timer of the task's newer sleep (which would lose its wake-up).

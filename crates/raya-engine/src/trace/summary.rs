@@ -192,16 +192,22 @@ mod tests {
 {"name":"task 1 <main>","cat":"task","ph":"X","pid":1,"tid":1,"ts":600,"dur":400,"args":{"task":1,"function":"<main>","stop":"completed"}}
 ]}"#;
         let out = summarize(trace, &|f, l| (f == "a.raya" && l == 3).then(|| "  ch.receive();".into())).unwrap();
-        assert!(out.starts_with("trace: 1.000 ms on 1 worker, 2 tasks, 3 runs"), "{out}");
-        assert!(out.contains("task 1 <main>                      2     0.500 ms  channel 0.500 ms"), "{out}");
-        assert!(out.contains("task 2 f                           1     0.400 ms  -"), "{out}");
-        assert!(out.contains("worker 0           3     0.900 ms     0.000 ms         90.0%"), "{out}");
-        assert!(
-            out.contains(
-                "0.500 ms  task 1 <main>: receiving on a channel at a.raya:3:5\n                ch.receive();"
-            ),
-            "{out}"
-        );
+        let expected = "trace: 1.000 ms on 1 worker, 2 tasks, 3 runs
+
+tasks (by run time)
+  task                            runs      run time  wait time by reason
+  task 1 <main>                      2      0.500 ms  channel 0.500 ms
+  task 2 f                           1      0.400 ms  -
+
+workers
+  worker          runs          busy            GC   utilisation
+  worker 0           3      0.900 ms      0.000 ms         90.0%
+
+longest waits
+      0.500 ms  task 1 <main>: receiving on a channel at a.raya:3:5
+                ch.receive();
+";
+        assert_eq!(out, expected);
     }
 
     #[test]
