@@ -97,7 +97,10 @@ fn trace_of_a_channel_and_mutex_program_has_every_kind_of_event() {
             runs.iter()
                 .filter(|e| {
                     let a = &e["args"];
-                    a["function"] == task_fn && a["stop"] == stop && (reason.is_empty() || a["reason"] == reason)
+                    let name = e["name"].as_str().unwrap();
+                    name == format!("task {} {task_fn}", a["task"])
+                        && a["stop"] == stop
+                        && (reason.is_empty() || a["reason"] == reason)
                 })
                 .count()
         };

@@ -307,7 +307,7 @@ fn run_inner<R>(
         host,
         pool: opts.blocking_pool.clone().unwrap_or_default(),
         poller: std::sync::OnceLock::new(),
-        tracer: opts.trace.clone().map(crate::trace::Tracer::new),
+        tracer: opts.trace.clone().map(|p| crate::trace::Tracer::new(p, workers)),
         stalls: crate::trace::stall::threshold_from_env().map(|t| {
             let world = rt.world.clone();
             crate::trace::stall::Stalls::start(workers, t, Arc::new(move |line: String| world.write_stderr(&line)))
@@ -396,15 +396,17 @@ fn write_trace(rt: &mut Runtime, shared: &Shared, tracer: &crate::trace::Tracer)
     let mut workers = Vec::new();
     for slot in shared.runtimes.iter() {
         let events = match slot.try_lock_for(Duration::from_millis(50)) {
-            Some(mut g) => g.as_mut().and_then(|r| r.trace.take()).map(|r| r.events).unwrap_or_default(),
+            Some(mut g) => g.as_mut().and_then(|r| r.trace.take()).map(|r| r.into_events()).unwrap_or_default(),
             None => Vec::new(),
         };
         workers.push(events);
     }
     let gc = rt.heap.shared().stats.lock().log.take().unwrap_or_default();
     let site_text = |s: crate::sync::Site| rt.site_text(s);
-    let text = crate::trace::render(&crate::trace::TraceInput { tracer, workers, gc, site_text: &site_text });
-    if let Err(e) = std::fs::write(&tracer.path, text) {
+    let input = crate::trace::TraceInput { tracer, workers, gc, site_text: &site_text };
+    let written = std::fs::File::create(&tracer.path)
+        .and_then(|f| crate::trace::write(&input, &mut std::io::BufWriter::with_capacity(1 << 20, f)));
+    if let Err(e) = written {
         let msg = format!("raya: cannot write the trace to '{}': {e}\n", tracer.path.display());
         rt.write_stderr(&msg);
     }

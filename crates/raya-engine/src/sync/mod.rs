@@ -339,7 +339,7 @@ pub fn next_object_id() -> u32 {
 
 /// Where a channel or mutex was made: a source file and byte offset (the
 /// line and column are worked out only when a report prints it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Site {
     pub file: u32,
     pub offset: u32,

@@ -18,8 +18,8 @@ pub mod summary;
 
 use crate::sync::Site;
 use std::borrow::Cow;
+use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -27,13 +27,13 @@ use std::time::Instant;
 pub struct Tracer {
     pub start: Instant,
     pub path: PathBuf,
-    /// Flow ids (waker → woken arrows), unique in the trace.
-    next_flow: AtomicU64,
+    /// Number of workers (flow ids are made per worker, see [`Recorder::flow`]).
+    workers: usize,
 }
 
 impl Tracer {
-    pub fn new(path: PathBuf) -> Arc<Tracer> {
-        Arc::new(Tracer { start: Instant::now(), path, next_flow: AtomicU64::new(1) })
+    pub fn new(path: PathBuf, workers: usize) -> Arc<Tracer> {
+        Arc::new(Tracer { start: Instant::now(), path, workers: workers.max(1) })
     }
 
     /// Nanoseconds since the trace began.
@@ -74,7 +74,7 @@ impl Stop {
 }
 
 /// A recorded event; times in nanoseconds since [`Tracer::start`].
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum Event {
     /// A task ran on this worker from `start` to `end`.
     Run { start: u64, end: u64, task: u32, stop: Stop },
@@ -92,16 +92,22 @@ pub enum Event {
     TimerFire { ts: u64, task: u32 },
 }
 
+/// Events per chunk of a recorder: chunks are never reallocated, so a
+/// long trace costs no copying while it is recorded.
+const CHUNK: usize = 1 << 14;
+
 /// One worker's events (see the module docs: only that worker touches it).
 pub struct Recorder {
     pub tracer: Arc<Tracer>,
     pub worker: usize,
-    pub events: Vec<Event>,
+    full: Vec<Vec<Event>>,
+    cur: Vec<Event>,
+    flows: u64,
 }
 
 impl Recorder {
     pub fn new(tracer: Arc<Tracer>, worker: usize) -> Recorder {
-        Recorder { tracer, worker, events: Vec::with_capacity(4096) }
+        Recorder { tracer, worker, full: Vec::new(), cur: Vec::with_capacity(CHUNK), flows: 0 }
     }
 
     /// Now, on the trace's clock.
@@ -110,13 +116,27 @@ impl Recorder {
         self.tracer.since(Instant::now())
     }
 
+    #[inline]
     pub fn push(&mut self, e: Event) {
-        self.events.push(e);
+        if self.cur.len() == CHUNK {
+            let full = std::mem::replace(&mut self.cur, Vec::with_capacity(CHUNK));
+            self.full.push(full);
+        }
+        self.cur.push(e);
     }
 
-    /// A fresh flow id.
-    pub fn flow(&self) -> u64 {
-        self.tracer.next_flow.fetch_add(1, Ordering::Relaxed)
+    /// A fresh flow id, unique in the trace without a shared counter:
+    /// worker `w` of `n` hands out `k * n + w + 1`.
+    pub fn flow(&mut self) -> u64 {
+        let id = self.flows * self.tracer.workers as u64 + self.worker as u64 + 1;
+        self.flows += 1;
+        id
+    }
+
+    /// Every event recorded, in order, in chunks.
+    pub fn into_events(mut self) -> Vec<Vec<Event>> {
+        self.full.push(std::mem::take(&mut self.cur));
+        self.full
     }
 }
 
@@ -132,110 +152,134 @@ pub struct GcPause {
 /// Everything the writer needs besides the events.
 pub struct TraceInput<'a> {
     pub tracer: &'a Tracer,
-    /// Each worker's events, by worker index.
-    pub workers: Vec<Vec<Event>>,
+    /// Each worker's events, by worker index, in chunks.
+    pub workers: Vec<Vec<Vec<Event>>>,
     pub gc: Vec<GcPause>,
     /// `file:line:col` of a site.
     pub site_text: &'a dyn Fn(Site) -> String,
 }
 
-fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+/// `s` as a JSON string; plain text (the common case) is written as it is.
+fn json_str(w: &mut impl Write, s: &str) -> std::io::Result<()> {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        write!(w, "\"{s}\"")
+    } else {
+        serde_json::to_writer(&mut *w, s).map_err(std::io::Error::other)
+    }
 }
 
-/// Microseconds, as the format wants them (with nanosecond decimals).
-fn us(ns: u64) -> String {
-    format!("{}.{:03}", ns / 1000, ns % 1000)
+/// Microseconds, as the format wants them, with nanosecond decimals.
+struct Us(u64);
+
+impl std::fmt::Display for Us {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+    }
 }
 
-/// The trace as Chrome trace-event JSON (the "JSON object" form: one event
-/// per line inside `traceEvents`). `pid` 1 is the program; `tid` N+1 is
-/// worker N.
-pub fn render(input: &TraceInput) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    lines.push(r#"{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"raya"}}"#.into());
+/// Writes the trace as Chrome trace-event JSON (the "JSON object" form:
+/// one event per line inside `traceEvents`). `pid` 1 is the program;
+/// `tid` N+1 is worker N. Streams: nothing but the names of tasks and the
+/// text of source sites is held besides the events.
+pub fn write(input: &TraceInput, w: &mut impl Write) -> std::io::Result<()> {
+    w.write_all(b"{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n")?;
+    w.write_all(br#"{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"raya"}}"#)?;
     let n = input.workers.len();
-    for w in 0..n {
-        let tid = w + 1;
-        lines.push(format!(r#"{{"name":"thread_name","ph":"M","pid":1,"tid":{tid},"args":{{"name":"worker {w}"}}}}"#));
-        lines.push(format!(
-            r#"{{"name":"thread_sort_index","ph":"M","pid":1,"tid":{tid},"args":{{"sort_index":{w}}}}}"#
-        ));
+    for wi in 0..n {
+        let tid = wi + 1;
+        write!(w, ",\n{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":{tid},\"args\":{{\"name\":\"worker {wi}\"}}}}")?;
+        write!(
+            w,
+            ",\n{{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":{tid},\"args\":{{\"sort_index\":{wi}}}}}"
+        )?;
     }
     // Names of tasks, from their spawns (main is task 1 and never spawned).
-    let mut names: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
-    for evs in &input.workers {
-        for e in evs {
-            if let Event::Spawn { child, name, .. } = e {
-                names.insert(*child, name.clone());
+    let mut names: std::collections::HashMap<u32, &str> = std::collections::HashMap::new();
+    for e in input.workers.iter().flatten().flatten() {
+        if let Event::Spawn { child, name, .. } = e {
+            names.insert(*child, name);
+        }
+    }
+    let name_of = |task: u32| names.get(&task).copied().unwrap_or(if task == 1 { "<main>" } else { "?" });
+    let mut sites: std::collections::HashMap<Site, String> = std::collections::HashMap::new();
+    for (wi, chunks) in input.workers.iter().enumerate() {
+        let tid = wi + 1;
+        for e in chunks.iter().flatten() {
+            w.write_all(b",\n")?;
+            match e {
+                Event::Run { start, end, task, stop } => {
+                    w.write_all(b"{\"name\":")?;
+                    json_str(w, &format!("task {task} {}", name_of(*task)))?;
+                    write!(
+                        w,
+                        ",\"cat\":\"task\",\"ph\":\"X\",\"pid\":1,\"tid\":{tid},\"ts\":{},\"dur\":{},\"args\":{{\"task\":{task},\"stop\":\"{}\"",
+                        Us(*start),
+                        Us(end.saturating_sub(*start).max(1)),
+                        stop.name()
+                    )?;
+                    if let Stop::Suspended { what, kind, object, site } = stop {
+                        write!(w, ",\"reason\":\"{kind}\",\"wait\":")?;
+                        json_str(w, what)?;
+                        if *object != 0 {
+                            write!(w, ",\"object\":{object}")?;
+                        }
+                        if let Some(s) = site {
+                            let text = sites.entry(*s).or_insert_with(|| (input.site_text)(*s));
+                            w.write_all(b",\"at\":")?;
+                            json_str(w, text)?;
+                        }
+                    }
+                    w.write_all(b"}}")?;
+                }
+                Event::Spawn { ts, parent, child, name } => {
+                    write!(
+                        w,
+                        "{{\"name\":\"spawn\",\"cat\":\"task\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{parent},\"child\":{child},\"function\":",
+                        Us(*ts)
+                    )?;
+                    json_str(w, name)?;
+                    w.write_all(b"}}")?;
+                }
+                Event::Wake { ts, flow, from, to } => write!(
+                    w,
+                    "{{\"name\":\"wake\",\"cat\":\"wake\",\"ph\":\"s\",\"id\":{flow},\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{from},\"woken\":{to}}}}}",
+                    Us(*ts)
+                )?,
+                Event::Woken { ts, flow, task } => write!(
+                    w,
+                    "{{\"name\":\"wake\",\"cat\":\"wake\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{flow},\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{task}}}}}",
+                    Us(*ts)
+                )?,
+                Event::Cancel { ts, by, task } => write!(
+                    w,
+                    "{{\"name\":\"cancel\",\"cat\":\"task\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{by},\"cancelled\":{task}}}}}",
+                    Us(*ts)
+                )?,
+                Event::TimerFire { ts, task } => write!(
+                    w,
+                    "{{\"name\":\"timer fired\",\"cat\":\"timer\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{task}}}}}",
+                    Us(*ts)
+                )?,
             }
         }
     }
-    let name_of =
-        |task: u32| names.get(&task).cloned().unwrap_or_else(|| if task == 1 { "<main>".into() } else { "?".into() });
-    for (w, evs) in input.workers.iter().enumerate() {
-        let tid = w + 1;
-        for e in evs {
-            let line = match e {
-                Event::Run { start, end, task, stop } => {
-                    let mut args =
-                        format!(r#""task":{task},"function":{},"stop":"{}""#, json_str(&name_of(*task)), stop.name());
-                    if let Stop::Suspended { what, kind, object, site } = stop {
-                        args.push_str(&format!(r#","reason":"{kind}","wait":{}"#, json_str(what)));
-                        if *object != 0 {
-                            args.push_str(&format!(r#","object":{object}"#));
-                        }
-                        if let Some(s) = site {
-                            args.push_str(&format!(r#","at":{}"#, json_str(&(input.site_text)(*s))));
-                        }
-                    }
-                    format!(
-                        r#"{{"name":{},"cat":"task","ph":"X","pid":1,"tid":{tid},"ts":{},"dur":{},"args":{{{args}}}}}"#,
-                        json_str(&format!("task {task} {}", name_of(*task))),
-                        us(*start),
-                        us(end.saturating_sub(*start).max(1))
-                    )
-                }
-                Event::Spawn { ts, parent, child, name } => format!(
-                    r#"{{"name":"spawn","cat":"task","ph":"i","s":"t","pid":1,"tid":{tid},"ts":{},"args":{{"task":{parent},"child":{child},"function":{}}}}}"#,
-                    us(*ts),
-                    json_str(name)
-                ),
-                Event::Wake { ts, flow, from, to } => format!(
-                    r#"{{"name":"wake","cat":"wake","ph":"s","id":{flow},"pid":1,"tid":{tid},"ts":{},"args":{{"task":{from},"woken":{to}}}}}"#,
-                    us(*ts)
-                ),
-                Event::Woken { ts, flow, task } => format!(
-                    r#"{{"name":"wake","cat":"wake","ph":"f","bp":"e","id":{flow},"pid":1,"tid":{tid},"ts":{},"args":{{"task":{task}}}}}"#,
-                    us(*ts)
-                ),
-                Event::Cancel { ts, by, task } => format!(
-                    r#"{{"name":"cancel","cat":"task","ph":"i","s":"t","pid":1,"tid":{tid},"ts":{},"args":{{"task":{by},"cancelled":{task}}}}}"#,
-                    us(*ts)
-                ),
-                Event::TimerFire { ts, task } => format!(
-                    r#"{{"name":"timer fired","cat":"timer","ph":"i","s":"t","pid":1,"tid":{tid},"ts":{},"args":{{"task":{task}}}}}"#,
-                    us(*ts)
-                ),
-            };
-            lines.push(line);
-        }
-    }
-    // A collection stops every worker: the same two slices on each track.
+    // A collection stops every worker: the same slice on each track.
     for p in &input.gc {
         let (stop, start, end) = (input.tracer.since(p.stop), input.tracer.since(p.start), input.tracer.since(p.end));
-        for w in 0..n {
-            let tid = w + 1;
-            lines.push(format!(
-                r#"{{"name":"GC","cat":"gc","ph":"X","pid":1,"tid":{tid},"ts":{},"dur":{},"args":{{"stop_the_world_us":{},"collect_us":{}}}}}"#,
-                us(stop),
-                us(end.saturating_sub(stop).max(1)),
-                us(start.saturating_sub(stop)),
-                us(end.saturating_sub(start))
-            ));
+        for wi in 0..n {
+            write!(
+                w,
+                ",\n{{\"name\":\"GC\",\"cat\":\"gc\",\"ph\":\"X\",\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"stop_the_world_us\":{},\"collect_us\":{}}}}}",
+                wi + 1,
+                Us(stop),
+                Us(end.saturating_sub(stop).max(1)),
+                Us(start.saturating_sub(stop)),
+                Us(end.saturating_sub(start))
+            )?;
         }
     }
-    format!("{{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n{}\n]}}\n", lines.join(",\n"))
+    w.write_all(b"\n]}\n")?;
+    w.flush()
 }
 
 /// The name a trace shows for a task that has not run yet: its function.
@@ -265,7 +309,7 @@ mod tests {
     /// and GC slices on every worker.
     #[test]
     fn render_is_valid_json_with_every_kind_of_event() {
-        let tracer = Tracer::new("x".into());
+        let tracer = Tracer::new("x".into(), 2);
         let t0 = tracer.start;
         let ms = |n: u64| t0 + std::time::Duration::from_millis(n);
         let w0 = vec![
@@ -286,11 +330,13 @@ mod tests {
         ];
         let input = TraceInput {
             tracer: &tracer,
-            workers: vec![w0, w1],
+            workers: vec![vec![w0], vec![w1]],
             gc: vec![GcPause { stop: ms(1), start: ms(2), end: ms(3) }],
             site_text: &|_| "f:1:1".into(),
         };
-        let v: serde_json::Value = serde_json::from_str(&render(&input)).expect("valid JSON");
+        let mut out = Vec::new();
+        write(&input, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("valid JSON");
         let evs = v["traceEvents"].as_array().unwrap();
         let count = |ph: &str, name: &str| evs.iter().filter(|e| e["ph"] == ph && e["name"] == name).count();
         assert_eq!(count("M", "thread_name"), 2);
@@ -298,7 +344,7 @@ mod tests {
         assert_eq!(count("s", "wake"), 1);
         assert_eq!(count("f", "wake"), 1);
         let run = evs.iter().find(|e| e["ph"] == "X" && e["args"]["task"] == 2).unwrap();
-        assert_eq!(run["args"]["function"], "worker \"a\"");
+        assert_eq!(run["name"], "task 2 worker \"a\"");
         assert_eq!(run["tid"], 2);
         assert_eq!(run["dur"].as_f64().unwrap(), 0.05);
     }

@@ -68,7 +68,15 @@ pub fn summarize(text: &str, source_line: &dyn Fn(&str, usize) -> Option<String>
             ("X", _) if e["cat"] == "task" => {
                 let a = &e["args"];
                 let task = a["task"].as_u64().unwrap_or(0);
-                names.entry(task).or_insert_with(|| a["function"].as_str().unwrap_or("?").to_string());
+                // The function: in `args` if the writer put it there, else
+                // the slice's name after "task N ".
+                names.entry(task).or_insert_with(|| match a["function"].as_str() {
+                    Some(f) => f.to_string(),
+                    None => {
+                        let name = e["name"].as_str().unwrap_or("");
+                        name.splitn(3, ' ').nth(2).unwrap_or("?").to_string()
+                    }
+                });
                 let s = |k: &str| a[k].as_str().unwrap_or("").to_string();
                 runs.entry(task).or_default().push(Run {
                     start: ts,
@@ -188,7 +196,7 @@ mod tests {
         let trace = r#"{"traceEvents":[
 {"name":"thread_name","ph":"M","pid":1,"tid":1,"args":{"name":"worker 0"}},
 {"name":"task 1 <main>","cat":"task","ph":"X","pid":1,"tid":1,"ts":0,"dur":100,"args":{"task":1,"function":"<main>","stop":"suspended","reason":"channel","wait":"receiving on a channel","at":"a.raya:3:5"}},
-{"name":"task 2 f","cat":"task","ph":"X","pid":1,"tid":1,"ts":100,"dur":400,"args":{"task":2,"function":"f","stop":"completed"}},
+{"name":"task 2 f","cat":"task","ph":"X","pid":1,"tid":1,"ts":100,"dur":400,"args":{"task":2,"stop":"completed"}},
 {"name":"task 1 <main>","cat":"task","ph":"X","pid":1,"tid":1,"ts":600,"dur":400,"args":{"task":1,"function":"<main>","stop":"completed"}}
 ]}"#;
         let out = summarize(trace, &|f, l| (f == "a.raya" && l == 3).then(|| "  ch.receive();".into())).unwrap();
