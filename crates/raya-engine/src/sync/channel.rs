@@ -492,6 +492,9 @@ impl WaitObject for RecvWait {
     fn blocker(&self) -> super::Blocker {
         super::Blocker::Recv(Arc::downgrade(&self.0))
     }
+    fn trace_info(&self) -> (&'static str, u32) {
+        ("channel", self.0.id)
+    }
     fn roots(&self) -> Vec<Value> {
         Vec::new()
     }
@@ -509,6 +512,9 @@ impl WaitObject for SendWait {
     }
     fn blocker(&self) -> super::Blocker {
         super::Blocker::Send(Arc::downgrade(&self.0))
+    }
+    fn trace_info(&self) -> (&'static str, u32) {
+        ("channel", self.0.id)
     }
     fn roots(&self) -> Vec<Value> {
         vec![self.1]

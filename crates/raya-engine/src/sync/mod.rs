@@ -276,6 +276,11 @@ pub trait WaitObject: Send {
     fn blocker(&self) -> Blocker {
         Blocker::Other("other")
     }
+    /// For the trace: [`Blocker::kind`] and [`Blocker::object_id`], without
+    /// the weak reference's atomic traffic (the wait object is alive here).
+    fn trace_info(&self) -> (&'static str, u32) {
+        (self.blocker().kind(), 0)
+    }
 }
 
 /// What a suspended task waits for, as a structure (the deadlock report
@@ -390,6 +395,19 @@ pub fn describe_all(array: Value) -> String {
 }
 
 impl Wait {
+    /// See [`WaitObject::trace_info`].
+    pub fn trace_info(&self) -> (&'static str, u32) {
+        match self {
+            Wait::Settled(v) if v.len() == 1 => match v[0].as_obj().map(|o| &o.body) {
+                Some(crate::vm::object::Body::Task(t)) => ("task", t.id),
+                Some(crate::vm::object::Body::Promise(_)) => ("promise", 0),
+                _ => ("task", 0),
+            },
+            Wait::Object(o) => o.trace_info(),
+            _ => (self.blocker().kind(), 0),
+        }
+    }
+
     /// See [`Blocker`].
     pub fn blocker(&self) -> Blocker {
         match self {

@@ -265,6 +265,9 @@ impl WaitObject for LockWait {
     fn blocker(&self) -> super::Blocker {
         super::Blocker::Mutex(Arc::downgrade(&self.0))
     }
+    fn trace_info(&self) -> (&'static str, u32) {
+        ("mutex", self.0.id)
+    }
     fn roots(&self) -> Vec<Value> {
         Vec::new()
     }

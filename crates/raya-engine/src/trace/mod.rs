@@ -103,11 +103,14 @@ pub struct Recorder {
     full: Vec<Vec<Event>>,
     cur: Vec<Event>,
     flows: u64,
+    /// The end of the last run, while the same job goes on to the next
+    /// (set by the driver; None at the start of each job).
+    pub resume_at: Option<u64>,
 }
 
 impl Recorder {
     pub fn new(tracer: Arc<Tracer>, worker: usize) -> Recorder {
-        Recorder { tracer, worker, full: Vec::new(), cur: Vec::with_capacity(CHUNK), flows: 0 }
+        Recorder { tracer, worker, full: Vec::new(), cur: Vec::with_capacity(CHUNK), flows: 0, resume_at: None }
     }
 
     /// Now, on the trace's clock.
@@ -159,21 +162,72 @@ pub struct TraceInput<'a> {
     pub site_text: &'a dyn Fn(Site) -> String,
 }
 
-/// `s` as a JSON string; plain text (the common case) is written as it is.
-fn json_str(w: &mut impl Write, s: &str) -> std::io::Result<()> {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        write!(w, "\"{s}\"")
-    } else {
-        serde_json::to_writer(&mut *w, s).map_err(std::io::Error::other)
-    }
+/// The writer's output buffer: formatting with `core::fmt` was most of the
+/// time spent writing a trace of a million runs, so numbers and strings
+/// are appended by hand and the buffer goes to the file a megabyte at a
+/// time.
+struct Out<'w, W: Write> {
+    buf: Vec<u8>,
+    w: &'w mut W,
 }
 
-/// Microseconds, as the format wants them, with nanosecond decimals.
-struct Us(u64);
+impl<W: Write> Out<'_, W> {
+    fn s(&mut self, s: &str) {
+        self.buf.extend_from_slice(s.as_bytes());
+    }
 
-impl std::fmt::Display for Us {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}.{:03}", self.0 / 1000, self.0 % 1000)
+    fn u(&mut self, mut n: u64) {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.buf.extend_from_slice(&digits[i..]);
+    }
+
+    /// Nanoseconds as microseconds with three decimals.
+    fn us(&mut self, ns: u64) {
+        self.u(ns / 1000);
+        let f = ns % 1000;
+        self.buf.extend_from_slice(&[b'.', b'0' + (f / 100) as u8, b'0' + (f / 10 % 10) as u8, b'0' + (f % 10) as u8]);
+    }
+
+    /// `s` as a JSON string; plain text (the common case) as it is.
+    fn json(&mut self, s: &str) {
+        if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+            self.buf.push(b'"');
+            self.s(s);
+            self.buf.push(b'"');
+        } else {
+            let _ = serde_json::to_writer(&mut self.buf, s);
+        }
+    }
+
+    /// Starts an event: `,\n{"name":NAME,"cat":CAT,"ph":PH,"pid":1,"tid":TID,"ts":TS`.
+    fn head(&mut self, name: &str, cat: &str, ph: &str, tid: usize, ts: u64) {
+        self.s(",\n{\"name\":");
+        self.json(name);
+        self.s(",\"cat\":\"");
+        self.s(cat);
+        self.s("\",\"ph\":\"");
+        self.s(ph);
+        self.s("\",\"pid\":1,\"tid\":");
+        self.u(tid as u64);
+        self.s(",\"ts\":");
+        self.us(ts);
+    }
+
+    fn maybe_flush(&mut self) -> std::io::Result<()> {
+        if self.buf.len() >= 1 << 20 {
+            self.w.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
     }
 }
 
@@ -182,104 +236,133 @@ impl std::fmt::Display for Us {
 /// `tid` N+1 is worker N. Streams: nothing but the names of tasks and the
 /// text of source sites is held besides the events.
 pub fn write(input: &TraceInput, w: &mut impl Write) -> std::io::Result<()> {
-    w.write_all(b"{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n")?;
-    w.write_all(br#"{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"raya"}}"#)?;
+    let mut o = Out { buf: Vec::with_capacity(1 << 21), w };
+    o.s("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+    o.s(r#"{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"raya"}}"#);
     let n = input.workers.len();
     for wi in 0..n {
-        let tid = wi + 1;
-        write!(w, ",\n{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":{tid},\"args\":{{\"name\":\"worker {wi}\"}}}}")?;
-        write!(
-            w,
-            ",\n{{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":{tid},\"args\":{{\"sort_index\":{wi}}}}}"
-        )?;
+        let tid = (wi + 1) as u64;
+        o.s(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":");
+        o.u(tid);
+        o.s(",\"args\":{\"name\":\"worker ");
+        o.u(wi as u64);
+        o.s("\"}}");
+        o.s(",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":");
+        o.u(tid);
+        o.s(",\"args\":{\"sort_index\":");
+        o.u(wi as u64);
+        o.s("}}");
     }
-    // Names of tasks, from their spawns (main is task 1 and never spawned).
-    let mut names: std::collections::HashMap<u32, &str> = std::collections::HashMap::new();
+    // Slice titles of tasks, from their spawns (main is task 1 and never
+    // spawned).
+    let mut titles: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
     for e in input.workers.iter().flatten().flatten() {
         if let Event::Spawn { child, name, .. } = e {
-            names.insert(*child, name);
+            titles.insert(*child, format!("task {child} {name}"));
         }
     }
-    let name_of = |task: u32| names.get(&task).copied().unwrap_or(if task == 1 { "<main>" } else { "?" });
     let mut sites: std::collections::HashMap<Site, String> = std::collections::HashMap::new();
     for (wi, chunks) in input.workers.iter().enumerate() {
         let tid = wi + 1;
         for e in chunks.iter().flatten() {
-            w.write_all(b",\n")?;
             match e {
                 Event::Run { start, end, task, stop } => {
-                    w.write_all(b"{\"name\":")?;
-                    json_str(w, &format!("task {task} {}", name_of(*task)))?;
-                    write!(
-                        w,
-                        ",\"cat\":\"task\",\"ph\":\"X\",\"pid\":1,\"tid\":{tid},\"ts\":{},\"dur\":{},\"args\":{{\"task\":{task},\"stop\":\"{}\"",
-                        Us(*start),
-                        Us(end.saturating_sub(*start).max(1)),
-                        stop.name()
-                    )?;
+                    let title = titles
+                        .entry(*task)
+                        .or_insert_with(|| format!("task {task} {}", if *task == 1 { "<main>" } else { "?" }));
+                    o.s(",\n{\"name\":");
+                    o.json(title);
+                    o.s(",\"cat\":\"task\",\"ph\":\"X\",\"pid\":1,\"tid\":");
+                    o.u(tid as u64);
+                    o.s(",\"ts\":");
+                    o.us(*start);
+                    o.s(",\"dur\":");
+                    o.us(end.saturating_sub(*start).max(1));
+                    o.s(",\"args\":{\"task\":");
+                    o.u(*task as u64);
+                    o.s(",\"stop\":\"");
+                    o.s(stop.name());
+                    o.s("\"");
                     if let Stop::Suspended { what, kind, object, site } = stop {
-                        write!(w, ",\"reason\":\"{kind}\",\"wait\":")?;
-                        json_str(w, what)?;
+                        o.s(",\"reason\":\"");
+                        o.s(kind);
+                        o.s("\",\"wait\":");
+                        o.json(what);
                         if *object != 0 {
-                            write!(w, ",\"object\":{object}")?;
+                            o.s(",\"object\":");
+                            o.u(*object as u64);
                         }
                         if let Some(s) = site {
                             let text = sites.entry(*s).or_insert_with(|| (input.site_text)(*s));
-                            w.write_all(b",\"at\":")?;
-                            json_str(w, text)?;
+                            o.s(",\"at\":");
+                            o.json(text);
                         }
                     }
-                    w.write_all(b"}}")?;
+                    o.s("}}");
                 }
                 Event::Spawn { ts, parent, child, name } => {
-                    write!(
-                        w,
-                        "{{\"name\":\"spawn\",\"cat\":\"task\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{parent},\"child\":{child},\"function\":",
-                        Us(*ts)
-                    )?;
-                    json_str(w, name)?;
-                    w.write_all(b"}}")?;
+                    o.head("spawn", "task", "i", tid, *ts);
+                    o.s(",\"s\":\"t\",\"args\":{\"task\":");
+                    o.u(*parent as u64);
+                    o.s(",\"child\":");
+                    o.u(*child as u64);
+                    o.s(",\"function\":");
+                    o.json(name);
+                    o.s("}}");
                 }
-                Event::Wake { ts, flow, from, to } => write!(
-                    w,
-                    "{{\"name\":\"wake\",\"cat\":\"wake\",\"ph\":\"s\",\"id\":{flow},\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{from},\"woken\":{to}}}}}",
-                    Us(*ts)
-                )?,
-                Event::Woken { ts, flow, task } => write!(
-                    w,
-                    "{{\"name\":\"wake\",\"cat\":\"wake\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{flow},\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{task}}}}}",
-                    Us(*ts)
-                )?,
-                Event::Cancel { ts, by, task } => write!(
-                    w,
-                    "{{\"name\":\"cancel\",\"cat\":\"task\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{by},\"cancelled\":{task}}}}}",
-                    Us(*ts)
-                )?,
-                Event::TimerFire { ts, task } => write!(
-                    w,
-                    "{{\"name\":\"timer fired\",\"cat\":\"timer\",\"ph\":\"i\",\"s\":\"t\",\"pid\":1,\"tid\":{tid},\"ts\":{},\"args\":{{\"task\":{task}}}}}",
-                    Us(*ts)
-                )?,
+                Event::Wake { ts, flow, from, to } => {
+                    o.head("wake", "wake", "s", tid, *ts);
+                    o.s(",\"id\":");
+                    o.u(*flow);
+                    o.s(",\"args\":{\"task\":");
+                    o.u(*from as u64);
+                    o.s(",\"woken\":");
+                    o.u(*to as u64);
+                    o.s("}}");
+                }
+                Event::Woken { ts, flow, task } => {
+                    o.head("wake", "wake", "f", tid, *ts);
+                    o.s(",\"bp\":\"e\",\"id\":");
+                    o.u(*flow);
+                    o.s(",\"args\":{\"task\":");
+                    o.u(*task as u64);
+                    o.s("}}");
+                }
+                Event::Cancel { ts, by, task } => {
+                    o.head("cancel", "task", "i", tid, *ts);
+                    o.s(",\"s\":\"t\",\"args\":{\"task\":");
+                    o.u(*by as u64);
+                    o.s(",\"cancelled\":");
+                    o.u(*task as u64);
+                    o.s("}}");
+                }
+                Event::TimerFire { ts, task } => {
+                    o.head("timer fired", "timer", "i", tid, *ts);
+                    o.s(",\"s\":\"t\",\"args\":{\"task\":");
+                    o.u(*task as u64);
+                    o.s("}}");
+                }
             }
+            o.maybe_flush()?;
         }
     }
     // A collection stops every worker: the same slice on each track.
     for p in &input.gc {
         let (stop, start, end) = (input.tracer.since(p.stop), input.tracer.since(p.start), input.tracer.since(p.end));
         for wi in 0..n {
-            write!(
-                w,
-                ",\n{{\"name\":\"GC\",\"cat\":\"gc\",\"ph\":\"X\",\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"stop_the_world_us\":{},\"collect_us\":{}}}}}",
-                wi + 1,
-                Us(stop),
-                Us(end.saturating_sub(stop).max(1)),
-                Us(start.saturating_sub(stop)),
-                Us(end.saturating_sub(start))
-            )?;
+            o.head("GC", "gc", "X", wi + 1, stop);
+            o.s(",\"dur\":");
+            o.us(end.saturating_sub(stop).max(1));
+            o.s(",\"args\":{\"stop_the_world_us\":");
+            o.us(start.saturating_sub(stop));
+            o.s(",\"collect_us\":");
+            o.us(end.saturating_sub(start));
+            o.s("}}");
         }
     }
-    w.write_all(b"\n]}\n")?;
-    w.flush()
+    o.s("\n]}\n");
+    o.w.write_all(&o.buf)?;
+    o.w.flush()
 }
 
 /// The name a trace shows for a task that has not run yet: its function.
@@ -304,6 +387,26 @@ pub fn task_name(exec: &crate::vm::task::Task) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_and_strings_are_written_as_json_wants_them() {
+        let mut sink = Vec::new();
+        let mut o = Out { buf: Vec::new(), w: &mut sink };
+        for n in [0, 7, 10, 999, 1000, u64::MAX] {
+            o.u(n);
+            o.s(" ");
+        }
+        for ns in [0, 5, 999, 1000, 1_234_567] {
+            o.us(ns);
+            o.s(" ");
+        }
+        o.json("plain");
+        o.json("q\"uo\\te\n");
+        assert_eq!(
+            String::from_utf8(o.buf).unwrap(),
+            "0 7 10 999 1000 18446744073709551615 0.000 0.005 0.999 1.000 1234.567 \"plain\"\"q\\\"uo\\\\te\\n\""
+        );
+    }
 
     /// The writer's output is valid JSON with the metadata, slices, flows
     /// and GC slices on every worker.

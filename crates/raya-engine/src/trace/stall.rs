@@ -6,7 +6,7 @@
 //! host function registered with `Vm::register_fn` instead of
 //! `register_blocking_fn`. Every other task queued on that worker waits
 //! meanwhile. A task blocked on a wait is not running, so it never
-//! counts. See `design/trace.md`.
+//! counts, nor does time while a collection holds every worker. See `design/trace.md`.
 //!
 //! # How
 //!
@@ -51,16 +51,26 @@ struct Slot {
 pub struct Stalls {
     slots: Box<[CachePadded<Slot>]>,
     threshold: Duration,
+    /// True while a collection holds the workers: time in it is not a
+    /// stall of the task that happened to be running.
+    collecting: Box<dyn Fn() -> bool + Send + Sync>,
     stop: Mutex<bool>,
     wake: Condvar,
 }
 
 impl Stalls {
     /// Starts the watchdog for `workers` workers; `report` prints a line.
-    pub fn start(workers: usize, threshold: Duration, report: Arc<dyn Fn(String) + Send + Sync>) -> Arc<Stalls> {
+    /// `collecting` tells whether a collection is stopping the world.
+    pub fn start(
+        workers: usize,
+        threshold: Duration,
+        collecting: Box<dyn Fn() -> bool + Send + Sync>,
+        report: Arc<dyn Fn(String) + Send + Sync>,
+    ) -> Arc<Stalls> {
         let s = Arc::new(Stalls {
             slots: (0..workers).map(|_| CachePadded::new(Slot::default())).collect(),
             threshold,
+            collecting,
             stop: Mutex::new(false),
             wake: Condvar::new(),
         });
@@ -99,10 +109,13 @@ impl Stalls {
         while !*stop {
             self.wake.wait_for(&mut stop, period);
             let now = Instant::now();
+            let collecting = (self.collecting)();
             for (w, slot) in self.slots.iter().enumerate() {
                 let epoch = slot.epoch.load(Relaxed);
                 let (last, since, done) = &mut seen[w];
-                if epoch != *last {
+                if epoch != *last || collecting {
+                    // A new run, or a collection holding every run: count
+                    // from now.
                     *last = epoch;
                     *since = now;
                     *done = false;
@@ -134,7 +147,20 @@ mod tests {
     fn long_runs_are_reported_once_and_short_ones_never() {
         let lines = Arc::new(Mutex::new(Vec::<String>::new()));
         let l = lines.clone();
-        let s = Stalls::start(2, Duration::from_millis(40), Arc::new(move |t| l.lock().push(t)));
+        let gc = Arc::new(AtomicBool::new(false));
+        let g = gc.clone();
+        let s = Stalls::start(
+            2,
+            Duration::from_millis(40),
+            Box::new(move || g.load(Relaxed)),
+            Arc::new(move |t| l.lock().push(t)),
+        );
+        // A run held by a long collection is no stall.
+        gc.store(true, Relaxed);
+        s.enter(0, 3);
+        std::thread::sleep(Duration::from_millis(150));
+        gc.store(false, Relaxed);
+        assert!(!s.leave(0));
         for _ in 0..20 {
             s.enter(0, 5);
             std::thread::sleep(Duration::from_millis(2));

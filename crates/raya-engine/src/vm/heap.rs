@@ -846,6 +846,11 @@ impl Heap {
 }
 
 impl SharedHeap {
+    /// A collection is stopping (or has stopped) the world.
+    pub fn is_stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
     /// Sets pacing and limit; the first goal is computed from the heap the
     /// program holds so far (its built-ins).
     pub fn configure(&self, cfg: GcConfig) {
