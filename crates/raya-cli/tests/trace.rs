@@ -138,6 +138,11 @@ fn trace_of_a_channel_and_mutex_program_has_every_kind_of_event() {
         assert!(ends.len() >= 6, "spawns and wake-ups draw arrows");
         for e in ends {
             assert!(starts.contains(&e["id"].as_u64().unwrap()), "{e}");
+            // It lands on a run of the woken task, where that run starts.
+            let lands = runs
+                .iter()
+                .any(|r| r["tid"] == e["tid"] && r["ts"] == e["ts"] && r["args"]["task"] == e["args"]["task"]);
+            assert!(lands, "{e}");
         }
     }
 }

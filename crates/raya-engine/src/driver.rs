@@ -307,7 +307,7 @@ fn run_inner<R>(
         host,
         pool: opts.blocking_pool.clone().unwrap_or_default(),
         poller: std::sync::OnceLock::new(),
-        tracer: opts.trace.clone().map(|p| crate::trace::Tracer::new(p, workers)),
+        tracer: opts.trace.clone().map(crate::trace::Tracer::new),
         stalls: crate::trace::stall::threshold_from_env().map(|t| {
             let (world, heap) = (rt.world.clone(), rt.world.heap.clone());
             let collecting = Box::new(move || heap.is_stopping());
@@ -714,7 +714,7 @@ impl VmRunner {
         }
         let Some(mut exec) = cell.exec.lock().take() else { return };
         // Traces: one branch when off.
-        let traced_from = rt.trace.as_mut().map(|rec| trace_run_start(rec, &cell));
+        let traced_from = rt.trace.as_mut().map(|rec| trace_run_start(rec));
         let first_run = !cell.started.swap(true, Ordering::AcqRel);
         let mut interp = TaskInterpreter::new(rt);
         let outcome = if first_run && cell.is_cancel_requested() {
@@ -877,20 +877,14 @@ impl Drop for BusyTimer<'_> {
     }
 }
 
-/// Traces: the start of a run, and the end of the wake arrow that caused
-/// it. Returns the start time.
-fn trace_run_start(rec: &mut crate::trace::Recorder, cell: &TaskCell) -> u64 {
+/// Traces: the start of a run.
+fn trace_run_start(rec: &mut crate::trace::Recorder) -> u64 {
     // A run handed off by the previous one in the same job starts when
     // that one ended: one clock read per run instead of two.
-    let ts = match rec.resume_at.take() {
+    match rec.resume_at.take() {
         Some(t) => t,
         None => rec.now(),
-    };
-    let flow = cell.trace_flow.swap(0, Ordering::Relaxed);
-    if flow != 0 {
-        rec.push(crate::trace::Event::Woken { ts, flow, task: cell.id });
     }
-    ts
 }
 
 /// Traces: why the run that produced `outcome` stopped.
@@ -915,31 +909,30 @@ fn trace_stop(rt: &Runtime, cell: &TaskCell, exec: &Task, outcome: &RunOutcome) 
     }
 }
 
-/// Traces: the run's slice, the tasks it spawned, and a wake arrow to
-/// every task it made runnable (not yet queued: `queue_woken` comes after,
-/// so the flow id is stored before any worker can run them).
+/// Traces: the run's slice, the tasks it spawned, and the tasks it made
+/// runnable (the first in the slice itself; see `trace::Event`).
 fn trace_run_end(rt: &mut Runtime, id: u32, start: u64, stop: crate::trace::Stop) {
     use crate::trace::Event;
     let Some(rec) = rt.trace.as_mut() else { return };
     let end = rec.now();
+    // Inside the slice (which ends at `end`), where viewers bind arrows.
     let at = end.saturating_sub(1).max(start);
     for t in &rt.spawned {
         let name = t.exec.lock().as_deref().map(crate::trace::task_name).unwrap_or_default();
-        // Inside the slice (which ends at `end`), so viewers bind the arrow to it.
         rec.push(Event::Spawn { ts: at, parent: id, child: t.id, name });
-        let flow = rec.flow();
-        t.trace_flow.store(flow, Ordering::Relaxed);
-        rec.push(Event::Wake { ts: at, flow, from: id, to: t.id });
     }
+    let mut woke = 0;
     for t in &rt.woken {
         if t.id == id {
             continue; // its own wait was decided at once
         }
-        let flow = rec.flow();
-        t.trace_flow.store(flow, Ordering::Relaxed);
-        rec.push(Event::Wake { ts: at, flow, from: id, to: t.id });
+        if woke == 0 {
+            woke = t.id;
+        } else {
+            rec.push(Event::Wake { ts: at, from: id, to: t.id });
+        }
     }
-    rec.push(Event::Run { start, end, task: id, stop });
+    rec.push(Event::Run { start, end, task: id, woke, stop });
     rec.resume_at = Some(end);
 }
 

@@ -66,10 +66,6 @@ pub struct TaskCell {
     /// the wait object at registration; may be stale (then it finds
     /// nothing left to release).
     pub cancel_hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
-    /// Traces only: the flow id of the wake that made the task runnable,
-    /// taken by its next run (`crate::trace`). Written by the waker before
-    /// it queues the task; the queue orders it before the run's read.
-    pub trace_flow: AtomicU64,
 }
 
 impl TaskCell {
@@ -96,7 +92,6 @@ impl TaskCell {
             timers: Mutex::new(Vec::new()),
             timers_armed: AtomicBool::new(false),
             cancel_hook: Mutex::new(None),
-            trace_flow: AtomicU64::new(0),
         }
     }
 

@@ -64,14 +64,12 @@ pub struct Tracer {
     /// [`stamp`] at `start`.
     start_stamp: u64,
     pub path: PathBuf,
-    /// Number of workers (flow ids are made per worker, see [`Recorder::flow`]).
-    workers: usize,
 }
 
 impl Tracer {
-    pub fn new(path: PathBuf, workers: usize) -> Arc<Tracer> {
+    pub fn new(path: PathBuf) -> Arc<Tracer> {
         let (start, start_stamp) = (Instant::now(), stamp());
-        Arc::new(Tracer { start, start_stamp, path, workers: workers.max(1) })
+        Arc::new(Tracer { start, start_stamp, path })
     }
 
     /// Nanoseconds since the trace began.
@@ -120,17 +118,22 @@ impl Stop {
 }
 
 /// A recorded event; times are [`stamp`]s.
+///
+/// Wake arrows are not recorded as pairs: a run notes the first task it
+/// made runnable (`woke`; others get an [`Event::Wake`]), and the writer
+/// ends each arrow at the next run of the woken task. So recording a
+/// wake-up touches nothing but the waker's own buffer (no store into the
+/// woken task, no atomic), and a ping-pong costs one event per run.
 #[derive(Debug)]
 pub enum Event {
-    /// A task ran on this worker from `start` to `end`.
-    Run { start: u64, end: u64, task: u32, stop: Stop },
+    /// A task ran on this worker from `start` to `end`; `woke`: the first
+    /// task it made runnable (0: none).
+    Run { start: u64, end: u64, task: u32, woke: u32, stop: Stop },
     /// The running task `parent` (0: the host) made task `child`.
     Spawn { ts: u64, parent: u32, child: u32, name: String },
-    /// The running task `from` made task `to` runnable; `flow` links to
-    /// the [`Event::Woken`] of `to`'s next run.
-    Wake { ts: u64, flow: u64, from: u32, to: u32 },
-    /// Start of a run that the wake `flow` caused.
-    Woken { ts: u64, flow: u64, task: u32 },
+    /// The running task `from` made task `to` runnable (besides the one in
+    /// its run's `woke`).
+    Wake { ts: u64, from: u32, to: u32 },
     /// The running task `by` cancelled `task`.
     Cancel { ts: u64, by: u32, task: u32 },
     /// A timer fired on this worker: a sleeping task's (`task` > 0) or a
@@ -148,7 +151,6 @@ pub struct Recorder {
     pub worker: usize,
     full: Vec<Vec<Event>>,
     cur: Vec<Event>,
-    flows: u64,
     /// The end of the last run, while the same job goes on to the next
     /// (set by the driver; None at the start of each job).
     pub resume_at: Option<u64>,
@@ -156,7 +158,7 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(tracer: Arc<Tracer>, worker: usize) -> Recorder {
-        Recorder { tracer, worker, full: Vec::new(), cur: Vec::with_capacity(CHUNK), flows: 0, resume_at: None }
+        Recorder { tracer, worker, full: Vec::new(), cur: Vec::with_capacity(CHUNK), resume_at: None }
     }
 
     /// Now, on the trace's clock (a [`stamp`]).
@@ -172,14 +174,6 @@ impl Recorder {
             self.full.push(full);
         }
         self.cur.push(e);
-    }
-
-    /// A fresh flow id, unique in the trace without a shared counter:
-    /// worker `w` of `n` hands out `k * n + w + 1`.
-    pub fn flow(&mut self) -> u64 {
-        let id = self.flows * self.tracer.workers as u64 + self.worker as u64 + 1;
-        self.flows += 1;
-        id
     }
 
     /// Every event recorded, in order, in chunks.
@@ -308,12 +302,51 @@ pub fn write(input: &TraceInput, w: &mut impl Write) -> std::io::Result<()> {
             titles.insert(*child, format!("task {child} {name}"));
         }
     }
+    // Every run's start by task, in order, to end each wake arrow at the
+    // woken task's next run.
+    let mut starts: std::collections::HashMap<u32, Vec<(u64, usize)>> = std::collections::HashMap::new();
+    for (wi, chunks) in input.workers.iter().enumerate() {
+        for e in chunks.iter().flatten() {
+            if let Event::Run { start, task, .. } = e {
+                starts.entry(*task).or_default().push((*start, wi + 1));
+            }
+        }
+    }
+    for v in starts.values_mut() {
+        v.sort_unstable();
+    }
+    let mut flows = 0u64;
+    // An arrow from (`tid`, `ts`) to the first run of `to` from `ts` on.
+    let mut arrow = |o: &mut Out<_>, tid: usize, ts: u64, from: u32, to: u32| {
+        let Some(runs) = starts.get(&to) else { return };
+        let i = runs.partition_point(|&(s, _)| s < ts);
+        let Some(&(start, to_tid)) = runs.get(i) else { return };
+        flows += 1;
+        o.head("wake", "wake", "s", tid, clock.ns(ts));
+        o.s(",\"id\":");
+        o.u(flows);
+        o.s(",\"args\":{\"task\":");
+        o.u(from as u64);
+        o.s(",\"woken\":");
+        o.u(to as u64);
+        o.s("}}");
+        o.head("wake", "wake", "f", to_tid, clock.ns(start));
+        o.s(",\"bp\":\"e\",\"id\":");
+        o.u(flows);
+        o.s(",\"args\":{\"task\":");
+        o.u(to as u64);
+        o.s("}}");
+    };
     let mut sites: std::collections::HashMap<Site, String> = std::collections::HashMap::new();
     for (wi, chunks) in input.workers.iter().enumerate() {
         let tid = wi + 1;
         for e in chunks.iter().flatten() {
             match e {
-                Event::Run { start, end, task, stop } => {
+                Event::Run { start, end, task, woke, stop } => {
+                    if *woke != 0 {
+                        // Inside the waker's slice, where viewers bind it.
+                        arrow(&mut o, tid, end.saturating_sub(1).max(*start), *task, *woke);
+                    }
                     let title = titles
                         .entry(*task)
                         .or_insert_with(|| format!("task {task} {}", if *task == 1 { "<main>" } else { "?" }));
@@ -357,25 +390,9 @@ pub fn write(input: &TraceInput, w: &mut impl Write) -> std::io::Result<()> {
                     o.s(",\"function\":");
                     o.json(name);
                     o.s("}}");
+                    arrow(&mut o, tid, *ts, *parent, *child);
                 }
-                Event::Wake { ts, flow, from, to } => {
-                    o.head("wake", "wake", "s", tid, clock.ns(*ts));
-                    o.s(",\"id\":");
-                    o.u(*flow);
-                    o.s(",\"args\":{\"task\":");
-                    o.u(*from as u64);
-                    o.s(",\"woken\":");
-                    o.u(*to as u64);
-                    o.s("}}");
-                }
-                Event::Woken { ts, flow, task } => {
-                    o.head("wake", "wake", "f", tid, clock.ns(*ts));
-                    o.s(",\"bp\":\"e\",\"id\":");
-                    o.u(*flow);
-                    o.s(",\"args\":{\"task\":");
-                    o.u(*task as u64);
-                    o.s("}}");
-                }
+                Event::Wake { ts, from, to } => arrow(&mut o, tid, *ts, *from, *to),
                 Event::Cancel { ts, by, task } => {
                     o.head("cancel", "task", "i", tid, clock.ns(*ts));
                     o.s(",\"s\":\"t\",\"args\":{\"task\":");
@@ -460,24 +477,24 @@ mod tests {
     /// and GC slices on every worker.
     #[test]
     fn render_is_valid_json_with_every_kind_of_event() {
-        let tracer = Tracer::new("x".into(), 2);
+        let tracer = Tracer::new("x".into());
         let t0 = tracer.start;
         let ms = |n: u64| t0 + std::time::Duration::from_millis(n);
         let st = |n: u64| tracer.start_stamp + n;
         let w0 = vec![
             Event::Spawn { ts: st(10), parent: 1, child: 2, name: "worker \"a\"".into() },
-            Event::Wake { ts: st(20), flow: 7, from: 1, to: 2 },
+            Event::Wake { ts: st(20), from: 1, to: 2 },
             Event::Run {
                 start: st(0),
                 end: st(30),
                 task: 1,
+                woke: 0,
                 stop: Stop::Suspended { what: "locking a mutex".into(), kind: "mutex", object: 4, site: None },
             },
             Event::Cancel { ts: st(5), by: 1, task: 2 },
         ];
         let w1 = vec![
-            Event::Woken { ts: st(40), flow: 7, task: 2 },
-            Event::Run { start: st(40), end: st(90), task: 2, stop: Stop::Completed },
+            Event::Run { start: st(40), end: st(90), task: 2, woke: 0, stop: Stop::Completed },
             Event::TimerFire { ts: st(95), task: 0 },
         ];
         let input = TraceInput {
@@ -493,8 +510,9 @@ mod tests {
         let count = |ph: &str, name: &str| evs.iter().filter(|e| e["ph"] == ph && e["name"] == name).count();
         assert_eq!(count("M", "thread_name"), 2);
         assert_eq!(count("X", "GC"), 2, "one GC slice per worker");
-        assert_eq!(count("s", "wake"), 1);
-        assert_eq!(count("f", "wake"), 1);
+        // The spawn and the wake each end at task 2's run.
+        assert_eq!(count("s", "wake"), 2);
+        assert_eq!(count("f", "wake"), 2);
         let run = evs.iter().find(|e| e["ph"] == "X" && e["args"]["task"] == 2).unwrap();
         assert_eq!(run["name"], "task 2 worker \"a\"");
         assert_eq!(run["tid"], 2);

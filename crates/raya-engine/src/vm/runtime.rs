@@ -427,7 +427,7 @@ impl Runtime {
             let pc = if depth == 0 { task.top_pc().unwrap_or(f.pc) } else { f.pc };
             let pc = (pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
             let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
-            return Some(crate::sync::Site { file: file as u32, offset: offset as u32 });
+            return Some(crate::sync::Site { file: file as u32, offset });
         }
         None
     }
@@ -439,7 +439,7 @@ impl Runtime {
         if file >= sources.len() {
             return "?".into();
         }
-        let (line, col) = sources.line_col(file, site.offset as _);
+        let (line, col) = sources.line_col(file, site.offset);
         format!("{}:{}:{}", sources.get(file).name, line, col)
     }
 
