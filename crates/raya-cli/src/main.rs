@@ -73,6 +73,8 @@ unsafe impl std::alloc::GlobalAlloc for Allocator {
   cat app.raya | raya run -    run the program read from standard input
   raya check app.raya          report every compile error, run nothing
   raya disasm app.raya         print the bytecode (`--all` adds the prelude)
+  raya --trace t.json app.raya record what every task did; then
+  raya trace summary t.json    see where the time went
   raya test --filter add src   run the tests of src/**/*.test.raya named *add*
   raya help run                the options of `run`")]
 struct Cli {
@@ -87,6 +89,10 @@ enum Command {
     #[command(after_help = "Environment:
   RAYA_WORKERS=N        worker threads, as --workers N
   RAYA_STATS=1          statistics at exit, as --stats
+  RAYA_TRACE=FILE       record a trace, as --trace FILE
+  RAYA_STALL_MS=N       warn when a worker spends more than N ms in one task
+                        run without reaching a safepoint (a long built-in
+                        call, a blocking host function); default 1000, 0: off
   RAYA_MAX_HEAP=SIZE    heap limit, as --max-heap SIZE
   RAYA_GC_PERCENT=N     the heap grows by N% of the live heap between
                         collections (default 100, as Go's GOGC); `off`:
@@ -94,9 +100,13 @@ enum Command {
   RAYA_GC_STRESS=1      collect at every safepoint (a testing aid: finds
                         values freed while reachable; very slow)
 
---stats prints, on stderr at exit: scheduler counts; GC cycles, total and
-longest pause, live heap after the last collection, pacing and limit; the
-process's peak resident set size (Linux; n/a elsewhere).")]
+--stats prints, on stderr at exit: scheduler counts; a row per worker (run
+time, tasks run, steals, parks); the peak number of tasks alive; GC cycles,
+total and longest pause, live heap after the last collection, pacing and
+limit; the process's peak resident set size (Linux; n/a elsewhere).
+
+--trace FILE writes Chrome trace-event JSON (open it in ui.perfetto.dev or
+chrome://tracing; `raya trace summary FILE` summarises it).")]
     Run {
         /// Worker threads (default: number of cores; also RAYA_WORKERS).
         #[arg(long, env = "RAYA_WORKERS")]
@@ -110,6 +120,11 @@ process's peak resident set size (Linux; n/a elsewhere).")]
         /// RangeError ("out of memory: heap limit 256 MB reached").
         #[arg(long, env = "RAYA_MAX_HEAP", value_name = "SIZE", value_parser = parse_size)]
         max_heap: Option<usize>,
+        /// Record what every task did into FILE (Chrome trace-event JSON:
+        /// open it in ui.perfetto.dev or chrome://tracing, or summarise it
+        /// with `raya trace summary FILE`; also RAYA_TRACE=FILE).
+        #[arg(long, env = "RAYA_TRACE", value_name = "FILE")]
+        trace: Option<PathBuf>,
         /// Run this code instead of a file (every following word goes to
         /// the program as `args`).
         #[arg(short = 'e', long = "eval", value_name = "CODE")]
@@ -123,6 +138,11 @@ process's peak resident set size (Linux; n/a elsewhere).")]
     },
     /// Compile only and report every error (exit code 0 or 2).
     Check { file: PathBuf },
+    /// Read a trace written by `raya run --trace FILE`.
+    Trace {
+        #[command(subcommand)]
+        command: TraceCommand,
+    },
     /// Run the tests of every `*.test.raya` file under the paths (default:
     /// the current directory); exit 1 if one fails, 2 on a compile error.
     Test {
@@ -148,7 +168,15 @@ process's peak resident set size (Linux; n/a elsewhere).")]
     },
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "check", "test", "disasm", "help"];
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// Where the time went: per task its run time, wait time by reason and
+    /// number of runs; per worker its utilisation; the longest waits with
+    /// their source lines.
+    Summary { file: PathBuf },
+}
+
+const SUBCOMMANDS: &[&str] = &["run", "check", "test", "disasm", "trace", "help"];
 
 /// The flags of `raya` itself; every other first word belongs to `run`.
 const TOP_LEVEL_FLAGS: &[&str] = &["-h", "--help", "-V", "--version"];
@@ -193,7 +221,7 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run { workers, stats, max_heap, eval, file, mut args } => {
+        Command::Run { workers, stats, max_heap, trace, eval, file, mut args } => {
             if workers == Some(0) {
                 eprintln!("error: --workers must be at least 1");
                 return ExitCode::from(2);
@@ -239,11 +267,12 @@ fn main() -> ExitCode {
                 Ok(p) => p,
                 Err(e) => return compile_failed(&e),
             };
-            let opts = raya_engine::driver::RunOptions { args, workers, stats, gc, ..Default::default() };
+            let opts = raya_engine::driver::RunOptions { args, workers, stats, gc, trace, ..Default::default() };
             let code = raya_engine::driver::run_program_with(&program, opts);
             ExitCode::from(code.clamp(0, 255) as u8)
         }
         Command::Test { paths, filter, timeout, workers } => run_tests(paths, &filter, timeout, workers),
+        Command::Trace { command: TraceCommand::Summary { file } } => trace_summary(&file),
         Command::Check { file } => match compile_file(&file) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => compile_failed(&e),
@@ -255,6 +284,31 @@ fn main() -> ExitCode {
             }
             Err(e) => compile_failed(&e),
         },
+    }
+}
+
+/// `raya trace summary FILE`.
+fn trace_summary(file: &std::path::Path) -> ExitCode {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: cannot read '{}': {e}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let source_line = |f: &str, line: usize| {
+        let src = std::fs::read_to_string(f).ok()?;
+        src.lines().nth(line.checked_sub(1)?).map(str::to_string)
+    };
+    match raya_engine::trace::summary::summarize(&text, &source_line) {
+        Ok(s) => {
+            print!("{s}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: '{}': {e}", file.display());
+            ExitCode::from(2)
+        }
     }
 }
 

@@ -262,7 +262,8 @@ fn check_block(work: &Path, index: usize, b: &Block) -> Result<(), String> {
         std::fs::write(path, body).unwrap();
     }
     let mut cmd = Command::new(raya_bin());
-    cmd.arg("run").arg("main.raya").args(&b.args).current_dir(&dir);
+    // No stall warnings: a debug build on a loaded machine is slow.
+    cmd.arg("run").arg("main.raya").args(&b.args).current_dir(&dir).env("RAYA_STALL_MS", "0");
     let o = run(cmd);
     let _ = std::fs::remove_dir_all(&dir);
     let show = |o: &Outcome| format!("exit: {:?}\n--- stdout\n{}--- stderr\n{}", o.code, o.stdout, o.stderr);

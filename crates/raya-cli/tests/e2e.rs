@@ -249,7 +249,10 @@ fn join_reader(h: std::thread::JoinHandle<Vec<u8>>, timed_out: bool) -> String {
 
 fn raya_command(root: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new(raya_bin());
-    cmd.args(args).current_dir(root);
+    // No stall warnings (a debug build on a loaded machine spends seconds
+    // in the large-string natives some tests call): a test that wants
+    // them sets `// @env RAYA_STALL_MS=N`.
+    cmd.args(args).current_dir(root).env("RAYA_STALL_MS", "0");
     cmd
 }
 

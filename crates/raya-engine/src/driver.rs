@@ -94,6 +94,8 @@ pub struct RunOptions {
     pub gc: crate::vm::heap::GcConfig,
     /// An embedder's limits on the main task (see [`crate::sync::RunGuard`]).
     pub guard: Option<Arc<dyn crate::sync::RunGuard>>,
+    /// Record a trace of the run into this file (`crate::trace`).
+    pub trace: Option<std::path::PathBuf>,
 }
 
 struct Shared {
@@ -120,6 +122,12 @@ struct Shared {
     /// Run when `exit()` ends the program (a live run fails its pending
     /// calls).
     on_exit: Mutex<Vec<ExitHook>>,
+    /// The trace being recorded, if any.
+    tracer: Option<Arc<crate::trace::Tracer>>,
+    /// The stall watchdog (`crate::trace::stall`), unless turned off.
+    stalls: Option<Arc<crate::trace::stall::Stalls>>,
+    /// `--stats`: nanoseconds each worker spent running jobs.
+    busy: Option<Box<[crossbeam::utils::CachePadded<std::sync::atomic::AtomicU64>]>>,
 }
 
 impl Shared {
@@ -322,7 +330,25 @@ fn run_inner<R>(
         poller: std::sync::OnceLock::new(),
         live: false,
         on_exit: Mutex::new(Vec::new()),
+        tracer: opts.trace.clone().map(crate::trace::Tracer::new),
+        stalls: crate::trace::stall::threshold_from_env().map(|t| {
+            let (world, heap) = (rt.world.clone(), rt.world.heap.clone());
+            let collecting = Box::new(move || heap.is_stopping());
+            crate::trace::stall::Stalls::start(
+                workers,
+                t,
+                collecting,
+                Arc::new(move |line: String| world.write_stderr(&line)),
+            )
+        }),
+        busy: opts.stats.then(|| (0..workers).map(|_| Default::default()).collect()),
     });
+    if opts.stats {
+        rt.world.live_tasks.count_peak();
+    }
+    if shared.tracer.is_some() {
+        rt.heap.shared().stats.lock().log = Some(Vec::new());
+    }
     let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
     sched.spawn(Job::Run(main.clone()));
     loop {
@@ -336,6 +362,9 @@ fn run_inner<R>(
     if let Some(Ok(p)) = shared.poller.get() {
         p.stop();
     }
+    if let Some(s) = &shared.stalls {
+        s.stop();
+    }
     let stats = sched.stats();
     // Workers may still be in a slice (after `exit()`): stop them all so
     // this thread has the heap to itself for the reports and `end`.
@@ -346,6 +375,9 @@ fn run_inner<R>(
     } else {
         finish(&mut rt, &main)
     };
+    if let Some(tracer) = &shared.tracer {
+        write_trace(&mut rt, &shared, tracer);
+    }
     if opts.stats {
         let gc = rt.heap.stats();
         let cfg = rt.heap.shared().config();
@@ -355,9 +387,20 @@ fn run_inner<R>(
         };
         let limit = cfg.max_heap.map_or("none".into(), crate::vm::heap::format_size);
         let rss = peak_rss().map_or("n/a".into(), |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64));
+        let busy: Vec<u64> =
+            shared.busy.as_ref().map(|b| b.iter().map(|n| n.load(Ordering::Relaxed)).collect()).unwrap_or_default();
+        let mut rows = String::from("workers:\n  worker      run time   tasks run     steals      parks\n");
+        for (i, w) in stats.per_worker.iter().enumerate() {
+            let ms = busy.get(i).copied().unwrap_or(0) as f64 / 1e6;
+            rows.push_str(&format!(
+                "  {i:<6}{:>11.3} ms{:>12}{:>11}{:>11}\n",
+                ms, w.context_switches, w.steals, w.parks
+            ));
+        }
         rt.write_stderr(&format!(
-            "{stats}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms, live after the last: {:.1} MiB\n\
+            "{stats}{rows}peak tasks alive: {}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms, live after the last: {:.1} MiB\n\
              gc pacing: {pacing}, heap limit: {limit}, peak RSS: {rss}\n",
+            rt.world.live_tasks.peak(),
             gc.collections,
             gc.total_pause_ns as f64 / 1e6,
             gc.max_pause_ns as f64 / 1e6,
@@ -430,6 +473,11 @@ impl LiveRun {
             poller: std::sync::OnceLock::new(),
             live: true,
             on_exit: Mutex::new(Vec::new()),
+            // Traces, stall warnings and `--stats` are for runs of
+            // `raya run` and `Vm::execute`, which end.
+            tracer: None,
+            stalls: None,
+            busy: None,
         });
         let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
         match started {
@@ -510,6 +558,29 @@ fn stop_guarded(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: Arc<TaskCell>, exec:
     let e = rt.make_error(&exec, class, reason);
     complete(rt, &cell, &exec, Outcome::Cancelled(e));
     cx.completed();
+}
+
+/// Gathers every worker's trace events and the heap's pauses and writes
+/// the trace file. Workers are idle or stopped; one stopped inside a job
+/// (after `exit()`) still holds its runtime, and its events are left out.
+fn write_trace(rt: &mut Runtime, shared: &Shared, tracer: &crate::trace::Tracer) {
+    let mut workers = Vec::new();
+    for slot in shared.runtimes.iter() {
+        let events = match slot.try_lock_for(Duration::from_millis(50)) {
+            Some(mut g) => g.as_mut().and_then(|r| r.trace.take()).map(|r| r.into_events()).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        workers.push(events);
+    }
+    let gc = rt.heap.shared().stats.lock().log.take().unwrap_or_default();
+    let site_text = |s: crate::sync::Site| rt.site_text(s);
+    let input = crate::trace::TraceInput { tracer, workers, gc, site_text: &site_text };
+    let written = std::fs::File::create(&tracer.path)
+        .and_then(|f| crate::trace::write(&input, &mut std::io::BufWriter::with_capacity(1 << 20, f)));
+    if let Err(e) = written {
+        let msg = format!("raya: cannot write the trace to '{}': {e}\n", tracer.path.display());
+        rt.write_stderr(&msg);
+    }
 }
 
 /// The process's peak resident set size in bytes (`VmHWM` of
@@ -608,9 +679,13 @@ fn sorted_live(rt: &Runtime) -> Vec<Value> {
     rt.world.live_tasks.sorted().into_iter().map(|(_, v)| v).collect()
 }
 
-/// One entry per unfinished task: its id, what it waits on, its stack.
+/// One entry per unfinished task: its id, what it waits on (naming the
+/// holder of a mutex, the creation site and queues of a channel, the state
+/// of an awaited task), its stack; then every cycle of tasks waiting on
+/// each other.
 fn blocked_report(rt: &Runtime) -> String {
     let mut out = String::new();
+    let mut edges: Vec<(u32, u32, String)> = Vec::new();
     for t in sorted_live(rt) {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
         let exec = cell.exec.lock();
@@ -624,11 +699,124 @@ fn blocked_report(rt: &Runtime) -> String {
         };
         out.push_str(&format!("  task {} blocked {}", cell.id, if what.is_empty() { "waiting" } else { &what }));
         if let Some(exec) = exec.as_ref() {
+            let (detail, edge) = blocker_detail(rt, cell.id, &exec.blocker);
+            out.push_str(&detail);
+            if let Some(e) = edge {
+                edges.push(e);
+            }
             out.push_str(&rt.stack_trace(exec).replace("\n    at ", "\n      at "));
         }
         out.push('\n');
     }
+    for cycle in wait_cycles(&edges) {
+        let ids: Vec<String> = cycle.iter().map(|&i| format!("task {}", edges[i].0)).collect();
+        out.push_str(&format!("  cycle: {} -> task {}\n", ids.join(" -> "), edges[cycle[0]].0));
+        for &i in &cycle {
+            out.push_str(&format!("    {}\n", edges[i].2));
+        }
+    }
     out
+}
+
+/// What a report adds after "task N blocked ...", and the edge of the
+/// wait-for graph the wait makes: (waiting task, task it waits for, how).
+fn blocker_detail(rt: &Runtime, me: u32, b: &crate::sync::Blocker) -> (String, Option<(u32, u32, String)>) {
+    use crate::sync::Blocker;
+    let site =
+        |s: Option<crate::sync::Site>| s.map(|s| format!(" (created at {})", rt.site_text(s))).unwrap_or_default();
+    let made = |s: Option<crate::sync::Site>| {
+        s.map(|s| format!(" (Mutex created at {})", rt.site_text(s))).unwrap_or_default()
+    };
+    let alive = |id: u32| id != 0 && id != me && rt.world.live_tasks.contains(id);
+    match b {
+        Blocker::Mutex(m) => {
+            let Some(m) = m.upgrade() else { return (String::new(), None) };
+            let at = made(m.site);
+            match m.holder() {
+                Some(h) => {
+                    let how = format!("task {me} waits for Mutex held by task {h}{at}");
+                    let edge = alive(h).then_some((me, h, how));
+                    let state = if rt.world.live_tasks.contains(h) { "" } else { ", which has ended" };
+                    (format!(": waiting for Mutex held by task {h}{state}{at}"), edge)
+                }
+                None => (format!(": the Mutex is free{at}"), None),
+            }
+        }
+        Blocker::Recv(c) | Blocker::Send(c) => {
+            let Some(c) = c.upgrade() else { return (String::new(), None) };
+            let (receivers, senders) = c.waiting();
+            let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+            let text = format!(
+                "{}: {} and {} waiting",
+                site(c.site),
+                plural(receivers, "receiver"),
+                plural(senders, "sender")
+            );
+            let edge = if matches!(b, Blocker::Recv(_)) {
+                let other = c.last_sender.load(Ordering::Relaxed);
+                alive(other).then(|| {
+                    (me, other, format!("task {me} receives on a channel{} last sent to by task {other}", site(c.site)))
+                })
+            } else {
+                let other = c.last_receiver.load(Ordering::Relaxed);
+                alive(other).then(|| {
+                    (
+                        me,
+                        other,
+                        format!("task {me} sends on a channel{} last received from by task {other}", site(c.site)),
+                    )
+                })
+            };
+            (text, edge)
+        }
+        Blocker::Task(t) => {
+            let Some(t) = t.upgrade() else { return (String::new(), None) };
+            if t.id == me {
+                // (Its state is locked by the caller.)
+                return (" (itself)".into(), None);
+            }
+            let state = match t.exec.lock().as_ref() {
+                Some(e) if !t.is_done() && !e.blocked_on.is_empty() => "blocked".to_string(),
+                _ => crate::sync::task::state_name(&t).to_string(),
+            };
+            let edge = alive(t.id).then(|| (me, t.id, format!("task {me} awaits task {}", t.id)));
+            (format!(" ({state})"), edge)
+        }
+        _ => (String::new(), None),
+    }
+}
+
+/// The cycles of a wait-for graph in which each task waits for at most one
+/// other (`edges[i]` = (from, to, how)); each cycle as indices into
+/// `edges`, starting at its lowest task id, in order of that id.
+fn wait_cycles(edges: &[(u32, u32, String)]) -> Vec<Vec<usize>> {
+    let out_edge: std::collections::HashMap<u32, usize> = edges.iter().enumerate().map(|(i, e)| (e.0, i)).collect();
+    let mut done = std::collections::HashSet::new();
+    let mut cycles = Vec::new();
+    let mut starts: Vec<u32> = edges.iter().map(|e| e.0).collect();
+    starts.sort_unstable();
+    for start in starts {
+        let mut path: Vec<u32> = Vec::new();
+        let mut at = start;
+        while !done.contains(&at) {
+            if let Some(pos) = path.iter().position(|&p| p == at) {
+                // Closed a loop: rotate it to begin at its lowest id.
+                let ring = &path[pos..];
+                let low = ring.iter().enumerate().min_by_key(|(_, &id)| id).map(|(i, _)| i).unwrap_or(0);
+                let ids: Vec<u32> = ring[low..].iter().chain(&ring[..low]).copied().collect();
+                cycles.push(ids.iter().map(|id| out_edge[id]).collect());
+                break;
+            }
+            path.push(at);
+            match out_edge.get(&at) {
+                Some(&i) => at = edges[i].1,
+                None => break,
+            }
+        }
+        done.extend(path);
+    }
+    cycles.sort_by_key(|c: &Vec<usize>| edges[c[0]].0);
+    cycles
 }
 
 impl crate::scheduler::Runner<Job> for VmRunner {
@@ -642,6 +830,9 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 *c = Some(Handle { shared: self.shared.clone(), sched: cx.scheduler().clone() });
             }
         });
+        // `--stats`: the worker's run time, per job (not per task run:
+        // handed-off runs are inside the job).
+        let _busy = self.shared.busy.as_ref().map(|b| BusyTimer(&b[cx.worker_index()], std::time::Instant::now()));
         let (mut slot, _mutator) = self.runtime(cx);
         let rt = slot.as_mut().expect("runtime");
         let mut next = match job {
@@ -650,10 +841,18 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 if !c.token.claim(gen) {
                     return; // cancelled or otherwise woken first
                 }
+                if let Some(rec) = rt.trace.as_mut() {
+                    let ts = rec.now();
+                    rec.push(crate::trace::Event::TimerFire { ts, task: c.id });
+                }
                 *c.resume.lock() = Some(Resume::Value(Value::UNDEFINED));
                 Some(c)
             }
             Job::Fire(t) => {
+                if let Some(rec) = rt.trace.as_mut() {
+                    let ts = rec.now();
+                    rec.push(crate::trace::Event::TimerFire { ts, task: 0 });
+                }
                 if let Some(next) = (t.fire)(&mut rt.woken) {
                     cx.scheduler().sleep_until(next.at, Job::Fire(next));
                 }
@@ -664,6 +863,10 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 self.queue_woken(rt, cx)
             }
         };
+        if let Some(rec) = rt.trace.as_mut() {
+            // A new job: its first run reads the clock (see `trace_run_start`).
+            rec.resume_at = None;
+        }
         while let Some(cell) = next {
             self.run_task(rt, cx, cell);
             if self.shared.exited.load(Ordering::Acquire) {
@@ -683,6 +886,8 @@ impl VmRunner {
             cancel_timers(cx, &cell);
         }
         let Some(mut exec) = cell.exec.lock().take() else { return };
+        // Traces: one branch when off.
+        let traced_from = rt.trace.as_mut().map(|rec| trace_run_start(rec));
         let first_run = !cell.started.swap(true, Ordering::AcqRel);
         let mut interp = TaskInterpreter::new(rt);
         let outcome = if first_run && cell.is_cancel_requested() {
@@ -697,7 +902,20 @@ impl VmRunner {
                     // which a task woken by direct handoff inherits.
                     let mut budget = cx.slice_left();
                     let before = budget;
+                    if let Some(s) = &self.shared.stalls {
+                        s.enter(cx.worker_index(), cell.id);
+                    }
                     let outcome = interp.run(&mut exec, &mut budget);
+                    if self.shared.stalls.as_ref().is_some_and(|s| s.leave(cx.worker_index())) {
+                        let stack = interp.rt.stack_trace(&exec);
+                        let (id, w) = (cell.id, cx.worker_index());
+                        let line = if stack.is_empty() {
+                            format!("raya: stall: task {id} on worker {w} is running again (its stalled run ended with the task)\n")
+                        } else {
+                            format!("raya: stall: task {id} on worker {w} reached a safepoint again, at:{stack}\n")
+                        };
+                        interp.rt.write_stderr(&line);
+                    }
                     cx.set_slice_left(budget);
                     if matches!(outcome, RunOutcome::Preempted) {
                         if let Some(reason) = check_guard(&cell, before - budget) {
@@ -710,6 +928,8 @@ impl VmRunner {
             }
         };
 
+        let traced = traced_from.map(|start| (start, trace_stop(rt, &cell, &exec, &outcome)));
+        let id = cell.id;
         match outcome {
             RunOutcome::Preempted => {
                 *cell.exec.lock() = Some(exec);
@@ -720,6 +940,7 @@ impl VmRunner {
                 // task's outcome (flattening), by awaiting it first.
                 let w = Wait::Settled(vec![v]);
                 exec.blocked_on = w.describe();
+                exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
                 park(rt, cx, &cell, w);
             }
@@ -756,6 +977,7 @@ impl VmRunner {
             }
             RunOutcome::Suspended(w) => {
                 exec.blocked_on = w.describe();
+                exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
                 park(rt, cx, &cell, w);
             }
@@ -767,6 +989,9 @@ impl VmRunner {
                     f(code);
                 }
             }
+        }
+        if let Some((start, stop)) = traced {
+            trace_run_end(rt, id, start, stop);
         }
         // Output leaves the buffer when the task that wrote it stops
         // running, so nothing waits for the program's end (a server's log,
@@ -784,7 +1009,15 @@ impl VmRunner {
         cx: &WorkerCx<Job>,
     ) -> (parking_lot::MutexGuard<'_, Option<Runtime>>, crate::vm::heap::MutatorGuard) {
         let mut slot = self.shared.runtimes[cx.worker_index()].lock();
-        let rt = slot.get_or_insert_with(|| Runtime::for_worker(&self.shared.world));
+        let rt = slot.get_or_insert_with(|| {
+            let mut rt = Runtime::for_worker(&self.shared.world);
+            rt.trace = self
+                .shared
+                .tracer
+                .as_ref()
+                .map(|t| Box::new(crate::trace::Recorder::new(t.clone(), cx.worker_index())));
+            rt
+        });
         let mutator = rt.heap.enter(rt.slot.as_ref().expect("worker runtimes have a slot"));
         rt.refresh_realm();
         (slot, mutator)
@@ -814,6 +1047,76 @@ impl VmRunner {
         };
         Some(t)
     }
+}
+
+/// Adds the time since it was made to a worker's `--stats` run time.
+struct BusyTimer<'a>(&'a std::sync::atomic::AtomicU64, std::time::Instant);
+
+impl Drop for BusyTimer<'_> {
+    fn drop(&mut self) {
+        // Only this worker writes its counter.
+        let ns = self.1.elapsed().as_nanos() as u64;
+        self.0.store(self.0.load(Ordering::Relaxed) + ns, Ordering::Relaxed);
+    }
+}
+
+/// Traces: the start of a run.
+fn trace_run_start(rec: &mut crate::trace::Recorder) -> u64 {
+    // A run handed off by the previous one in the same job starts when
+    // that one ended: one clock read per run instead of two.
+    match rec.resume_at.take() {
+        Some(t) => t,
+        None => rec.now(),
+    }
+}
+
+/// Traces: why the run that produced `outcome` stopped.
+fn trace_stop(rt: &Runtime, cell: &TaskCell, exec: &Task, outcome: &RunOutcome) -> crate::trace::Stop {
+    use crate::trace::Stop;
+    match outcome {
+        RunOutcome::Preempted => Stop::Preempted,
+        RunOutcome::Completed(v) if is_waitable(*v) && crate::vm::interp::settled(*v).is_none() => Stop::Suspended {
+            what: "awaiting the task it returns".into(),
+            kind: "task",
+            object: 0,
+            site: rt.user_site(exec),
+        },
+        RunOutcome::Completed(_) => Stop::Completed,
+        RunOutcome::Failed(_) if cell.is_cancel_requested() => Stop::Cancelled,
+        RunOutcome::Failed(_) => Stop::Failed,
+        RunOutcome::Exited(_) => Stop::Exited,
+        RunOutcome::Suspended(w) => {
+            let (kind, object) = w.trace_info();
+            Stop::Suspended { what: w.describe(), kind, object, site: rt.user_site(exec) }
+        }
+    }
+}
+
+/// Traces: the run's slice, the tasks it spawned, and the tasks it made
+/// runnable (the first in the slice itself; see `trace::Event`).
+fn trace_run_end(rt: &mut Runtime, id: u32, start: u64, stop: crate::trace::Stop) {
+    use crate::trace::Event;
+    let Some(rec) = rt.trace.as_mut() else { return };
+    let end = rec.now();
+    // Inside the slice (which ends at `end`), where viewers bind arrows.
+    let at = end.saturating_sub(1).max(start);
+    for t in &rt.spawned {
+        let name = t.exec.lock().as_deref().map(crate::trace::task_name).unwrap_or_default();
+        rec.push(Event::Spawn { ts: at, parent: id, child: t.id, name });
+    }
+    let mut woke = 0;
+    for t in &rt.woken {
+        if t.id == id {
+            continue; // its own wait was decided at once
+        }
+        if woke == 0 {
+            woke = t.id;
+        } else {
+            rec.push(Event::Wake { ts: at, from: id, to: t.id });
+        }
+    }
+    rec.push(Event::Run { start, end, task: id, woke, stop });
+    rec.resume_at = Some(end);
 }
 
 fn is_cancelled_error(rt: &Runtime, e: Value) -> bool {
@@ -1094,6 +1397,20 @@ mod tests {
     use super::*;
     use crate::vm::task::Task;
     use std::time::{Duration, Instant};
+
+    /// Each cycle of the wait-for graph is found once, from its lowest
+    /// task id, with tasks that only lead into a cycle left out.
+    #[test]
+    fn wait_cycles_are_found_once_from_their_lowest_task() {
+        let e = |from: u32, to: u32| (from, to, format!("{from}->{to}"));
+        // 1 -> 5 -> 3 -> 5 (a tail into the ring 5 <-> 3), 7 -> 4 -> 2 -> 7,
+        // 9 -> 8 (no ring), 6 -> 6 is never an edge (the report skips it).
+        let edges = vec![e(1, 5), e(5, 3), e(3, 5), e(7, 4), e(4, 2), e(2, 7), e(9, 8)];
+        let cycles = wait_cycles(&edges);
+        let named: Vec<Vec<&str>> = cycles.iter().map(|c| c.iter().map(|&i| edges[i].2.as_str()).collect()).collect();
+        assert_eq!(named, vec![vec!["2->7", "7->4", "4->2"], vec!["3->5", "5->3"]]);
+        assert!(wait_cycles(&[]).is_empty());
+    }
 
     /// A worker records a timer key late, after the task was woken, ran,
     /// and went to sleep again: it cancels its own stale key, and never

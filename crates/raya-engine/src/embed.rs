@@ -829,6 +829,7 @@ pub struct VmBuilder {
     interrupt: Option<Interrupt>,
     limits: Limits,
     spawner: Option<Arc<dyn Spawner>>,
+    trace: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for VmBuilder {
@@ -971,6 +972,14 @@ impl VmBuilder {
     #[cfg(feature = "tokio")]
     pub fn tokio(self) -> Self {
         self.spawner(tokio::runtime::Handle::current())
+    }
+
+    /// Records a trace of every run into `path` (as `raya run --trace`;
+    /// Chrome trace-event JSON, see `design/trace.md`): a later run
+    /// overwrites an earlier one's.
+    pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.trace = Some(path.into());
+        self
     }
 
     /// Makes the VM (and its blocking pool, which starts no thread yet).
@@ -1211,6 +1220,7 @@ impl Vm {
             blocking_pool: Some(self.inner.pool.clone()),
             gc: self.inner.opts.gc,
             guard: Some(guard),
+            trace: self.inner.opts.trace.clone(),
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table;
         driver::run_program_hosted(program, opts, Some(host), &mut setup, &mut end)
@@ -1304,6 +1314,7 @@ impl Vm {
             blocking_pool: Some(self.inner.pool.clone()),
             gc: self.inner.opts.gc,
             guard: None,
+            trace: None,
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table.clone();
         let live = driver::LiveRun::start(program, opts, Some(host), &mut setup, on_main);

@@ -229,6 +229,7 @@ pub mod scheduler;
 pub mod std;
 pub mod sync;
 pub mod syntax;
+pub mod trace;
 pub mod vm;
 
 pub use compiler::{CompileError, Program};

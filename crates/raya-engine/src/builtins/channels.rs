@@ -60,7 +60,9 @@ fn count_arg(ctx: &mut NativeCtx, v: Value, what: &str) -> Result<u64, Value> {
 /// `new Channel<T>(capacity = 0)`.
 pub fn construct_channel(ctx: &mut NativeCtx, args: &[Value]) -> Result<Value, Value> {
     let cap = count_arg(ctx, arg(args, 0), "channel capacity")?;
-    Ok(ctx.heap().alloc(Body::Channel(Arc::new(ChannelCell::new(cap as usize)))))
+    let mut ch = ChannelCell::new(cap as usize);
+    ch.site = ctx.rt.user_site(ctx.task);
+    Ok(ctx.heap().alloc(Body::Channel(Arc::new(ch))))
 }
 
 fn ms_arg(ctx: &mut NativeCtx, args: &[Value], what: &str) -> Result<f64, Value> {
@@ -76,7 +78,9 @@ fn ms_arg(ctx: &mut NativeCtx, args: &[Value], what: &str) -> Result<f64, Value>
 /// then is closed.
 fn after(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let ms = ms_arg(ctx, args, "after")?.max(0.0);
-    Ok(ctx.heap().alloc(Body::Channel(Arc::new(ChannelCell::after(ms)))))
+    let mut ch = ChannelCell::after(ms);
+    ch.site = ctx.rt.user_site(ctx.task);
+    Ok(ctx.heap().alloc(Body::Channel(Arc::new(ch))))
 }
 
 /// `every(ms)`: a ticker channel delivering 1, 2, 3, ...
@@ -85,7 +89,9 @@ fn every(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Val
     if ms <= 0.0 || !ms.is_finite() {
         return Err(ctx.range_error(format!("every() needs a positive interval, got {ms}")));
     }
-    Ok(ctx.heap().alloc(Body::Channel(Arc::new(ChannelCell::every(ms)))))
+    let mut ch = ChannelCell::every(ms);
+    ch.site = ctx.rt.user_site(ctx.task);
+    Ok(ctx.heap().alloc(Body::Channel(Arc::new(ch))))
 }
 
 /// The receiver's channel, borrowed from the heap object (alive for the
@@ -119,6 +125,7 @@ fn send(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
     if let Err(m) = check_send(ch, v) {
         return Err(ctx.type_error(m));
     }
+    ch.note_sender(ctx.task.id);
     match ch.try_send(v, &mut ctx.rt.woken) {
         Sent::Sent => {}
         Sent::Closed => return Err(closed_error(ctx)),
@@ -129,6 +136,7 @@ fn send(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
 
 fn receive(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     let ch = this_channel(ctx, this)?;
+    ch.note_receiver(ctx.task.id);
     match ch.try_recv(&mut ctx.rt.woken) {
         Recv::Got(v) => Ok(v),
         Recv::Empty => {
@@ -175,7 +183,9 @@ fn is_closed(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
 // ---- Mutex ------------------------------------------------------------------
 
 pub fn construct_mutex(ctx: &mut NativeCtx, _args: &[Value]) -> Result<Value, Value> {
-    Ok(ctx.heap().alloc(Body::Mutex(Arc::new(MutexCell::default()))))
+    let mut m = MutexCell::default();
+    m.site = ctx.rt.user_site(ctx.task);
+    Ok(ctx.heap().alloc(Body::Mutex(Arc::new(m))))
 }
 
 /// The receiver's mutex, borrowed from the heap object (alive for the

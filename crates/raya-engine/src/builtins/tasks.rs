@@ -107,6 +107,10 @@ fn cancel(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Va
     // A suspended task is woken with TaskCancelledError at its suspension
     // point: claim it like any waker (exactly one claim wins; the hook of
     // a wait on the outside world runs with the claim).
+    if let Some(rec) = ctx.rt.trace.as_mut() {
+        let ts = rec.now();
+        rec.push(crate::trace::Event::Cancel { ts, by: ctx.task.id, task: t.id });
+    }
     if t.request_cancel() {
         *t.resume.lock() = Some(Resume::Cancel);
         ctx.rt.woken.push(t);

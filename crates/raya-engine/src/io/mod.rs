@@ -488,6 +488,10 @@ impl WaitObject for IoWait {
         Cow::Borrowed(self.what)
     }
 
+    fn blocker(&self) -> crate::sync::Blocker {
+        crate::sync::Blocker::Other("io")
+    }
+
     fn roots(&self) -> Vec<crate::vm::Value> {
         Vec::new()
     }

@@ -69,6 +69,15 @@ impl Stats {
             peak_live: self.peak_live.load(Relaxed),
             live,
             pending_timers,
+            per_worker: self
+                .workers
+                .iter()
+                .map(|c| WorkerStats {
+                    context_switches: c.context_switches.load(Relaxed),
+                    steals: c.steals.load(Relaxed),
+                    parks: c.parks.load(Relaxed),
+                })
+                .collect(),
             ..StatsSnapshot::default()
         };
         for c in blocks {
@@ -140,6 +149,19 @@ pub struct StatsSnapshot {
     pub live: usize,
     /// Timers pending now.
     pub pending_timers: usize,
+    /// Each worker's own counts, by worker index.
+    pub per_worker: Vec<WorkerStats>,
+}
+
+/// One worker's counts (see [`StatsSnapshot`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WorkerStats {
+    /// Jobs (task runs) it ran.
+    pub context_switches: u64,
+    /// Successful steals from other workers' queues.
+    pub steals: u64,
+    /// Times it went to sleep.
+    pub parks: u64,
 }
 
 impl fmt::Display for StatsSnapshot {

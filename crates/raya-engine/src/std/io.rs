@@ -89,6 +89,10 @@ impl WaitObject for PoolWait {
         self.rerun
     }
 
+    fn blocker(&self) -> crate::sync::Blocker {
+        crate::sync::Blocker::Other("io")
+    }
+
     fn roots(&self) -> Vec<Value> {
         match self.state.lock().result {
             Some(Resume::Value(v)) | Some(Resume::Throw(v)) => vec![v],

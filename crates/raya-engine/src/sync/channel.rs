@@ -83,6 +83,17 @@ pub struct ChannelCell {
     pub capacity: usize,
     pub kind: Kind,
     inner: Mutex<Inner>,
+    /// For reports and the trace (see `super::next_object_id`).
+    pub id: u32,
+    /// Where the script made it (None for channels made by the engine).
+    pub site: Option<super::Site>,
+    /// The task that last sent on it and the one that last received from
+    /// it (0: none yet). A deadlock report takes them as the likely
+    /// partners of a task blocked on the channel, to find cycles. Written
+    /// only when they change, so a loop sending from one task costs a
+    /// load.
+    pub last_sender: std::sync::atomic::AtomicU32,
+    pub last_receiver: std::sync::atomic::AtomicU32,
 }
 
 #[derive(Default)]
@@ -217,23 +228,55 @@ impl Inner {
 
 impl ChannelCell {
     pub fn new(capacity: usize) -> ChannelCell {
-        ChannelCell { capacity, kind: Kind::Plain, inner: Mutex::new(Inner::default()) }
+        Self::with_kind(capacity, Kind::Plain)
+    }
+
+    fn with_kind(capacity: usize, kind: Kind) -> ChannelCell {
+        ChannelCell {
+            capacity,
+            kind,
+            inner: Mutex::new(Inner::default()),
+            id: super::next_object_id(),
+            site: None,
+            last_sender: Default::default(),
+            last_receiver: Default::default(),
+        }
     }
 
     /// `after(ms)`.
     pub fn after(ms: f64) -> ChannelCell {
         let deadline = Instant::now() + Duration::from_secs_f64(ms.clamp(0.0, 1e12) / 1000.0);
-        ChannelCell { capacity: 1, kind: Kind::After { ms, deadline }, inner: Mutex::new(Inner::default()) }
+        Self::with_kind(1, Kind::After { ms, deadline })
     }
 
     /// `every(ms)`.
     pub fn every(ms: f64) -> ChannelCell {
         let period = Duration::from_secs_f64(ms.clamp(1.0, 1e12) / 1000.0);
-        ChannelCell {
-            capacity: 0,
-            kind: Kind::Every { start: Instant::now(), period },
-            inner: Mutex::new(Inner::default()),
+        Self::with_kind(0, Kind::Every { start: Instant::now(), period })
+    }
+
+    /// Notes task `id` as the last sender (see [`ChannelCell::last_sender`]).
+    #[inline]
+    pub fn note_sender(&self, id: u32) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.last_sender.load(Relaxed) != id {
+            self.last_sender.store(id, Relaxed);
         }
+    }
+
+    /// Notes task `id` as the last receiver.
+    #[inline]
+    pub fn note_receiver(&self, id: u32) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.last_receiver.load(Relaxed) != id {
+            self.last_receiver.store(id, Relaxed);
+        }
+    }
+
+    /// Live registrations: (receivers, senders) waiting on the channel.
+    pub fn waiting(&self) -> (usize, usize) {
+        let g = self.inner.lock();
+        (g.recvq.iter().filter(|e| e.w.is_live()).count(), g.sendq.iter().filter(|(e, _)| e.w.is_live()).count())
     }
 
     pub fn is_timer(&self) -> bool {
@@ -446,6 +489,12 @@ impl WaitObject for RecvWait {
     fn describe(&self) -> std::borrow::Cow<'static, str> {
         "receiving on a channel".into()
     }
+    fn blocker(&self) -> super::Blocker {
+        super::Blocker::Recv(Arc::downgrade(&self.0))
+    }
+    fn trace_info(&self) -> (&'static str, u32) {
+        ("channel", self.0.id)
+    }
     fn roots(&self) -> Vec<Value> {
         Vec::new()
     }
@@ -460,6 +509,12 @@ impl WaitObject for SendWait {
     }
     fn describe(&self) -> std::borrow::Cow<'static, str> {
         "sending on a channel".into()
+    }
+    fn blocker(&self) -> super::Blocker {
+        super::Blocker::Send(Arc::downgrade(&self.0))
+    }
+    fn trace_info(&self) -> (&'static str, u32) {
+        ("channel", self.0.id)
     }
     fn roots(&self) -> Vec<Value> {
         vec![self.1]

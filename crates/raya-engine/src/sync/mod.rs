@@ -271,6 +271,83 @@ pub trait WaitObject: Send {
     fn reruns_call(&self) -> bool {
         false
     }
+    /// For deadlock reports and the trace: the object waited on. Called
+    /// at every suspension, so it should not allocate.
+    fn blocker(&self) -> Blocker {
+        Blocker::Other("other")
+    }
+    /// For the trace: [`Blocker::kind`] and [`Blocker::object_id`], without
+    /// the weak reference's atomic traffic (the wait object is alive here).
+    fn trace_info(&self) -> (&'static str, u32) {
+        (self.blocker().kind(), 0)
+    }
+}
+
+/// What a suspended task waits for, as a structure (the deadlock report
+/// names a mutex's holder, a channel's creation site and queue lengths, an
+/// awaited task's state; the trace names the object of every wait).
+///
+/// Weak references: a blocked task must keep neither its wait object nor
+/// another task alive. (A waiter queue holds its task's cell, and a
+/// blocked task's state lives in that cell: a strong reference back would
+/// be a cycle that outlives the program.)
+#[derive(Clone, Default)]
+pub enum Blocker {
+    #[default]
+    None,
+    Mutex(std::sync::Weak<mutex::MutexCell>),
+    Recv(std::sync::Weak<channel::ChannelCell>),
+    Send(std::sync::Weak<channel::ChannelCell>),
+    /// One task (`await t`).
+    Task(std::sync::Weak<TaskCell>),
+    Promise,
+    /// Several tasks or promises (`await [..]`, `Promise.race`).
+    Tasks,
+    Sleep,
+    /// Anything else, by kind: `"select"`, `"semaphore"`, `"waitgroup"`,
+    /// `"io"`, `"forever"`, `"other"`.
+    Other(&'static str),
+}
+
+impl Blocker {
+    /// The kind of wait, one word (the trace's `reason`; `raya trace
+    /// summary` adds wait time up by it).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Blocker::None => "none",
+            Blocker::Mutex(_) => "mutex",
+            Blocker::Recv(_) | Blocker::Send(_) => "channel",
+            Blocker::Task(_) | Blocker::Tasks => "task",
+            Blocker::Promise => "promise",
+            Blocker::Sleep => "sleep",
+            Blocker::Other(k) => k,
+        }
+    }
+
+    /// A number naming the object waited on (a channel's or mutex's id, a
+    /// task's id), 0 when there is none.
+    pub fn object_id(&self) -> u32 {
+        match self {
+            Blocker::Mutex(m) => m.upgrade().map_or(0, |m| m.id),
+            Blocker::Recv(c) | Blocker::Send(c) => c.upgrade().map_or(0, |c| c.id),
+            Blocker::Task(t) => t.upgrade().map_or(0, |t| t.id),
+            _ => 0,
+        }
+    }
+}
+
+/// Ids of channels and mutexes (for reports and the trace), from 1.
+pub fn next_object_id() -> u32 {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Where a channel or mutex was made: a source file and byte offset (the
+/// line and column are worked out only when a report prints it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Site {
+    pub file: u32,
+    pub offset: u32,
 }
 
 impl Wait {
@@ -315,6 +392,36 @@ pub fn describe_all(array: Value) -> String {
         })
         .unwrap_or(0);
     format!("awaiting {} task{}", pending, if pending == 1 { "" } else { "s" })
+}
+
+impl Wait {
+    /// See [`WaitObject::trace_info`].
+    pub fn trace_info(&self) -> (&'static str, u32) {
+        match self {
+            Wait::Settled(v) if v.len() == 1 => match v[0].as_obj().map(|o| &o.body) {
+                Some(crate::vm::object::Body::Task(t)) => ("task", t.id),
+                Some(crate::vm::object::Body::Promise(_)) => ("promise", 0),
+                _ => ("task", 0),
+            },
+            Wait::Object(o) => o.trace_info(),
+            _ => (self.blocker().kind(), 0),
+        }
+    }
+
+    /// See [`Blocker`].
+    pub fn blocker(&self) -> Blocker {
+        match self {
+            Wait::Settled(v) if v.len() == 1 => match v[0].as_obj().map(|o| &o.body) {
+                Some(crate::vm::object::Body::Task(t)) => Blocker::Task(Arc::downgrade(t)),
+                Some(crate::vm::object::Body::Promise(_)) => Blocker::Promise,
+                _ => Blocker::Tasks,
+            },
+            Wait::Settled(_) | Wait::All(_) => Blocker::Tasks,
+            Wait::Until(_) => Blocker::Sleep,
+            Wait::Forever => Blocker::Other("forever"),
+            Wait::Object(o) => o.blocker(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Wait {

@@ -67,10 +67,19 @@ fn holder_bits(id: u32) -> u64 {
 /// - A registering waiter sets `QUEUED` *before* it looks at the holder,
 ///   under the queue lock: from then on no lock-free acquire can succeed,
 ///   so if it saw the mutex free it can take it without a race.
-#[derive(Default)]
 pub struct MutexCell {
     state: AtomicU64,
     queue: Mutex<MutexQueue>,
+    /// For reports and the trace (see `super::next_object_id`).
+    pub id: u32,
+    /// Where the script made it.
+    pub site: Option<super::Site>,
+}
+
+impl Default for MutexCell {
+    fn default() -> Self {
+        MutexCell { state: AtomicU64::new(0), queue: Mutex::default(), id: super::next_object_id(), site: None }
+    }
 }
 
 #[derive(Default)]
@@ -104,6 +113,19 @@ pub enum Lock {
 impl MutexCell {
     pub fn is_locked(&self) -> bool {
         self.state.load(Ordering::Acquire) & HOLDER != 0
+    }
+
+    /// The holder's task id, if it is held.
+    pub fn holder(&self) -> Option<u32> {
+        match self.state.load(Ordering::Acquire) & HOLDER {
+            0 => None,
+            h => Some((h - 1) as u32),
+        }
+    }
+
+    /// Live waiters queued.
+    pub fn waiting(&self) -> usize {
+        self.queue.lock().waiters.iter().filter(|w| w.is_live()).count()
     }
 
     /// Held by task `id`.
@@ -240,6 +262,12 @@ impl WaitObject for LockWait {
     fn describe(&self) -> std::borrow::Cow<'static, str> {
         "locking a mutex".into()
     }
+    fn blocker(&self) -> super::Blocker {
+        super::Blocker::Mutex(Arc::downgrade(&self.0))
+    }
+    fn trace_info(&self) -> (&'static str, u32) {
+        ("mutex", self.0.id)
+    }
     fn roots(&self) -> Vec<Value> {
         Vec::new()
     }
@@ -314,6 +342,9 @@ impl WaitObject for AcquireWait {
     fn describe(&self) -> std::borrow::Cow<'static, str> {
         "acquiring a semaphore".into()
     }
+    fn blocker(&self) -> super::Blocker {
+        super::Blocker::Other("semaphore")
+    }
     fn roots(&self) -> Vec<Value> {
         Vec::new()
     }
@@ -382,6 +413,9 @@ impl WaitObject for GroupWait {
     }
     fn describe(&self) -> std::borrow::Cow<'static, str> {
         "waiting on a WaitGroup".into()
+    }
+    fn blocker(&self) -> super::Blocker {
+        super::Blocker::Other("waitgroup")
     }
     fn roots(&self) -> Vec<Value> {
         Vec::new()

@@ -96,6 +96,10 @@ impl WaitObject for SelectWait {
         }
     }
 
+    fn blocker(&self) -> super::Blocker {
+        super::Blocker::Other("select")
+    }
+
     fn roots(&self) -> Vec<Value> {
         self.cases
             .iter()

@@ -345,6 +345,8 @@ pub struct GcStats {
     /// Bytes of the objects that survived the last collection, measured
     /// by the sweep.
     pub live_bytes: u64,
+    /// Every pause, when a trace is recorded (`Some` turns logging on).
+    pub log: Option<Vec<crate::trace::GcPause>>,
 }
 
 /// Marks reachable objects; given to root providers during a collection.
@@ -785,6 +787,7 @@ impl Heap {
     pub fn safepoint(&mut self, slot: &MutatorSlot, task: &Task, roots: impl FnOnce(&mut Marker)) {
         let s = self.shared.clone();
         if s.stop.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
+            let stopping = std::time::Instant::now();
             // The collector. Wait until every other mutator parked or idles.
             {
                 let mut g = s.gate.lock();
@@ -818,6 +821,9 @@ impl Heap {
                     }
                 }
             });
+            if let Some(p) = s.stats.lock().log.as_mut().and_then(|l| l.last_mut()) {
+                p.stop = stopping;
+            }
             let _g = s.gate.lock();
             s.requested.store(s.stress.load(Ordering::Relaxed), Ordering::SeqCst);
             s.stop.store(false, Ordering::SeqCst);
@@ -871,8 +877,12 @@ impl Heap {
         self.shared.live.store(live, Ordering::Relaxed);
         self.shared.threshold.store(goal.saturating_sub(live), Ordering::Relaxed);
         self.shared.requested.store(self.shared.stress.load(Ordering::Relaxed), Ordering::Relaxed);
-        let ns = start.elapsed().as_nanos();
+        let end = std::time::Instant::now();
+        let ns = (end - start).as_nanos();
         let mut st = self.shared.stats.lock();
+        if let Some(log) = st.log.as_mut() {
+            log.push(crate::trace::GcPause { stop: start, start, end });
+        }
         st.collections += 1;
         st.total_pause_ns += ns;
         st.max_pause_ns = st.max_pause_ns.max(ns);
@@ -882,6 +892,11 @@ impl Heap {
 }
 
 impl SharedHeap {
+    /// A collection is stopping (or has stopped) the world.
+    pub fn is_stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
     /// Sets pacing and limit; the first goal is computed from the heap the
     /// program holds so far (its built-ins).
     pub fn configure(&self, cfg: GcConfig) {

@@ -115,11 +115,21 @@ pub struct Output {
 const TASK_TABLE_SHARDS: usize = 64;
 
 /// The live-task table: task id → task object, sharded by id.
-pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>);
+pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>, PeakCount);
+
+/// `--stats`' peak of tasks alive: counted only once asked for
+/// ([`TaskTable::count_peak`]), so a run without `--stats` pays one load
+/// per spawn and end, not a shared read-modify-write.
+#[derive(Default)]
+struct PeakCount {
+    on: std::sync::atomic::AtomicBool,
+    live: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
+}
 
 impl Default for TaskTable {
     fn default() -> Self {
-        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect())
+        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), PeakCount::default())
     }
 }
 
@@ -130,10 +140,37 @@ impl TaskTable {
 
     pub fn insert(&self, id: u32, task: Value) {
         self.shard(id).lock().insert(id, task);
+        let c = &self.1;
+        if c.on.load(Ordering::Relaxed) {
+            let n = c.live.fetch_add(1, Ordering::Relaxed) + 1;
+            c.peak.fetch_max(n, Ordering::Relaxed);
+        }
     }
 
     pub fn remove(&self, id: u32) {
         self.shard(id).lock().remove(&id);
+        let c = &self.1;
+        if c.on.load(Ordering::Relaxed) {
+            c.live.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Starts counting the peak of tasks alive, from those alive now
+    /// (before any worker runs).
+    pub fn count_peak(&self) {
+        let n = self.0.iter().map(|s| s.lock().len()).sum();
+        self.1.live.store(n, Ordering::Relaxed);
+        self.1.peak.store(n, Ordering::Relaxed);
+        self.1.on.store(true, Ordering::Relaxed);
+    }
+
+    /// The most tasks alive at once (see [`TaskTable::count_peak`]).
+    pub fn peak(&self) -> usize {
+        self.1.peak.load(Ordering::Relaxed)
+    }
+
+    pub fn contains(&self, id: u32) -> bool {
+        self.shard(id).lock().contains_key(&id)
     }
 
     /// Every live task, by id.
@@ -197,6 +234,24 @@ pub struct World {
 }
 
 impl World {
+    /// Writes to stderr (or its capture) after flushing stdout, so the two
+    /// streams interleave as written. Any thread may call it.
+    pub fn write_stderr(&self, s: &str) {
+        let mut out = self.output.lock();
+        if let Some(sink) = &out.sink {
+            sink.write(Stream::Stderr, s);
+            return;
+        }
+        if let Some(buf) = &mut out.captured_stderr {
+            buf.extend_from_slice(s.as_bytes());
+            return;
+        }
+        flush(&mut out, self);
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(s.as_bytes());
+        let _ = err.flush();
+    }
+
     /// Marks the roots the program itself holds (not its running tasks).
     pub fn mark_roots(&self, m: &mut Marker) {
         self.globals.mark(m);
@@ -233,6 +288,8 @@ pub struct Runtime {
     /// Tasks claimed and made runnable during the current slice (the worker
     /// hands the first to its next slot).
     pub woken: Vec<std::sync::Arc<crate::sync::TaskCell>>,
+    /// This worker's trace events, when a trace is recorded (`crate::trace`).
+    pub trace: Option<Box<crate::trace::Recorder>>,
 }
 
 impl World {
@@ -297,6 +354,7 @@ impl Runtime {
             resume_gen: None,
             spawned: Vec::new(),
             woken: Vec::new(),
+            trace: None,
         };
         (rt, closure)
     }
@@ -317,6 +375,7 @@ impl Runtime {
             resume_gen: None,
             spawned: Vec::new(),
             woken: Vec::new(),
+            trace: None,
         }
     }
 
@@ -396,19 +455,7 @@ impl Runtime {
     }
 
     pub fn write_stderr(&mut self, s: &str) {
-        let mut out = self.world.output.lock();
-        if let Some(sink) = &out.sink {
-            sink.write(Stream::Stderr, s);
-            return;
-        }
-        if let Some(buf) = &mut out.captured_stderr {
-            buf.extend_from_slice(s.as_bytes());
-            return;
-        }
-        flush(&mut out, &self.world);
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(s.as_bytes());
-        let _ = err.flush();
+        self.world.write_stderr(s);
     }
 
     /// Runs a full collection with `task` as the running task: the only
@@ -449,6 +496,37 @@ impl Runtime {
     }
 
     /// The frames of `task`, innermost first, one `\n    at ...` each.
+    /// Where the running task is in the user's code (its innermost frame
+    /// outside built-in Raya code), for the creation site of a channel or
+    /// mutex. O(frames), no formatting: the line is found when a report
+    /// prints it ([`Runtime::site_text`]).
+    pub fn user_site(&self, task: &Task) -> Option<crate::sync::Site> {
+        let sources = self.world.sources.read();
+        for (depth, f) in task.frames.iter().rev().enumerate() {
+            let p = &f.proto().proto;
+            let file = p.file;
+            if file >= sources.len() || is_builtin_source(&sources.get(file).name) {
+                continue;
+            }
+            let pc = if depth == 0 { task.top_pc().unwrap_or(f.pc) } else { f.pc };
+            let pc = (pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
+            let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
+            return Some(crate::sync::Site { file: file as u32, offset });
+        }
+        None
+    }
+
+    /// `file:line:col` of a site.
+    pub fn site_text(&self, site: crate::sync::Site) -> String {
+        let sources = self.world.sources.read();
+        let file = site.file as usize;
+        if file >= sources.len() {
+            return "?".into();
+        }
+        let (line, col) = sources.line_col(file, site.offset);
+        format!("{}:{}:{}", sources.get(file).name, line, col)
+    }
+
     pub fn stack_trace(&self, task: &Task) -> String {
         let mut out = String::new();
         let sources = self.world.sources.read().clone();

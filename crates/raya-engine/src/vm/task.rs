@@ -93,6 +93,9 @@ pub struct Task {
     /// What the task is blocked on while suspended, for deadlock and
     /// never-finished reports (set before its state is saved).
     pub blocked_on: std::borrow::Cow<'static, str>,
+    /// The object of that wait (set with `blocked_on`): a deadlock report
+    /// names a mutex's holder, a channel's site and queues through it.
+    pub blocker: crate::sync::Blocker,
     /// Every mutex this task locked and may still hold, released when it
     /// ends (`sync::mutex::release_all`). An unlock leaves its entry, so a
     /// lock/unlock pair on the same mutex costs no list update; entries of
@@ -128,6 +131,7 @@ impl Task {
             await_scan: None,
             cell: None,
             blocked_on: std::borrow::Cow::Borrowed(""),
+            blocker: crate::sync::Blocker::None,
             locked: std::cell::RefCell::new(Vec::new()),
             lock_grace: 0,
             native_ip: std::cell::Cell::new(0),
