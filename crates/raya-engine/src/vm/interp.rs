@@ -270,6 +270,12 @@ impl<'rt> TaskInterpreter<'rt> {
             }
             Resume::Cancel => {
                 task.await_scan = None;
+                // Delivered: a preemption check must not throw it again
+                // into the `catch`/`finally` now handling it (only the
+                // next suspension does; LANGUAGE.md, cancellation).
+                if let Some(c) = &task.cell {
+                    c.cancel_delivered.store(true, std::sync::atomic::Ordering::Release);
+                }
                 let e = self.cancelled_error(task);
                 self.unwind(task, e)
             }
