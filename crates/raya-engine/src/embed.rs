@@ -299,6 +299,10 @@ pub enum HostError {
     /// The program imports a built-in module this VM does not allow (it
     /// was compiled elsewhere, with more capabilities): nothing ran.
     Capability(String),
+    /// The program was stopped by a limit of the VM
+    /// ([`VmBuilder::step_limit`], [`VmBuilder::time_limit`]): "step limit
+    /// of N reached", "time limit of N ms reached".
+    Limit(String),
 }
 
 impl std::fmt::Display for HostError {
@@ -311,6 +315,7 @@ impl std::fmt::Display for HostError {
             HostError::AlreadySettled => f.write_str("the external promise is already settled"),
             HostError::Conversion(s) => write!(f, "conversion error: {s}"),
             HostError::Capability(s) => f.write_str(s),
+            HostError::Limit(s) => write!(f, "stopped: {s}"),
         }
     }
 }
@@ -605,6 +610,7 @@ pub struct VmBuilder {
     args: Vec<String>,
     capabilities: Capabilities,
     gc: crate::vm::heap::GcConfig,
+    limits: driver::Limits,
 }
 
 impl VmBuilder {
@@ -669,6 +675,31 @@ impl VmBuilder {
     /// measured is the heap's counted size (see `design/memory.md`).
     pub fn max_heap(mut self, bytes: usize) -> Self {
         self.gc.max_heap = Some(bytes);
+        self
+    }
+
+    /// Stops each program after `steps` safepoints (calls and loop
+    /// iterations, counted over all its tasks): a runaway script ends
+    /// with [`HostError::Limit`] instead of running forever. The count is
+    /// taken per time slice, so a program may run up to one slice (10,000
+    /// safepoints) past it.
+    pub fn step_limit(mut self, steps: u64) -> Self {
+        self.limits.steps = Some(steps);
+        self
+    }
+
+    /// Stops each program that runs longer than `limit` (wall-clock time,
+    /// waiting included) with [`HostError::Limit`].
+    pub fn time_limit(mut self, limit: std::time::Duration) -> Self {
+        self.limits.time = Some(limit);
+        self
+    }
+
+    /// At most `n` tasks alive at once in each program, the main task
+    /// included: spawning one more throws a catchable `RangeError` ("too
+    /// many tasks: limit of n live tasks reached").
+    pub fn max_tasks(mut self, n: usize) -> Self {
+        self.limits.tasks = Some(n);
         self
     }
 
@@ -835,6 +866,9 @@ impl Vm {
             }
         };
         let mut end = |_rt: &mut Runtime, end: driver::RunEnd| -> Result<HostValue, HostError> {
+            if let Some(hit) = end.limit {
+                return Err(HostError::Limit(hit.to_string()));
+            }
             match end.main {
                 Some(Outcome::Error(e)) => Err(HostError::Uncaught(driver::uncaught_text(e))),
                 _ if end.exited => {
@@ -856,6 +890,8 @@ impl Vm {
             stats: false,
             blocking_pool: Some(self.inner.pool.clone()),
             gc: self.inner.opts.gc,
+            limits: self.inner.opts.limits,
+            ..Default::default()
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table;
         driver::run_program_hosted(program, opts, Some(host), &mut setup, &mut end)

@@ -215,7 +215,9 @@ impl<'rt> TaskInterpreter<'rt> {
     /// Runs `task` until it completes, fails, suspends, or has executed
     /// `budget` safepoints; leaves in `budget` what it did not spend.
     pub fn run(&mut self, task: &mut Task, budget: &mut u32) -> RunOutcome {
-        task.lock_grace = LOCK_GRACE;
+        // A seeded run explores interleavings: a mutex holder is preempted
+        // like any task (as a task on another worker would interleave).
+        task.lock_grace = if crate::scheduler::seeded::active() { 0 } else { LOCK_GRACE };
         // Where the last heap-limit retry ran: an instruction is run again
         // at most once in a row.
         let mut retried_at = None;
@@ -360,6 +362,9 @@ impl<'rt> TaskInterpreter<'rt> {
         argc: usize,
         ret: usize,
     ) -> Result<(), Fault> {
+        if let Some(max) = self.rt.world.live_tasks.full() {
+            return Err(Fault::Range(format!("too many tasks: limit of {max} live tasks reached")));
+        }
         let this = task.regs[f + 1];
         match self.spawn(callee, this, &task.regs[f + 2..f + 2 + argc]) {
             Ok(t) => {
@@ -1971,7 +1976,7 @@ impl<'rt> TaskInterpreter<'rt> {
     fn select(&mut self, task: &Task, sb: usize, d: &SelectDesc) -> Result<Selected, Fault> {
         use crate::sync::channel::{Recv, Sent};
         use crate::sync::select::{shuffle, CaseOp, SelectWait};
-        let now = std::time::Instant::now();
+        let now = crate::scheduler::now();
         let mut default = None;
         let mut cases: Vec<(u32, CaseOp, i32)> = Vec::with_capacity(d.cases.len());
         let channel = |v: Value| -> Result<Option<Arc<crate::sync::channel::ChannelCell>>, Fault> {

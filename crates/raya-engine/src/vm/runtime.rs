@@ -25,7 +25,7 @@ use crate::syntax::diagnostic::SourceMap;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The global variable slots: read and written by any worker, each access
@@ -81,12 +81,17 @@ pub struct Output {
 /// rehashes under its lock) to a million entries.
 const TASK_TABLE_SHARDS: usize = 64;
 
-/// The live-task table: task id → task object, sharded by id.
-pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>);
+/// The live-task table: task id → task object, sharded by id; with the
+/// count of live tasks and the embedder's limit on it (`usize::MAX`: none).
+pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>, AtomicUsize, AtomicUsize);
 
 impl Default for TaskTable {
     fn default() -> Self {
-        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect())
+        TaskTable(
+            (0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            AtomicUsize::new(0),
+            AtomicUsize::new(usize::MAX),
+        )
     }
 }
 
@@ -96,11 +101,29 @@ impl TaskTable {
     }
 
     pub fn insert(&self, id: u32, task: Value) {
-        self.shard(id).lock().insert(id, task);
+        if self.shard(id).lock().insert(id, task).is_none() {
+            self.1.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     pub fn remove(&self, id: u32) {
-        self.shard(id).lock().remove(&id);
+        if self.shard(id).lock().remove(&id).is_some() {
+            self.1.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets the most tasks alive at once (`driver::Limits::tasks`).
+    pub fn set_limit(&self, max: Option<usize>) {
+        self.2.store(max.unwrap_or(usize::MAX), Ordering::Relaxed);
+    }
+
+    /// The limit, if another task would pass it. (Approximate across
+    /// workers spawning at the same instant: each sees the count before
+    /// the others' inserts, so a few may pass; the limit bounds a runaway
+    /// spawner, it is not an exact quota.)
+    pub fn full(&self) -> Option<usize> {
+        let max = self.2.load(Ordering::Relaxed);
+        (max != usize::MAX && self.1.load(Ordering::Relaxed) >= max).then_some(max)
     }
 
     /// Every live task, by id.
