@@ -70,7 +70,10 @@ pub fn explore(file: &Path, args: &[String], k: u64, max_heap: Option<usize>) ->
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    let shown = replay_words(file, args);
+    let mut shown = replay_words(file, args);
+    if let Some(bytes) = max_heap {
+        shown = format!("--max-heap {bytes} {shown}");
+    }
     match first.into_inner().unwrap() {
         None => {
             println!("explored seeds 1..={k}: no run failed");
