@@ -526,7 +526,7 @@ impl Gen {
     fn num_expr(&mut self, d: usize) -> String {
         let a = self.expr(Ty::Num, d);
         let b = self.expr(Ty::Num, d);
-        match self.rng.below(22) {
+        match self.rng.below(26) {
             0 | 1 => format!("({a} + {b})"),
             2 => format!("({a} - {b})"),
             3 => format!("({a} * {b})"),
@@ -563,6 +563,12 @@ impl Gen {
                 let args: Vec<String> = (0..n).map(|_| self.expr(Ty::Int, d)).collect();
                 format!("{f}({})", args.join(", "))
             }
+            21 => {
+                let f = self.rng.pick(&["sin", "cos", "exp", "log", "cbrt", "atan", "log2", "log10", "tanh", "expm1"]);
+                format!("Math.{f}({a})")
+            }
+            22 => format!("Math.hypot({a}, {b})"),
+            23 => format!("Math.atan2({a}, {b})"),
             20 => {
                 let s = self.rng.pick(&["\"12\"", "\"3.25\"", "\" 7 \"", "\"0x1f\"", "\"1e3\"", "\"-0\""]);
                 format!("{}({s})", self.rng.pick(&["Number", "parseFloat", "parseInt"]))
@@ -573,7 +579,7 @@ impl Gen {
 
     fn str_expr(&mut self, d: usize) -> String {
         let a = self.expr(Ty::Str, d);
-        match self.rng.below(20) {
+        match self.rng.below(26) {
             0 | 1 => {
                 let b = self.expr(Ty::Str, d);
                 format!("({a} + {b})")
@@ -619,6 +625,37 @@ impl Gen {
             18 => {
                 let n = self.expr(Ty::Int, d);
                 format!("({n}).toString({})", self.rng.pick(&["2", "16", "36", "10"]))
+            }
+            19 => {
+                let n = self.expr(Ty::Num, d);
+                format!("({n}).toString({})", self.rng.pick(&["2", "3", "16", "36"]))
+            }
+            20 => {
+                let n = self.expr(Ty::Num, d);
+                format!("({n}).toPrecision({})", self.rng.int(1, 12))
+            }
+            21 => {
+                let n = self.expr(Ty::Num, d);
+                format!("({n}).toExponential({})", self.rng.int(0, 8))
+            }
+            22 => {
+                let arr = self.expr(Ty::Arr, d);
+                format!("JSON.stringify([...{arr}].sort())")
+            }
+            23 => {
+                let n = self.expr(Ty::Num, d);
+                let s = self.expr(Ty::Str, d);
+                format!("JSON.stringify({{ n: {n}, s: {s} + \"\\u0001\\\"\\n\", u: undefined, arr: [undefined, {n} / 0, -0] }})")
+            }
+            24 => {
+                let b = self.expr(Ty::Str, d);
+                let n = self.expr(Ty::Num, d);
+                let k = self.rng.below(3);
+                match k {
+                    0 => format!("(({{ x, y = 5, ...rest }}: any) => `${{x}}/${{y}}/${{JSON.stringify(rest)}}`)({{ x: {a}, z: {n}, w: {b} }})"),
+                    1 => format!("((null as any)?.foo?.bar ?? {a})"),
+                    _ => format!("JSON.stringify({{ ...{{ p: {n}, q: {b} }}, q: {a}, [{b} + \"k\"]: 1 }})"),
+                }
             }
             _ => format!("{a}.toLowerCase()"),
         }
