@@ -1597,6 +1597,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         let fa = base + f as usize;
                         let argc = tri!(self.spread_args(task, fa));
+                        // Spreading may have grown (moved) the registers.
+                        refresh!();
                         let callee = reg!(f);
                         invoked!(self.invoke(task, callee, fa, argc, fa, 0));
                     }
@@ -1612,6 +1614,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         let fa = base + f as usize;
                         let argc = tri!(self.spread_args(task, fa));
+                        // Spreading may have grown (moved) the registers.
+                        refresh!();
                         let callee = reg!(f);
                         invoked!(self.construct(task, callee, fa, argc));
                     }
@@ -1945,6 +1949,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         let fa = base + f as usize;
                         let argc = tri!(self.spread_args(task, fa));
+                        // Spreading may have grown (moved) the registers.
+                        refresh!();
                         let callee = reg!(f);
                         tri!(self.spawn_from_regs(task, callee, fa, argc, fa));
                         refresh!();
