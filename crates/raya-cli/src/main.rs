@@ -8,6 +8,8 @@ mod repl;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod explore;
+
 /// Raya allocates many small, short-lived objects (heap objects, task
 /// states); mimalloc's size-class free lists serve them much faster than the
 /// system allocator (see design/dependencies.md).
@@ -125,6 +127,21 @@ chrome://tracing; `raya trace summary FILE` summarises it).")]
         /// with `raya trace summary FILE`; also RAYA_TRACE=FILE).
         #[arg(long, env = "RAYA_TRACE", value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Reproducible schedule: one worker, every scheduling choice (which
+        /// task runs next, where a task is preempted, which ready `select`
+        /// case wins, the order of timers firing together) and
+        /// `Math.random` drawn from a generator seeded with N; timers on
+        /// virtual time. The same seed gives the same output. (Overrides
+        /// --workers and RAYA_WORKERS.)
+        #[arg(long, value_name = "N", conflicts_with = "explore")]
+        seed: Option<u64>,
+        /// Search for a failing schedule: run the program with seeds 1..=K
+        /// (in parallel processes) and stop at the first run that throws,
+        /// exits non-zero or deadlocks; print its output and the
+        /// `raya run --seed N` command that replays it (exit 1), or say
+        /// that none failed (exit 0).
+        #[arg(long, value_name = "K", conflicts_with = "eval")]
+        explore: Option<u64>,
         /// Run this code instead of a file (every following word goes to
         /// the program as `args`).
         #[arg(short = 'e', long = "eval", value_name = "CODE")]
@@ -221,10 +238,17 @@ fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Command::Run { workers, stats, max_heap, trace, eval, file, mut args } => {
+        Command::Run { workers, stats, max_heap, trace, seed, explore, eval, file, mut args } => {
             if workers == Some(0) {
                 eprintln!("error: --workers must be at least 1");
                 return ExitCode::from(2);
+            }
+            if let Some(k) = explore {
+                let Some(file) = file.filter(|f| f.as_os_str() != "-") else {
+                    eprintln!("error: --explore needs a program file (it runs the file once per seed)");
+                    return ExitCode::from(2);
+                };
+                return explore::explore(&file, &args, k, max_heap);
             }
             let percent = match std::env::var("RAYA_GC_PERCENT") {
                 Err(_) => Some(raya_engine::vm::heap::DEFAULT_GC_PERCENT),
@@ -267,7 +291,8 @@ fn main() -> ExitCode {
                 Ok(p) => p,
                 Err(e) => return compile_failed(&e),
             };
-            let opts = raya_engine::driver::RunOptions { args, workers, stats, gc, trace, ..Default::default() };
+            let opts =
+                raya_engine::driver::RunOptions { args, workers, stats, gc, trace, seed, ..Default::default() };
             let code = raya_engine::driver::run_program_with(&program, opts);
             ExitCode::from(code.clamp(0, 255) as u8)
         }

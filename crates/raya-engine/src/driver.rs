@@ -96,6 +96,46 @@ pub struct RunOptions {
     pub guard: Option<Arc<dyn crate::sync::RunGuard>>,
     /// Record a trace of the run into this file (`crate::trace`).
     pub trace: Option<std::path::PathBuf>,
+    /// Seeded scheduling (`raya run --seed N`): one worker, every
+    /// scheduling choice, `select`'s choice among ready cases and
+    /// `Math.random` drawn from generators seeded with this, on virtual
+    /// time (`scheduler/seeded.rs`). Overrides `workers`.
+    pub seed: Option<u64>,
+    /// An embedder's limits on this run.
+    pub limits: Limits,
+}
+
+/// Limits an embedder puts on one run (`VmBuilder::step_limit`,
+/// `time_limit`, `max_tasks`). Passing the step or time limit stops the
+/// whole program (no script can catch it); [`RunEnd::limit`] says which.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Most safepoints (calls and loop iterations) the program's tasks may
+    /// run in total. Counted per time slice, so the program stops within
+    /// one slice (`scheduler::TIME_SLICE` safepoints) past the limit.
+    pub steps: Option<u64>,
+    /// Most wall-clock time the run may take (checked every slice and
+    /// every 20 ms while all tasks wait).
+    pub time: Option<Duration>,
+    /// Most tasks alive at once, the main task included; spawning past it
+    /// throws a catchable `RangeError`.
+    pub tasks: Option<usize>,
+}
+
+/// Which [`Limits`] entry stopped a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LimitHit {
+    Steps(u64),
+    Time(Duration),
+}
+
+impl std::fmt::Display for LimitHit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LimitHit::Steps(n) => write!(f, "step limit of {n} reached"),
+            LimitHit::Time(d) => write!(f, "time limit of {} ms reached", d.as_millis()),
+        }
+    }
 }
 
 struct Shared {
@@ -106,6 +146,14 @@ struct Shared {
     /// More than one worker: see [`Shared::admit_parallel`].
     parallel: bool,
     main: Arc<TaskCell>,
+    /// See [`RunOptions::seed`].
+    seed: Option<u64>,
+    limits: Limits,
+    /// Safepoints run so far (counted only under a step limit).
+    steps: std::sync::atomic::AtomicU64,
+    started: std::time::Instant,
+    /// The limit that stopped the run, if one did.
+    limit_hit: Mutex<Option<LimitHit>>,
     exit_code: AtomicI32,
     exited: AtomicBool,
     /// Embedder state of a hosted run (see [`run_program_hosted`]), read by
@@ -131,6 +179,25 @@ struct Shared {
 }
 
 impl Shared {
+    /// The embedder's step and time limits ([`Limits`]), charged with the
+    /// `spent` safepoints of a slice that just ended. Past one, the program
+    /// stops as after `exit(1)`: the flag makes every worker drop its jobs
+    /// and the main thread end the run.
+    fn check_limits(&self, spent: u32) {
+        let hit = match self.limits {
+            Limits { steps: Some(max), .. }
+                if self.steps.fetch_add(spent as u64, Ordering::Relaxed) + spent as u64 > max =>
+            {
+                LimitHit::Steps(max)
+            }
+            Limits { time: Some(max), .. } if self.started.elapsed() > max => LimitHit::Time(max),
+            _ => return,
+        };
+        self.limit_hit.lock().get_or_insert(hit);
+        self.exit_code.store(1, Ordering::Release);
+        self.exited.store(true, Ordering::Release);
+    }
+
     /// Called before queueing a job that may run on another worker beside
     /// the running ones: from then on objects really lock (see the module
     /// docs). Sound because the caller holds no object guard here and the
@@ -265,8 +332,11 @@ pub struct RunEnd {
     pub code: i32,
     /// `exit(code)` was called.
     pub exited: bool,
-    /// The main task's outcome (None: it never finished — deadlock or exit).
+    /// The main task's outcome (None: it never finished — deadlock, exit
+    /// or a limit).
     pub main: Option<Outcome>,
+    /// The embedder's limit that stopped the program, if one did.
+    pub limit: Option<LimitHit>,
 }
 
 /// Runs `program` for an embedder: `setup` runs once the runtime exists,
@@ -296,6 +366,7 @@ fn run_inner<R>(
     crate::builtins::process::set_args(&mut rt);
     crate::std::install(&mut rt, &program.std_modules);
     rt.heap.shared().configure(opts.gc);
+    rt.world.live_tasks.set_limit(opts.limits.tasks);
     // This thread's view of the limit (workers take theirs as they enter).
     rt.heap.count_growth_here();
     setup(&mut rt);
@@ -305,7 +376,7 @@ fn run_inner<R>(
     if let Err(e) = TaskInterpreter::new(&mut rt).start(&mut exec, entry, Value::UNDEFINED, &[]) {
         report_uncaught(&mut rt, e);
         rt.flush_stdout();
-        return end(&mut rt, RunEnd { code: 1, exited: false, main: Some(Outcome::Error(e)) });
+        return end(&mut rt, RunEnd { code: 1, exited: false, main: Some(Outcome::Error(e)), limit: None });
     }
     let main = Arc::new(TaskCell::without_exec(id));
     if let Some(g) = opts.guard.clone() {
@@ -317,12 +388,20 @@ fn run_inner<R>(
     main.object.store(obj.bits(), Ordering::Release);
     rt.world.live_tasks.insert(id, obj);
 
-    let workers = opts.workers.unwrap_or_else(crate::scheduler::default_workers).max(1);
+    let workers = match opts.seed {
+        Some(_) => 1,
+        None => opts.workers.unwrap_or_else(crate::scheduler::default_workers).max(1),
+    };
     let shared = Arc::new(Shared {
         world: rt.world.clone(),
         runtimes: (0..workers).map(|_| Mutex::new(None)).collect(),
         parallel: workers > 1,
         main: main.clone(),
+        seed: opts.seed,
+        limits: opts.limits,
+        steps: std::sync::atomic::AtomicU64::new(0),
+        started: std::time::Instant::now(),
+        limit_hit: Mutex::new(None),
         exit_code: AtomicI32::new(0),
         exited: AtomicBool::new(false),
         host,
@@ -349,7 +428,11 @@ fn run_inner<R>(
     if shared.tracer.is_some() {
         rt.heap.shared().stats.lock().log = Some(Vec::new());
     }
-    let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
+    let runner = VmRunner { shared: shared.clone() };
+    let sched = match opts.seed {
+        Some(seed) => Scheduler::new_seeded(seed, runner),
+        None => Scheduler::new(workers, runner),
+    };
     sched.spawn(Job::Run(main.clone()));
     loop {
         if shared.exited.load(Ordering::Acquire) {
@@ -358,6 +441,8 @@ fn run_inner<R>(
         if sched.wait_quiescent_timeout(Duration::from_millis(20)) {
             break;
         }
+        // The time limit also holds while every task waits.
+        shared.check_limits(0);
     }
     if let Some(Ok(p)) = shared.poller.get() {
         p.stop();
@@ -409,7 +494,11 @@ fn run_inner<R>(
     }
     rt.flush_stdout();
     let exited = shared.exited.load(Ordering::Acquire);
-    let r = end(&mut rt, RunEnd { code, exited, main: main.completion.outcome() });
+    let limit = *shared.limit_hit.lock();
+    if let Some(hit) = limit {
+        rt.write_stderr(&format!("stopped: {hit}\n"));
+    }
+    let r = end(&mut rt, RunEnd { code, exited, main: main.completion.outcome(), limit });
     rt.flush_stdout();
     drop(stopped);
     if shutdown {
@@ -901,7 +990,14 @@ impl VmRunner {
                     // Safepoints count against the worker's time slice,
                     // which a task woken by direct handoff inherits.
                     let mut budget = cx.slice_left();
-                    let before = budget;
+                    if exec.preempted && self.shared.seed.is_some() {
+                        // A seeded slice counts the safepoints to reach
+                        // after the one this task was preempted at (where
+                        // it stands again: a slice of 1 would stop it
+                        // there, with no progress).
+                        budget = budget.saturating_add(1);
+                    }
+                    let given = budget;
                     if let Some(s) = &self.shared.stalls {
                         s.enter(cx.worker_index(), cell.id);
                     }
@@ -917,8 +1013,9 @@ impl VmRunner {
                         interp.rt.write_stderr(&line);
                     }
                     cx.set_slice_left(budget);
+                    self.shared.check_limits(given.saturating_sub(budget));
                     if matches!(outcome, RunOutcome::Preempted) {
-                        if let Some(reason) = check_guard(&cell, before - budget) {
+                        if let Some(reason) = check_guard(&cell, given - budget) {
                             stop_guarded(rt, cx, cell, exec, &reason);
                             return;
                         }
@@ -930,6 +1027,7 @@ impl VmRunner {
 
         let traced = traced_from.map(|start| (start, trace_stop(rt, &cell, &exec, &outcome)));
         let id = cell.id;
+        exec.preempted = matches!(outcome, RunOutcome::Preempted);
         match outcome {
             RunOutcome::Preempted => {
                 *cell.exec.lock() = Some(exec);
@@ -1010,6 +1108,11 @@ impl VmRunner {
     ) -> (parking_lot::MutexGuard<'_, Option<Runtime>>, crate::vm::heap::MutatorGuard) {
         let mut slot = self.shared.runtimes[cx.worker_index()].lock();
         let rt = slot.get_or_insert_with(|| {
+            if let Some(seed) = self.shared.seed {
+                // The only worker of a seeded run: its generators too.
+                crate::sync::select::reseed(seed);
+                crate::builtins::math::reseed_random(seed);
+            }
             let mut rt = Runtime::for_worker(&self.shared.world);
             rt.trace = self
                 .shared
@@ -1270,7 +1373,7 @@ fn register_wait(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: 
                 }
             }
         }
-        Wait::Until(deadline) if deadline <= std::time::Instant::now() => {
+        Wait::Until(deadline) if deadline <= crate::scheduler::now() => {
             // `Task.yield()` / `sleep(0)`: straight to the back of this
             // worker's queue, no timer round trip.
             if waiter.claim() {

@@ -428,6 +428,10 @@ pub enum HostError {
     /// The program imports a built-in module this VM does not allow (it
     /// was compiled elsewhere, with more capabilities): nothing ran.
     Capability(String),
+    /// The program was stopped by a limit of the VM
+    /// ([`VmBuilder::step_limit`], [`VmBuilder::time_limit`]): "step limit
+    /// of N reached", "time limit of N ms reached".
+    Limit(String),
 }
 
 impl std::fmt::Display for HostError {
@@ -442,6 +446,7 @@ impl std::fmt::Display for HostError {
             HostError::AlreadySettled => f.write_str("the external promise is already settled"),
             HostError::Conversion(s) => write!(f, "conversion error: {s}"),
             HostError::Capability(s) => f.write_str(s),
+            HostError::Limit(s) => write!(f, "stopped: {s}"),
         }
     }
 }
@@ -830,6 +835,8 @@ pub struct VmBuilder {
     limits: Limits,
     spawner: Option<Arc<dyn Spawner>>,
     trace: Option<std::path::PathBuf>,
+    /// Whole-program limits (`step_limit`, `time_limit`, `max_tasks`).
+    run_limits: driver::Limits,
 }
 
 impl std::fmt::Debug for VmBuilder {
@@ -979,6 +986,31 @@ impl VmBuilder {
     /// overwrites an earlier one's.
     pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
         self.trace = Some(path.into());
+        self
+    }
+
+    /// Stops each program after `steps` safepoints (calls and loop
+    /// iterations, counted over all its tasks): a runaway script ends
+    /// with [`HostError::Limit`] instead of running forever. The count is
+    /// taken per time slice, so a program may run up to one slice (10,000
+    /// safepoints) past it.
+    pub fn step_limit(mut self, steps: u64) -> Self {
+        self.run_limits.steps = Some(steps);
+        self
+    }
+
+    /// Stops each program that runs longer than `limit` (wall-clock time,
+    /// waiting included) with [`HostError::Limit`].
+    pub fn time_limit(mut self, limit: std::time::Duration) -> Self {
+        self.run_limits.time = Some(limit);
+        self
+    }
+
+    /// At most `n` tasks alive at once in each program, the main task
+    /// included: spawning one more throws a catchable `RangeError` ("too
+    /// many tasks: limit of n live tasks reached").
+    pub fn max_tasks(mut self, n: usize) -> Self {
+        self.run_limits.tasks = Some(n);
         self
     }
 
@@ -1193,6 +1225,9 @@ impl Vm {
         let g = guard.clone();
         let completion = program.completion_slot as usize;
         let mut end = |rt: &mut Runtime, end: driver::RunEnd| -> Result<HostValue, HostError> {
+            if let Some(hit) = end.limit {
+                return Err(HostError::Limit(hit.to_string()));
+            }
             match end.main {
                 Some(Outcome::Error(e)) => Err(HostError::Uncaught(Box::new(ScriptError::from_value(e)))),
                 _ if end.exited => {
@@ -1221,6 +1256,8 @@ impl Vm {
             gc: self.inner.opts.gc,
             guard: Some(guard),
             trace: self.inner.opts.trace.clone(),
+            limits: self.inner.opts.run_limits,
+            ..Default::default()
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table;
         driver::run_program_hosted(program, opts, Some(host), &mut setup, &mut end)

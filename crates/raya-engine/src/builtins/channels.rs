@@ -266,7 +266,7 @@ fn not_holder(ctx: &mut NativeCtx) -> Value {
 
 #[inline(never)]
 fn yield_now(ctx: &mut NativeCtx) {
-    ctx.rt.suspend = Some(Wait::Until(std::time::Instant::now()));
+    ctx.rt.suspend = Some(Wait::Until(crate::scheduler::now()));
 }
 
 fn try_lock(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {

@@ -254,6 +254,13 @@ fn splitmix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Seeds this thread's `Math.random` generator (seeded scheduling: a
+/// program's random numbers are then a function of the seed).
+pub fn reseed_random(seed: u64) {
+    let s0 = splitmix(seed ^ 0x5EED);
+    RNG.with(|cell| cell.set((s0, splitmix(s0 ^ 0xA5A5_A5A5_5A5A_5A5A) | 1)));
+}
+
 /// A number in [0, 1) from a per-thread xorshift128+ generator (V8's
 /// algorithm), seeded from the clock and the thread.
 pub fn random_f64() -> f64 {

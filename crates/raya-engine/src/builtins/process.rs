@@ -23,6 +23,10 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 /// which is at process start.
 static START: OnceLock<Instant> = OnceLock::new();
 
+/// The wall clock when a seeded run first read it (`Date.now()` there is
+/// this plus virtual time).
+static WALL_START: OnceLock<SystemTime> = OnceLock::new();
+
 pub fn install(b: &mut Builder, realm: &mut Realm) {
     START.get_or_init(Instant::now);
     // `args` is filled by `set_args` once the script's arguments are known.
@@ -158,6 +162,12 @@ fn env(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value
 
 /// `Date.now()`: whole milliseconds since the Unix epoch.
 pub fn date_now(_ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    if let Some(elapsed) = crate::scheduler::seeded::virtual_elapsed() {
+        // Seeded run: the wall clock at start, advanced by virtual time.
+        let start = *WALL_START.get_or_init(SystemTime::now);
+        let ms = (start + elapsed).duration_since(UNIX_EPOCH).map(|d| d.as_millis() as f64).unwrap_or(0.0);
+        return Ok(Value::number(ms));
+    }
     let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as f64).unwrap_or(0.0);
     Ok(Value::number(ms))
 }
@@ -165,6 +175,9 @@ pub fn date_now(_ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<V
 /// `performance.now()`: fractional milliseconds since process start,
 /// monotonic.
 fn performance_now(_ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+    if let Some(elapsed) = crate::scheduler::seeded::virtual_elapsed() {
+        return Ok(Value::number(elapsed.as_nanos() as f64 / 1e6));
+    }
     let start = *START.get_or_init(Instant::now);
     Ok(Value::number(start.elapsed().as_nanos() as f64 / 1e6))
 }

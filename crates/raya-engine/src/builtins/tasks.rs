@@ -12,7 +12,7 @@ use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
 use crate::vm::value::Value;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub fn install(b: &mut Builder, realm: &mut Realm) {
     realm.globals[super::global_slot("sleep")] = b.native("sleep", sleep);
@@ -50,12 +50,12 @@ fn number_arg(ctx: &mut NativeCtx, args: &[Value], i: usize, what: &str) -> Resu
 fn sleep(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let ms = number_arg(ctx, args, 0, "sleep")?;
     let ms = if ms.is_nan() || ms < 0.0 { 0.0 } else { ms.min(1e12) };
-    ctx.rt.suspend = Some(Wait::Until(Instant::now() + Duration::from_secs_f64(ms / 1000.0)));
+    ctx.rt.suspend = Some(Wait::Until(crate::scheduler::now() + Duration::from_secs_f64(ms / 1000.0)));
     Ok(Value::UNDEFINED)
 }
 
 fn yield_now(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
-    ctx.rt.suspend = Some(Wait::Until(Instant::now()));
+    ctx.rt.suspend = Some(Wait::Until(crate::scheduler::now()));
     Ok(Value::UNDEFINED)
 }
 

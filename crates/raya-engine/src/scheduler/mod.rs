@@ -90,6 +90,7 @@
 
 mod blocking;
 mod idle;
+pub mod seeded;
 mod stats;
 mod timer;
 mod worker;
@@ -98,6 +99,7 @@ mod worker;
 mod tests;
 
 pub use blocking::{BlockingJob, BlockingPool, SubmitError, DEFAULT_BLOCKING_KEEP_ALIVE, DEFAULT_MAX_BLOCKING_THREADS};
+pub use seeded::now;
 pub use stats::StatsSnapshot;
 pub use timer::TimerKey;
 pub use worker::{WorkerCx, INJECTOR_CHECK_INTERVAL, TIME_SLICE};
@@ -154,6 +156,9 @@ pub(crate) struct Inner<T: Send + 'static> {
     shutdown: AtomicBool,
     stats: Stats,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Seeded scheduling (`seeded.rs`): one worker, every choice drawn
+    /// from a generator seeded with this, virtual time, no timer thread.
+    seed: Option<u64>,
 }
 
 impl<T: Send + 'static> Inner<T> {
@@ -221,6 +226,22 @@ impl<T: Send + 'static> Clone for Scheduler<T> {
 impl<T: Send + 'static> Scheduler<T> {
     /// Starts `workers` worker threads (at least 1) and the timer thread.
     pub fn new(workers: usize, runner: impl Runner<T>) -> Self {
+        Self::start(workers, None, runner)
+    }
+
+    /// Starts one worker that makes every scheduling choice from a
+    /// generator seeded with `seed`, on virtual time (see `seeded.rs`):
+    /// the same jobs in the same order give the same schedule.
+    pub fn new_seeded(seed: u64, runner: impl Runner<T>) -> Self {
+        Self::start(1, Some(seed), runner)
+    }
+
+    /// Whether this scheduler is seeded ([`Scheduler::new_seeded`]).
+    pub fn is_seeded(&self) -> bool {
+        self.inner.seed.is_some()
+    }
+
+    fn start(workers: usize, seed: Option<u64>, runner: impl Runner<T>) -> Self {
         let workers = workers.max(1);
         let locals: Vec<Worker<T>> = (0..workers).map(|_| Worker::new_fifo()).collect();
         let inner = Arc::new(Inner {
@@ -235,6 +256,7 @@ impl<T: Send + 'static> Scheduler<T> {
             shutdown: AtomicBool::new(false),
             stats: Stats::new(workers),
             threads: Mutex::new(Vec::with_capacity(workers + 1)),
+            seed,
         });
         let mut handles = Vec::with_capacity(workers + 1);
         for (index, local) in locals.into_iter().enumerate() {
@@ -245,12 +267,15 @@ impl<T: Send + 'static> Scheduler<T> {
                 .expect("cannot start a scheduler worker thread");
             handles.push(h);
         }
-        let timer_inner = inner.clone();
-        let h = std::thread::Builder::new()
-            .name("raya-timer".into())
-            .spawn(move || timer::timer_main(timer_inner))
-            .expect("cannot start the scheduler timer thread");
-        handles.push(h);
+        if seed.is_none() {
+            // (A seeded worker fires timers itself, on virtual time.)
+            let timer_inner = inner.clone();
+            let h = std::thread::Builder::new()
+                .name("raya-timer".into())
+                .spawn(move || timer::timer_main(timer_inner))
+                .expect("cannot start the scheduler timer thread");
+            handles.push(h);
+        }
         *inner.threads.lock() = handles;
         Scheduler { inner }
     }
@@ -314,9 +339,10 @@ impl<T: Send + 'static> Scheduler<T> {
         inner.timers.insert(deadline, job)
     }
 
-    /// `sleep_until(now + duration, job)`.
+    /// `sleep_until(now + duration, job)` (virtual time on a seeded
+    /// worker, see [`now`]).
     pub fn sleep_for(&self, duration: Duration, job: T) -> TimerKey {
-        self.sleep_until(Instant::now() + duration, job)
+        self.sleep_until(now() + duration, job)
     }
 
     /// Cancels a pending timer and returns its job, or `None` if it already

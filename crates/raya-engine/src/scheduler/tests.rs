@@ -981,3 +981,73 @@ fn scheduler_hold_defers_quiescence_until_released() {
         s.shutdown();
     });
 }
+
+/// Seeded scheduling: the order in which a job tree runs, with jobs that
+/// spawn, yield and sleep, for one seed.
+fn seeded_order(seed: u64) -> Vec<u32> {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let l = log.clone();
+    // A job is (name, remaining yields); job 0 spawns 1..=6, odd ones
+    // sleep 10 ms (all due together), even ones yield twice.
+    let s = Scheduler::new_seeded(seed, move |cx: &WorkerCx<(u32, u32)>, (name, left): (u32, u32)| {
+        l.lock().push(name);
+        if name == 0 {
+            for n in 1..=6 {
+                cx.scheduler().spawn((n, if n % 2 == 0 { 2 } else { 1 }));
+            }
+        } else if left > 0 {
+            if name % 2 == 1 {
+                cx.scheduler().sleep_for(Duration::from_millis(10), (name, left - 1));
+            } else {
+                cx.push_local((name, left - 1));
+            }
+        }
+    });
+    s.spawn((0, 0));
+    s.wait_quiescent();
+    s.shutdown();
+    let v = log.lock().clone();
+    v
+}
+
+#[test]
+fn seeded_scheduler_replays_a_seed_and_seeds_differ() {
+    with_timeout(20, || {
+        let a = seeded_order(11);
+        assert_eq!(a.len(), 1 + 6 + 3 + 3 * 2);
+        assert_eq!(a, seeded_order(11), "the same seed gives the same order");
+        let distinct: std::collections::HashSet<Vec<u32>> = (1..=20).map(seeded_order).collect();
+        assert!(distinct.len() >= 10, "20 seeds give {} orders", distinct.len());
+    });
+}
+
+#[test]
+fn seeded_scheduler_runs_timers_on_virtual_time() {
+    with_timeout(20, || {
+        let fired = Arc::new(Mutex::new(Vec::new()));
+        let f = fired.clone();
+        let s = Scheduler::new_seeded(5, move |cx: &WorkerCx<u64>, ms: u64| {
+            if ms == 0 {
+                // An hour, a minute, a second: fired in deadline order.
+                for ms in [3_600_000, 60_000, 1_000] {
+                    cx.scheduler().sleep_for(Duration::from_millis(ms), ms);
+                }
+            } else {
+                f.lock().push((ms, seeded::virtual_elapsed().unwrap()));
+            }
+        });
+        let start = Instant::now();
+        s.spawn(0);
+        s.wait_quiescent();
+        assert!(start.elapsed() < Duration::from_secs(5), "an hour of timers took {:?}", start.elapsed());
+        assert_eq!(s.stats().timer_fires, 3);
+        s.shutdown();
+        let fired = fired.lock().clone();
+        assert_eq!(fired.iter().map(|&(ms, _)| ms).collect::<Vec<_>>(), vec![1_000, 60_000, 3_600_000]);
+        for (ms, at) in fired {
+            // The clock stands at the deadline (plus nothing: these jobs
+            // spend no safepoints).
+            assert_eq!(at, Duration::from_millis(ms));
+        }
+    });
+}

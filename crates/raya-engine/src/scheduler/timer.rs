@@ -109,6 +109,27 @@ impl<T> Timers<T> {
         Some(job)
     }
 
+    /// Virtual time (seeded scheduling): removes every timer due at the
+    /// earliest deadline, if that is no later than `limit`, and returns the
+    /// deadline and their jobs. They stay counted as outstanding (the caller
+    /// queues them), as when the timer thread fires them.
+    pub fn take_earliest(&self, limit: Instant) -> Option<(Instant, Vec<T>)> {
+        let mut st = self.state.lock();
+        let first = st.queue.first_key_value()?.0.deadline;
+        if first > limit {
+            return None;
+        }
+        let mut due = Vec::new();
+        while let Some(entry) = st.queue.first_entry() {
+            if entry.key().deadline > first {
+                break;
+            }
+            due.push(entry.remove());
+        }
+        self.pending.fetch_sub(due.len(), Ordering::AcqRel);
+        Some((first, due))
+    }
+
     pub fn shutdown(&self) {
         self.state.lock().shutdown = true;
         self.cv.notify_all();

@@ -1,7 +1,8 @@
 //! A worker thread: its loop, its local queue and next slot, and the
 //! context ([`WorkerCx`]) handed to the runner.
 
-use super::stats::{bump, Counters};
+use super::seeded::{self, Seeded};
+use super::stats::{add_shared, bump, Counters};
 use super::{Inner, Scheduler};
 use crossbeam::deque::{Steal, Worker};
 use crossbeam::utils::Backoff;
@@ -72,6 +73,9 @@ pub struct WorkerCx<T: Send + 'static> {
     /// What is left of the current time slice ([`TIME_SLICE`]).
     slice: Cell<u32>,
     rng: Cell<u64>,
+    /// Seeded scheduling (`seeded.rs`): the pool of runnable jobs that
+    /// replaces the next slot and the local queue, and the generator.
+    seeded: Option<Seeded<T>>,
 }
 
 impl<T: Send + 'static> WorkerCx<T> {
@@ -101,6 +105,11 @@ impl<T: Send + 'static> WorkerCx<T> {
     /// job at the back of the local queue and returns `None`. Counted like
     /// a job taken from the next slot.
     pub fn hand_off(&self, job: T) -> Option<T> {
+        if self.seeded.is_some() {
+            // Seeded: the generator picks what runs next, among all jobs.
+            self.push_local(job);
+            return None;
+        }
         let left = self.slice.get();
         let c = self.counters();
         if left == 0 {
@@ -137,6 +146,9 @@ impl<T: Send + 'static> WorkerCx<T> {
     /// counted as a preemption.
     pub fn preempted(&self, job: T) {
         bump(&self.counters().preemptions);
+        if let Some(s) = &self.seeded {
+            s.preempted();
+        }
         self.push_local(job);
     }
 
@@ -155,6 +167,10 @@ impl<T: Send + 'static> WorkerCx<T> {
 
     /// Next slot, without counting (the caller counted the job).
     pub(super) fn put_next(&self, job: T) {
+        if let Some(s) = &self.seeded {
+            s.pool.borrow_mut().push(job);
+            return;
+        }
         if let Some(old) = self.next.replace(Some(job)) {
             // The displaced job goes to the back of the queue (Go's runnext
             // rule), where it is visible to thieves.
@@ -165,6 +181,11 @@ impl<T: Send + 'static> WorkerCx<T> {
 
     /// Local queue, without counting (the caller counted the job).
     pub(super) fn put_local(&self, job: T) {
+        if let Some(s) = &self.seeded {
+            // Only this worker runs jobs: no one to wake.
+            s.pool.borrow_mut().push(job);
+            return;
+        }
         self.local.push(job);
         // Invariant (no lost wake-up): every push to a stealable queue is
         // followed by `notify_one` (fence, then wake one sleeper if no one
@@ -222,6 +243,64 @@ impl<T: Send + 'static> WorkerCx<T> {
                 }
             }
         }
+    }
+
+    /// The worker loop of a seeded scheduler (see `seeded.rs`): drain the
+    /// injector into the pool, run a random job for a drawn slice; with
+    /// nothing runnable, jump the virtual clock to the next timers; with
+    /// no timer either, park until another thread injects a job.
+    fn seeded_loop(&self, s: &Seeded<T>) {
+        let inner = self.inner();
+        s.advance_to(s.base);
+        let mut searching = false;
+        loop {
+            if inner.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            while let Some(job) = steal_one(|| inner.injector.steal()) {
+                s.pool.borrow_mut().push(job);
+            }
+            // Timers that came due while jobs ran join the runnable ones
+            // (a task spinning until a timer's callback sets a flag).
+            while let Some((_, due)) = inner.timers.take_earliest(s.now()) {
+                add_shared(&inner.stats.shared.timer_fires, due.len() as u64);
+                s.pool.borrow_mut().extend(due);
+            }
+            match s.pick().or_else(|| self.fire_virtual(s)) {
+                Some(job) => {
+                    if searching {
+                        searching = false;
+                        inner.idle.end_searching();
+                    }
+                    let given = s.slice(TIME_SLICE);
+                    self.slice.set(given);
+                    self.run_job(job);
+                    // Running takes virtual time too, so a loop that
+                    // waits for the clock (or for a timer) ends.
+                    let spent = given.saturating_sub(self.slice.get());
+                    s.advance_to(s.now() + seeded::SAFEPOINT_TIME * spent);
+                }
+                None => {
+                    if !searching {
+                        inner.idle.begin_searching();
+                    }
+                    // Returns counted as searching (see `main_loop`).
+                    self.park();
+                    searching = true;
+                }
+            }
+        }
+    }
+
+    /// Virtual time: the timers due at the earliest deadline join the pool
+    /// (they keep their outstanding count) and the clock moves there.
+    fn fire_virtual(&self, s: &Seeded<T>) -> Option<T> {
+        let inner = self.inner();
+        let (at, due) = inner.timers.take_earliest(s.now() + seeded::HORIZON)?;
+        add_shared(&inner.stats.shared.timer_fires, due.len() as u64);
+        s.advance_to(at);
+        s.pool.borrow_mut().extend(due);
+        s.pick()
     }
 
     /// Work this worker can take without searching.
@@ -369,6 +448,7 @@ fn steal_one<T>(mut f: impl FnMut() -> Steal<T>) -> Option<T> {
 /// The worker thread's body.
 pub(super) fn worker_main<T: Send + 'static>(sched: Scheduler<T>, index: usize, local: Worker<T>) {
     let seed = (index as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let cx_seed = sched.inner.seed;
     let cx = Rc::new(WorkerCx {
         index,
         sched,
@@ -376,9 +456,16 @@ pub(super) fn worker_main<T: Send + 'static>(sched: Scheduler<T>, index: usize, 
         next: Cell::new(None),
         slice: Cell::new(TIME_SLICE),
         rng: Cell::new(seed),
+        seeded: cx_seed.map(Seeded::new),
     });
     CURRENT.with(|c| *c.borrow_mut() = Some(cx.clone() as Rc<dyn Any>));
-    cx.main_loop();
+    match &cx.seeded {
+        Some(s) => {
+            cx.seeded_loop(s);
+            seeded::clear_clock();
+        }
+        None => cx.main_loop(),
+    }
     // Drop the context outside the borrow: dropping leftover jobs may run
     // their destructors, which may call back into the scheduler.
     let old = CURRENT.with(|c| c.borrow_mut().take());

@@ -245,14 +245,14 @@ impl ChannelCell {
 
     /// `after(ms)`.
     pub fn after(ms: f64) -> ChannelCell {
-        let deadline = Instant::now() + Duration::from_secs_f64(ms.clamp(0.0, 1e12) / 1000.0);
+        let deadline = crate::scheduler::now() + Duration::from_secs_f64(ms.clamp(0.0, 1e12) / 1000.0);
         Self::with_kind(1, Kind::After { ms, deadline })
     }
 
     /// `every(ms)`.
     pub fn every(ms: f64) -> ChannelCell {
         let period = Duration::from_secs_f64(ms.clamp(1.0, 1e12) / 1000.0);
-        Self::with_kind(0, Kind::Every { start: Instant::now(), period })
+        Self::with_kind(0, Kind::Every { start: crate::scheduler::now(), period })
     }
 
     /// Notes task `id` as the last sender (see [`ChannelCell::last_sender`]).
@@ -287,7 +287,7 @@ impl ChannelCell {
     fn lock(&self) -> parking_lot::MutexGuard<'_, Inner> {
         let mut g = self.inner.lock();
         if let Kind::After { ms, deadline } = self.kind {
-            if !g.fired && !g.closed && Instant::now() >= deadline {
+            if !g.fired && !g.closed && crate::scheduler::now() >= deadline {
                 Self::fire_after(&mut g, ms);
             }
         }
@@ -398,7 +398,7 @@ impl ChannelCell {
                 Kind::Every { start, period } => {
                     // A tick nobody waited for is dropped: the receiver
                     // waits for the next boundary.
-                    let k = boundaries(start, period, Instant::now());
+                    let k = boundaries(start, period, crate::scheduler::now());
                     g.last_boundary = g.last_boundary.max(k);
                     g.armed = true;
                     let ch = self.clone();
@@ -454,7 +454,7 @@ impl ChannelCell {
         if g.closed {
             return None;
         }
-        let k = boundaries(start, period, Instant::now());
+        let k = boundaries(start, period, crate::scheduler::now());
         if k > g.last_boundary {
             g.last_boundary = k;
             if let Some(e) = g.take_receiver() {

@@ -41,7 +41,7 @@ impl WaitObject for SelectWait {
                 CaseOp::Recv(ch) => ch.register_recv(Entry::case(wi), woken, timers),
                 CaseOp::Send(ch, v) => ch.register_send(Entry::case(wi), *v, woken),
                 CaseOp::Timeout(at) => {
-                    if *at <= Instant::now() {
+                    if *at <= crate::scheduler::now() {
                         if wi.claim() {
                             Registered::Ready(Resume::Case { case: *i, value: Value::UNDEFINED })
                         } else {
@@ -119,6 +119,12 @@ thread_local! {
             .unwrap_or(0x9E37_79B9_7F4A_7C15);
         (t ^ (&t as *const u64 as u64)) | 1
     });
+}
+
+/// Seeds this thread's generator (seeded scheduling: which ready case
+/// wins is then a function of the seed).
+pub fn reseed(seed: u64) {
+    RNG.with(|c| c.set(crate::scheduler::seeded::mix(seed) | 1));
 }
 
 /// A uniform-enough number in `0..n` (xorshift64*), n > 0.

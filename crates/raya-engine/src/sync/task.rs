@@ -53,8 +53,9 @@ pub struct TaskCell {
     pub started: AtomicBool,
     /// The generation `SHARED_GEN` registrations claim (see there).
     pub all_gen: AtomicU64,
-    /// A `TaskCancelledError` was already thrown at a preemption check;
-    /// later checks let the task run (only suspensions throw again).
+    /// A `TaskCancelledError` was already thrown (at a preemption check or
+    /// a suspension); later preemption checks let the task run (only
+    /// suspensions throw again).
     pub cancel_delivered: AtomicBool,
     /// Timers armed for the task's current wait (`sleep`, `select`
     /// timeouts); cancelled when it runs again.

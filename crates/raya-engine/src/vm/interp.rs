@@ -433,7 +433,9 @@ impl<'rt> TaskInterpreter<'rt> {
     /// Runs `task` until it completes, fails, suspends, or has executed
     /// `budget` safepoints; leaves in `budget` what it did not spend.
     pub fn run(&mut self, task: &mut Task, budget: &mut u32) -> RunOutcome {
-        task.lock_grace = LOCK_GRACE;
+        // A seeded run explores interleavings: a mutex holder is preempted
+        // like any task (as a task on another worker would interleave).
+        task.lock_grace = if crate::scheduler::seeded::active() { 0 } else { LOCK_GRACE };
         // Where the last heap-limit retry ran: an instruction is run again
         // at most once in a row.
         let mut retried_at = None;
@@ -488,6 +490,12 @@ impl<'rt> TaskInterpreter<'rt> {
             }
             Resume::Cancel => {
                 task.await_scan = None;
+                // Delivered: a preemption check must not throw it again
+                // into the `catch`/`finally` now handling it (only the
+                // next suspension does; LANGUAGE.md, cancellation).
+                if let Some(c) = &task.cell {
+                    c.cancel_delivered.store(true, std::sync::atomic::Ordering::Release);
+                }
                 let e = self.cancelled_error(task);
                 self.unwind(task, e)
             }
@@ -572,6 +580,9 @@ impl<'rt> TaskInterpreter<'rt> {
         argc: usize,
         ret: usize,
     ) -> Result<(), Fault> {
+        if let Some(max) = self.rt.world.live_tasks.full() {
+            return Err(Fault::Range(format!("too many tasks: limit of {max} live tasks reached")));
+        }
         let this = task.regs[f + 1];
         match self.spawn(callee, this, &task.regs[f + 2..f + 2 + argc]) {
             Ok(t) => {
@@ -1866,6 +1877,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         let fa = base + f as usize;
                         let argc = tri!(self.spread_args(task, fa));
+                        // Spreading may have grown (moved) the registers.
+                        refresh!();
                         let callee = reg!(f);
                         invoked!(self.invoke(task, callee, fa, argc, fa, 0));
                     }
@@ -1894,6 +1907,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         let fa = base + f as usize;
                         let argc = tri!(self.spread_args(task, fa));
+                        // Spreading may have grown (moved) the registers.
+                        refresh!();
                         let callee = reg!(f);
                         invoked!(self.construct(task, callee, fa, argc));
                     }
@@ -2508,6 +2523,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         let fa = base + f as usize;
                         let argc = tri!(self.spread_args(task, fa));
+                        // Spreading may have grown (moved) the registers.
+                        refresh!();
                         let callee = reg!(f);
                         tri!(self.spawn_from_regs(task, callee, fa, argc, fa));
                         refresh!();
@@ -2539,7 +2556,7 @@ impl<'rt> TaskInterpreter<'rt> {
     fn select(&mut self, task: &Task, sb: usize, d: &SelectDesc) -> Result<Selected, Fault> {
         use crate::sync::channel::{Recv, Sent};
         use crate::sync::select::{shuffle, CaseOp, SelectWait};
-        let now = std::time::Instant::now();
+        let now = crate::scheduler::now();
         let mut default = None;
         let mut cases: Vec<(u32, CaseOp, i32)> = Vec::with_capacity(d.cases.len());
         let channel = |v: Value| -> Result<Option<Arc<crate::sync::channel::ChannelCell>>, Fault> {

@@ -25,7 +25,7 @@ use crate::syntax::diagnostic::SourceMap;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The global variable slots: read and written by any worker, each access
@@ -115,21 +115,29 @@ pub struct Output {
 const TASK_TABLE_SHARDS: usize = 64;
 
 /// The live-task table: task id → task object, sharded by id.
-pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>, PeakCount);
+pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>, TaskCount);
 
-/// `--stats`' peak of tasks alive: counted only once asked for
-/// ([`TaskTable::count_peak`]), so a run without `--stats` pays one load
-/// per spawn and end, not a shared read-modify-write.
-#[derive(Default)]
-struct PeakCount {
+/// How many tasks are alive, counted only once asked for (`--stats`' peak,
+/// [`TaskTable::count_peak`]; an embedder's limit, [`TaskTable::set_limit`]),
+/// so a run without either pays one relaxed load per spawn and end, not a
+/// shared read-modify-write.
+struct TaskCount {
     on: std::sync::atomic::AtomicBool,
-    live: std::sync::atomic::AtomicUsize,
-    peak: std::sync::atomic::AtomicUsize,
+    live: AtomicUsize,
+    peak: AtomicUsize,
+    /// The most tasks alive at once (`usize::MAX`: no limit).
+    limit: AtomicUsize,
 }
 
 impl Default for TaskTable {
     fn default() -> Self {
-        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), PeakCount::default())
+        let count = TaskCount {
+            on: Default::default(),
+            live: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            limit: AtomicUsize::new(usize::MAX),
+        };
+        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), count)
     }
 }
 
@@ -139,24 +147,24 @@ impl TaskTable {
     }
 
     pub fn insert(&self, id: u32, task: Value) {
-        self.shard(id).lock().insert(id, task);
+        let fresh = self.shard(id).lock().insert(id, task).is_none();
         let c = &self.1;
-        if c.on.load(Ordering::Relaxed) {
+        if fresh && c.on.load(Ordering::Relaxed) {
             let n = c.live.fetch_add(1, Ordering::Relaxed) + 1;
             c.peak.fetch_max(n, Ordering::Relaxed);
         }
     }
 
     pub fn remove(&self, id: u32) {
-        self.shard(id).lock().remove(&id);
+        let gone = self.shard(id).lock().remove(&id).is_some();
         let c = &self.1;
-        if c.on.load(Ordering::Relaxed) {
+        if gone && c.on.load(Ordering::Relaxed) {
             c.live.fetch_sub(1, Ordering::Relaxed);
         }
     }
 
-    /// Starts counting the peak of tasks alive, from those alive now
-    /// (before any worker runs).
+    /// Starts counting tasks alive, from those alive now (before any
+    /// worker runs).
     pub fn count_peak(&self) {
         let n = self.0.iter().map(|s| s.lock().len()).sum();
         self.1.live.store(n, Ordering::Relaxed);
@@ -171,6 +179,24 @@ impl TaskTable {
 
     pub fn contains(&self, id: u32) -> bool {
         self.shard(id).lock().contains_key(&id)
+    }
+
+    /// Sets the most tasks alive at once (`driver::Limits::tasks`); set
+    /// before the program's workers start.
+    pub fn set_limit(&self, max: Option<usize>) {
+        self.1.limit.store(max.unwrap_or(usize::MAX), Ordering::Relaxed);
+        if max.is_some() && !self.1.on.load(Ordering::Relaxed) {
+            self.count_peak();
+        }
+    }
+
+    /// The limit, if another task would pass it. (Approximate across
+    /// workers spawning at the same instant: each sees the count before
+    /// the others' inserts, so a few may pass; the limit bounds a runaway
+    /// spawner, it is not an exact quota.)
+    pub fn full(&self) -> Option<usize> {
+        let max = self.1.limit.load(Ordering::Relaxed);
+        (max != usize::MAX && self.1.live.load(Ordering::Relaxed) >= max).then_some(max)
     }
 
     /// Every live task, by id.

@@ -106,6 +106,9 @@ pub struct Task {
     /// time slice, in this run (renewed by `TaskInterpreter::run`; see
     /// `interp::LOCK_GRACE`).
     pub lock_grace: u32,
+    /// The last run ended in a preemption (the task stands at the
+    /// safepoint it was stopped at; see the seeded slices in `driver.rs`).
+    pub preempted: bool,
     /// While a native called in place by `Instr::CallMethod` runs: the
     /// address of the next instruction, standing in for the top frame's
     /// `pc`, which that path does not store (a native needs it only to
@@ -134,6 +137,7 @@ impl Task {
             blocker: crate::sync::Blocker::None,
             locked: std::cell::RefCell::new(Vec::new()),
             lock_grace: 0,
+            preempted: false,
             native_ip: std::cell::Cell::new(0),
         }
     }

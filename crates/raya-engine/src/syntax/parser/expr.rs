@@ -249,7 +249,12 @@ impl<'s> Parser<'s> {
                 self.bump();
             }
             let next_min = if op == BinKind::Bin(BinaryOp::Pow) { prec } else { prec + 1 };
-            let (right, right_top) = self.parse_binary(next_min, no_in)?;
+            // A nesting level: `**` (right-associative) recurses here once
+            // per operator, `a ** a ** …` as deep as it is long.
+            self.enter()?;
+            let right = self.parse_binary(next_min, no_in);
+            self.leave();
+            let (right, right_top) = right?;
             let is_logic = |k: Option<BinKind>| matches!(k, Some(BinKind::Logic(LogicalOp::And | LogicalOp::Or)));
             let is_nullish = |k: Option<BinKind>| k == Some(BinKind::Logic(LogicalOp::Nullish));
             let mixed = match op {

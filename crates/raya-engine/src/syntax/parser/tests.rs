@@ -1369,7 +1369,9 @@ fn fuzz_mutated_program() {
 
 #[test]
 fn deep_nesting_is_reported_not_overflowed() {
-    for (open, close) in [("(", ")"), ("[", "]"), ("{a:", "}"), ("-", ""), ("a=>", ""), ("`${", "}`"), ("x?", ":y")] {
+    for (open, close) in
+        [("(", ")"), ("[", "]"), ("{a:", "}"), ("-", ""), ("a=>", ""), ("`${", "}`"), ("x?", ":y"), ("2**", "")]
+    {
         let src = format!("x = {}1{}", open.repeat(5000), close.repeat(5000));
         let (_, diags) = parse(&src, 0);
         assert!(diags.iter().any(|d| d.message == "code is nested too deeply"), "{open}: {diags:#?}");

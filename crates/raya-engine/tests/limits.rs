@@ -1,0 +1,86 @@
+//! The embedder's limits on a run (`VmBuilder::step_limit`, `time_limit`,
+//! `max_tasks`): a runaway script is stopped with an error the host sees.
+
+use raya_engine::{HostError, HostValue, Vm};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Registers `report(v)`; returns what the script reported.
+fn reports(vm: &Vm) -> Arc<Mutex<Vec<HostValue>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    vm.register_fn("report", move |args| {
+        s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
+        Ok(HostValue::Undefined)
+    });
+    seen
+}
+
+fn run(vm: &Vm, src: &str) -> Result<HostValue, HostError> {
+    let program = vm.compile_source("limits.raya", src).map_err(HostError::Compile)?;
+    vm.execute(&program)
+}
+
+#[test]
+fn step_limit_stops_an_endless_loop() {
+    let vm = Vm::builder().workers(1).step_limit(1_000_000).build();
+    let r = run(&vm, "let n = 0; while (true) { n++; }");
+    match r {
+        Err(HostError::Limit(m)) => assert_eq!(m, "step limit of 1000000 reached"),
+        other => panic!("expected the step limit, got {other:?}"),
+    }
+    // A program that catches everything cannot catch the limit.
+    let r = run(&vm, "for (;;) { try { for (;;) {} } catch (e) {} }");
+    assert!(matches!(r, Err(HostError::Limit(_))), "{r:?}");
+}
+
+#[test]
+fn step_limit_counts_every_task_and_spares_a_program_under_it() {
+    let vm = Vm::builder().workers(2).step_limit(200_000).build();
+    let seen = reports(&vm);
+    let r = run(&vm, "async function spin() { for (;;) {} }\nspin(); spin(); for (;;) {}");
+    assert!(matches!(r, Err(HostError::Limit(ref m)) if m == "step limit of 200000 reached"), "{r:?}");
+    run(&vm, "let s = 0; for (let i = 0; i < 1000; i++) s += i; report(s);").unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::Number(499500.0)]);
+}
+
+#[test]
+fn time_limit_stops_a_spinning_and_a_sleeping_program() {
+    let vm = Vm::builder().workers(1).time_limit(Duration::from_millis(200)).build();
+    let seen = reports(&vm);
+    let start = Instant::now();
+    let r = run(&vm, "for (;;) {}");
+    assert!(matches!(r, Err(HostError::Limit(ref m)) if m == "time limit of 200 ms reached"), "{r:?}");
+    // Every task waiting: the limit still holds.
+    let r = run(&vm, "sleep(60000);");
+    assert!(matches!(r, Err(HostError::Limit(_))), "{r:?}");
+    assert!(start.elapsed() < Duration::from_secs(10), "stopped promptly: {:?}", start.elapsed());
+    run(&vm, "report(1 + 1);").unwrap();
+    assert_eq!(*seen.lock().unwrap(), vec![HostValue::Number(2.0)]);
+}
+
+#[test]
+fn max_tasks_is_a_catchable_range_error() {
+    let vm = Vm::builder().workers(2).max_tasks(10).build();
+    let seen = reports(&vm);
+    let src = r#"
+        const ch = new Channel<number>();
+        const tasks: Task<void>[] = [];
+        let error = "";
+        try {
+          for (let i = 0; i < 100; i++) tasks.push((async () => { ch.receive(); })());
+        } catch (e) {
+          error = `${e.name}: ${e.message}`;
+        }
+        for (const t of tasks) ch.send(1);
+        await tasks;
+        // Finished tasks no longer count.
+        const again = (async () => 7)();
+        report(`${tasks.length} ${error} ${await again}`);
+    "#;
+    run(&vm, src).unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![HostValue::String("9 RangeError: too many tasks: limit of 10 live tasks reached 7".into())]
+    );
+}
