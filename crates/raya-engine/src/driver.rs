@@ -567,6 +567,13 @@ impl LiveRun {
             tracer: None,
             stalls: None,
             busy: None,
+            // An instance's calls have limits of their own (`embed::Limits`,
+            // checked by `check_guard`).
+            seed: None,
+            limits: Limits::default(),
+            steps: std::sync::atomic::AtomicU64::new(0),
+            started: std::time::Instant::now(),
+            limit_hit: Mutex::new(None),
         });
         let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
         match started {

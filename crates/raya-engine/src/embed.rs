@@ -1352,6 +1352,7 @@ impl Vm {
             gc: self.inner.opts.gc,
             guard: None,
             trace: None,
+            ..Default::default()
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table.clone();
         let live = driver::LiveRun::start(program, opts, Some(host), &mut setup, on_main);

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 fn reports(vm: &Vm) -> Arc<Mutex<Vec<HostValue>>> {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
-    vm.register_fn("report", move |args| {
+    vm.register_raw_fn("report", move |args: &[HostValue]| {
         s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
         Ok(HostValue::Undefined)
     });
