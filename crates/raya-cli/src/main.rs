@@ -291,8 +291,7 @@ fn main() -> ExitCode {
                 Ok(p) => p,
                 Err(e) => return compile_failed(&e),
             };
-            let opts =
-                raya_engine::driver::RunOptions { args, workers, stats, gc, trace, seed, ..Default::default() };
+            let opts = raya_engine::driver::RunOptions { args, workers, stats, gc, trace, seed, ..Default::default() };
             let code = raya_engine::driver::run_program_with(&program, opts);
             ExitCode::from(code.clamp(0, 255) as u8)
         }

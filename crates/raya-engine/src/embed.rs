@@ -1358,7 +1358,8 @@ impl Vm {
         let live = driver::LiveRun::start(program, opts, Some(host), &mut setup, on_main);
         let m = main.clone();
         live.on_exit(Box::new(move |code| m.finish(Err(HostError::Exit(code)))));
-        let inst = Instance::new(live, program.clone(), table, self.inner.opts.limits.clone(), self.inner.opts.capabilities);
+        let inst =
+            Instance::new(live, program.clone(), table, self.inner.opts.limits.clone(), self.inner.opts.capabilities);
         main.wait()?;
         Ok(inst)
     }

@@ -78,7 +78,15 @@ impl Instance {
             visible.push((name.clone(), *slot));
         }
         let evals = Mutex::new(EvalScope { globals: program.global_names.clone(), visible, count: 0 });
-        let inner = Arc::new(InstanceInner { live, program, table, limits, capabilities, evals, pending: Mutex::new(Vec::new()) });
+        let inner = Arc::new(InstanceInner {
+            live,
+            program,
+            table,
+            limits,
+            capabilities,
+            evals,
+            pending: Mutex::new(Vec::new()),
+        });
         let weak = Arc::downgrade(&inner);
         inner.live.on_exit(Box::new(move |code| {
             if let Some(inner) = weak.upgrade() {
@@ -192,15 +200,14 @@ impl Instance {
             let mut scope = self.inner.evals.lock();
             scope.count += 1;
             let name = format!("<eval {}>", scope.count);
-            let code =
-                crate::compiler::compile_eval(
-                    &name,
-                    src,
-                    &scope.globals,
-                    &self.inner.program.sources,
-                    &scope.visible,
-                    self.inner.capabilities,
-                )?;
+            let code = crate::compiler::compile_eval(
+                &name,
+                src,
+                &scope.globals,
+                &self.inner.program.sources,
+                &scope.visible,
+                self.inner.capabilities,
+            )?;
             let room = self.inner.program.global_names.len() + crate::driver::LIVE_EXTRA_GLOBALS;
             if scope.globals.len() + code.new_globals.len() > room {
                 return Err(HostError::Internal(format!(
