@@ -25,12 +25,14 @@
 //! test instead of the built `raya`), `RAYA_DOCS_FILTER` (only pages whose
 //! path contains this substring).
 
-use std::io::Read;
+mod common;
+
+use common::{run_with_input, Outcome};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A block still running after this long is killed and the test fails.
 const TIMEOUT: Duration = Duration::from_secs(20);
@@ -193,52 +195,8 @@ fn markdown_pages(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-struct Outcome {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    timed_out: bool,
-}
-
-fn run(mut cmd: Command) -> Outcome {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = out.read_to_end(&mut buf);
-        buf
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = err.read_to_end(&mut buf);
-        buf
-    });
-    let start = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > TIMEOUT {
-            timed_out = true;
-            let _ = child.kill();
-            break child.wait().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
-    // A program that spawned a child could leave the pipes open after a
-    // timeout; the output does not matter then.
-    let collect = |h: std::thread::JoinHandle<Vec<u8>>| {
-        if timed_out && !h.is_finished() {
-            return String::new();
-        }
-        String::from_utf8_lossy(&h.join().unwrap()).into_owned()
-    };
-    let stdout = collect(out_reader);
-    let stderr = collect(err_reader);
-    Outcome { code: status.code(), stdout, stderr, timed_out }
+fn run(cmd: Command) -> Outcome {
+    run_with_input(cmd, Stdio::null(), TIMEOUT)
 }
 
 /// Does the binary know `std:net`? (Checked once: a compile, nothing runs.)
