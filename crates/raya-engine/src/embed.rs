@@ -64,6 +64,32 @@
 
 #![warn(missing_docs)]
 
+/// Sixteen instances of a const-generic native `$t::<I>` (for `I` from
+/// `$hi * 16`): host functions and `UserData` methods are dispatched by
+/// index through tables of these, since a `NativeFn` carries no closure.
+macro_rules! tramps16 {
+    ($t:ident, $hi:literal) => {
+        [
+            $t::<{ $hi * 16 }> as NativeFn,
+            $t::<{ $hi * 16 + 1 }>,
+            $t::<{ $hi * 16 + 2 }>,
+            $t::<{ $hi * 16 + 3 }>,
+            $t::<{ $hi * 16 + 4 }>,
+            $t::<{ $hi * 16 + 5 }>,
+            $t::<{ $hi * 16 + 6 }>,
+            $t::<{ $hi * 16 + 7 }>,
+            $t::<{ $hi * 16 + 8 }>,
+            $t::<{ $hi * 16 + 9 }>,
+            $t::<{ $hi * 16 + 10 }>,
+            $t::<{ $hi * 16 + 11 }>,
+            $t::<{ $hi * 16 + 12 }>,
+            $t::<{ $hi * 16 + 13 }>,
+            $t::<{ $hi * 16 + 14 }>,
+            $t::<{ $hi * 16 + 15 }>,
+        ]
+    };
+}
+
 mod convert;
 mod future;
 mod instance;
@@ -569,47 +595,24 @@ fn trampoline<const I: usize>(ctx: &mut NativeCtx, _this: Value, args: &[Value])
     call_host(ctx, I, args)
 }
 
-macro_rules! tramps16 {
-    ($hi:literal) => {
-        [
-            trampoline::<{ $hi * 16 }> as NativeFn,
-            trampoline::<{ $hi * 16 + 1 }>,
-            trampoline::<{ $hi * 16 + 2 }>,
-            trampoline::<{ $hi * 16 + 3 }>,
-            trampoline::<{ $hi * 16 + 4 }>,
-            trampoline::<{ $hi * 16 + 5 }>,
-            trampoline::<{ $hi * 16 + 6 }>,
-            trampoline::<{ $hi * 16 + 7 }>,
-            trampoline::<{ $hi * 16 + 8 }>,
-            trampoline::<{ $hi * 16 + 9 }>,
-            trampoline::<{ $hi * 16 + 10 }>,
-            trampoline::<{ $hi * 16 + 11 }>,
-            trampoline::<{ $hi * 16 + 12 }>,
-            trampoline::<{ $hi * 16 + 13 }>,
-            trampoline::<{ $hi * 16 + 14 }>,
-            trampoline::<{ $hi * 16 + 15 }>,
-        ]
-    };
-}
-
 /// One native per host-function index (`TRAMPOLINES[i / 16][i % 16]`).
 static TRAMPOLINES: [[NativeFn; 16]; 16] = [
-    tramps16!(0),
-    tramps16!(1),
-    tramps16!(2),
-    tramps16!(3),
-    tramps16!(4),
-    tramps16!(5),
-    tramps16!(6),
-    tramps16!(7),
-    tramps16!(8),
-    tramps16!(9),
-    tramps16!(10),
-    tramps16!(11),
-    tramps16!(12),
-    tramps16!(13),
-    tramps16!(14),
-    tramps16!(15),
+    tramps16!(trampoline, 0),
+    tramps16!(trampoline, 1),
+    tramps16!(trampoline, 2),
+    tramps16!(trampoline, 3),
+    tramps16!(trampoline, 4),
+    tramps16!(trampoline, 5),
+    tramps16!(trampoline, 6),
+    tramps16!(trampoline, 7),
+    tramps16!(trampoline, 8),
+    tramps16!(trampoline, 9),
+    tramps16!(trampoline, 10),
+    tramps16!(trampoline, 11),
+    tramps16!(trampoline, 12),
+    tramps16!(trampoline, 13),
+    tramps16!(trampoline, 14),
+    tramps16!(trampoline, 15),
 ];
 
 type Deferred = Box<dyn FnOnce(&mut Runtime) + Send>;
