@@ -1370,15 +1370,15 @@ impl Vm {
     /// Starts running `program` on a new thread and returns at once; the
     /// [`ExecHandle`] gives the result of [`Vm::execute`].
     pub fn execute_async(&self, program: &Program) -> ExecHandle {
-        let state = Arc::new(ExecState::default());
+        let state = Arc::new(ResultCell::default());
         let (vm, program, st) = (self.clone(), program.clone(), state.clone());
         let spawned = std::thread::Builder::new().name("raya-exec".into()).spawn(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| vm.execute(&program)))
                 .unwrap_or_else(|_| Err(HostError::Internal("the engine panicked".into())));
-            st.finish(r);
+            st.set(r);
         });
         if let Err(e) = spawned {
-            state.finish(Err(HostError::Internal(format!("cannot start a thread: {e}"))));
+            state.set(Err(HostError::Internal(format!("cannot start a thread: {e}"))));
         }
         ExecHandle { state }
     }
@@ -1386,25 +1386,74 @@ impl Vm {
 
 // ---- execution handles -------------------------------------------------------------
 
-/// A finished run's result, and the waker of a pending `poll`.
-type ExecSlot = (Option<Result<HostValue, HostError>>, Option<Waker>);
+/// A run's result, once in, and the waker of a pending `poll`.
+type ResultSlot = (Option<Result<HostValue, HostError>>, Option<Waker>);
 
+/// Where a run's result arrives for the host: blocking waits (with or
+/// without a deadline) and one pending `poll` are woken when it is set.
+/// The first result set is the one kept. Shared by [`ExecHandle`] and
+/// [`Call`].
 #[derive(Default)]
-struct ExecState {
-    slot: Mutex<ExecSlot>,
+pub(crate) struct ResultCell {
+    slot: Mutex<ResultSlot>,
     cv: Condvar,
 }
 
-impl ExecState {
-    fn finish(&self, r: Result<HostValue, HostError>) {
+impl ResultCell {
+    /// Sets the result unless one is there; false if it was.
+    pub(crate) fn set(&self, r: Result<HostValue, HostError>) -> bool {
         let waker = {
             let mut g = self.slot.lock();
+            if g.0.is_some() {
+                return false;
+            }
             g.0 = Some(r);
             g.1.take()
         };
         self.cv.notify_all();
         if let Some(w) = waker {
             w.wake();
+        }
+        true
+    }
+
+    pub(crate) fn get(&self) -> Option<Result<HostValue, HostError>> {
+        self.slot.lock().0.clone()
+    }
+
+    /// Blocks until the result is in.
+    pub(crate) fn wait(&self) -> Result<HostValue, HostError> {
+        let mut g = self.slot.lock();
+        loop {
+            if let Some(r) = &g.0 {
+                return r.clone();
+            }
+            self.cv.wait(&mut g);
+        }
+    }
+
+    /// Blocks at most `timeout`: `None` if the result is not in yet.
+    pub(crate) fn wait_timeout(&self, timeout: Duration) -> Option<Result<HostValue, HostError>> {
+        let deadline = Instant::now() + timeout;
+        let mut g = self.slot.lock();
+        loop {
+            if let Some(r) = &g.0 {
+                return Some(r.clone());
+            }
+            if self.cv.wait_until(&mut g, deadline).timed_out() {
+                return g.0.clone();
+            }
+        }
+    }
+
+    pub(crate) fn poll(&self, cx: &mut Context<'_>) -> Poll<Result<HostValue, HostError>> {
+        let mut g = self.slot.lock();
+        match &g.0 {
+            Some(r) => Poll::Ready(r.clone()),
+            None => {
+                g.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
         }
     }
 }
@@ -1413,7 +1462,7 @@ impl ExecState {
 /// [`ExecHandle::wait`] or [`ExecHandle::wait_timeout`], or `.await` it
 /// (it is a [`Future`], usable from any executor, e.g. Tokio).
 pub struct ExecHandle {
-    state: Arc<ExecState>,
+    state: Arc<ResultCell>,
 }
 
 impl std::fmt::Debug for ExecHandle {
@@ -1425,33 +1474,18 @@ impl std::fmt::Debug for ExecHandle {
 impl ExecHandle {
     /// Blocks until the program ends; its result as [`Vm::execute`] gives it.
     pub fn wait(self) -> Result<HostValue, HostError> {
-        let mut g = self.state.slot.lock();
-        loop {
-            if let Some(r) = &g.0 {
-                return r.clone();
-            }
-            self.state.cv.wait(&mut g);
-        }
+        self.state.wait()
     }
 
     /// Waits at most `timeout`: `None` if the program is still running
     /// (the handle stays valid), else a copy of its result.
     pub fn wait_timeout(&self, timeout: Duration) -> Option<Result<HostValue, HostError>> {
-        let deadline = Instant::now() + timeout;
-        let mut g = self.state.slot.lock();
-        loop {
-            if let Some(r) = &g.0 {
-                return Some(r.clone());
-            }
-            if self.state.cv.wait_until(&mut g, deadline).timed_out() {
-                return g.0.clone();
-            }
-        }
+        self.state.wait_timeout(timeout)
     }
 
     /// Whether the program has ended.
     pub fn is_finished(&self) -> bool {
-        self.state.slot.lock().0.is_some()
+        self.state.get().is_some()
     }
 }
 
@@ -1459,13 +1493,6 @@ impl Future for ExecHandle {
     type Output = Result<HostValue, HostError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut g = self.state.slot.lock();
-        match &g.0 {
-            Some(r) => Poll::Ready(r.clone()),
-            None => {
-                g.1 = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        }
+        self.state.poll(cx)
     }
 }

@@ -16,12 +16,12 @@ use crate::sync::{Outcome, Resume, RunGuard, TaskCell};
 use crate::vm::interp::TaskInterpreter;
 use crate::vm::object::Body;
 use crate::vm::{ops, Runtime, Value};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 pub(crate) struct InstanceInner {
@@ -422,12 +422,8 @@ impl RunGuard for CallGuard {
     }
 }
 
-/// A call's result slot, and the waker of a pending `poll`.
-type CallSlot = (Option<Result<HostValue, HostError>>, Option<Waker>);
-
 pub(crate) struct CallState {
-    slot: Mutex<CallSlot>,
-    cv: Condvar,
+    result: super::ResultCell,
     pub(crate) guard: Arc<CallGuard>,
     /// The call's task, once started.
     cell: Mutex<Option<Arc<TaskCell>>>,
@@ -438,8 +434,7 @@ pub(crate) struct CallState {
 impl CallState {
     pub(crate) fn new(limits: &Limits, interrupt: Option<super::Interrupt>) -> CallState {
         CallState {
-            slot: Mutex::new((None, None)),
-            cv: Condvar::new(),
+            result: super::ResultCell::default(),
             guard: Arc::new(CallGuard::new(limits, interrupt)),
             cell: Mutex::new(None),
             timer: Mutex::new(None),
@@ -448,17 +443,8 @@ impl CallState {
 
     /// Records the result (only the first one counts) and wakes waiters.
     pub(crate) fn finish(&self, r: Result<HostValue, HostError>) {
-        let waker = {
-            let mut g = self.slot.lock();
-            if g.0.is_some() {
-                return;
-            }
-            g.0 = Some(r);
-            g.1.take()
-        };
-        self.cv.notify_all();
-        if let Some(w) = waker {
-            w.wake();
+        if !self.result.set(r) {
+            return;
         }
         if let Some((h, key)) = self.timer.lock().take() {
             h.release(key);
@@ -479,17 +465,11 @@ impl CallState {
 
     /// Blocks until the result is in.
     pub(crate) fn wait(&self) -> Result<HostValue, HostError> {
-        let mut g = self.slot.lock();
-        loop {
-            if let Some(r) = &g.0 {
-                return r.clone();
-            }
-            self.cv.wait(&mut g);
-        }
+        self.result.wait()
     }
 
     fn result(&self) -> Option<Result<HostValue, HostError>> {
-        self.slot.lock().0.clone()
+        self.result.get()
     }
 }
 
@@ -515,16 +495,7 @@ impl Call {
 
     /// Waits at most `timeout`: `None` if the call is still running.
     pub fn wait_timeout(&self, timeout: Duration) -> Option<Result<HostValue, HostError>> {
-        let deadline = Instant::now() + timeout;
-        let mut g = self.state.slot.lock();
-        loop {
-            if let Some(r) = &g.0 {
-                return Some(r.clone());
-            }
-            if self.state.cv.wait_until(&mut g, deadline).timed_out() {
-                return g.0.clone();
-            }
-        }
+        self.state.result.wait_timeout(timeout)
     }
 
     /// A handle that cancels this call (see [`Call::cancel`]) after the
@@ -582,13 +553,6 @@ impl Future for Call {
     type Output = Result<HostValue, HostError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut g = self.state.slot.lock();
-        match &g.0 {
-            Some(r) => Poll::Ready(r.clone()),
-            None => {
-                g.1 = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        }
+        self.state.result.poll(cx)
     }
 }
