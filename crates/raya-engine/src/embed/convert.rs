@@ -312,7 +312,10 @@ pub trait HostFunction<Args>: Send + Sync + 'static {
     fn call_host(&self, name: &str, args: &[HostValue]) -> Result<HostValue, Throw>;
 }
 
-fn arg<T: FromValue>(name: &str, args: &[HostValue], i: usize) -> Result<T, Throw> {
+/// Argument `i` of host function `name` as a `T`: a missing one is
+/// `undefined`; one that does not convert is a `TypeError` naming the
+/// function and the parameter (also used by async host functions).
+pub(super) fn arg<T: FromValue>(name: &str, args: &[HostValue], i: usize) -> Result<T, Throw> {
     let v = args.get(i).cloned().unwrap_or_default();
     T::from_value(v).map_err(|e| {
         let why = match e {

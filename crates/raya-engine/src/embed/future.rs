@@ -11,7 +11,8 @@
 //!
 //! [`Vm::register_async`]: super::Vm::register_async
 
-use super::{ExternalPromise, FromValue, HostError, HostValue, IntoValue, Throw};
+use super::convert::arg;
+use super::{ExternalPromise, FromValue, HostValue, IntoValue, Throw};
 use parking_lot::Mutex;
 use std::future::Future;
 use std::pin::Pin;
@@ -138,17 +139,6 @@ pub trait AsyncHostFunction<Args>: Send + Sync + 'static {
     /// Converts the arguments (a `TypeError` naming the function and the
     /// parameter if one does not) and makes the future.
     fn make_future(&self, name: &str, args: &[HostValue]) -> Result<ResultFuture, Throw>;
-}
-
-fn arg<T: FromValue>(name: &str, args: &[HostValue], i: usize) -> Result<T, Throw> {
-    let v = args.get(i).cloned().unwrap_or_default();
-    T::from_value(v).map_err(|e| {
-        let why = match e {
-            HostError::Conversion(m) => m,
-            e => e.to_string(),
-        };
-        Throw::Type(format!("{name}: parameter {} {why}", i + 1))
-    })
 }
 
 macro_rules! async_host_functions {
