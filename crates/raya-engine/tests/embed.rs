@@ -1,6 +1,9 @@
 //! The embedding API (`raya_engine::embed`): every path, plus the
 //! `embed` example built and run through Cargo.
 
+mod common;
+
+use common::{register_report, run};
 use raya_engine::{Capability, ExternalPromise, HostError, HostValue, Vm};
 use std::future::Future;
 use std::pin::Pin;
@@ -14,22 +17,6 @@ fn vm_with_report() -> (Vm, Arc<Mutex<Vec<HostValue>>>) {
     let vm = Vm::builder().workers(2).build();
     let seen = register_report(&vm);
     (vm, seen)
-}
-
-/// Registers `report(v)`, which collects `v` into the returned list.
-fn register_report(vm: &Vm) -> Arc<Mutex<Vec<HostValue>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s = seen.clone();
-    vm.register_raw_fn("report", move |args: &[HostValue]| {
-        s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
-        Ok(HostValue::Undefined)
-    });
-    seen
-}
-
-fn run(vm: &Vm, src: &str) -> Result<HostValue, HostError> {
-    let program = vm.compile_source("test.raya", src).map_err(HostError::Compile)?;
-    vm.execute(&program)
 }
 
 #[test]

@@ -1,25 +1,11 @@
 //! The embedder's limits on a run (`VmBuilder::step_limit`, `time_limit`,
 //! `max_tasks`): a runaway script is stopped with an error the host sees.
 
+mod common;
+
+use common::{register_report, run};
 use raya_engine::{HostError, HostValue, Vm};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// Registers `report(v)`; returns what the script reported.
-fn reports(vm: &Vm) -> Arc<Mutex<Vec<HostValue>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s = seen.clone();
-    vm.register_raw_fn("report", move |args: &[HostValue]| {
-        s.lock().unwrap().push(args.first().cloned().unwrap_or_default());
-        Ok(HostValue::Undefined)
-    });
-    seen
-}
-
-fn run(vm: &Vm, src: &str) -> Result<HostValue, HostError> {
-    let program = vm.compile_source("limits.raya", src).map_err(HostError::Compile)?;
-    vm.execute(&program)
-}
 
 #[test]
 fn step_limit_stops_an_endless_loop() {
@@ -37,7 +23,7 @@ fn step_limit_stops_an_endless_loop() {
 #[test]
 fn step_limit_counts_every_task_and_spares_a_program_under_it() {
     let vm = Vm::builder().workers(2).step_limit(200_000).build();
-    let seen = reports(&vm);
+    let seen = register_report(&vm);
     let r = run(&vm, "async function spin() { for (;;) {} }\nspin(); spin(); for (;;) {}");
     assert!(matches!(r, Err(HostError::Limit(ref m)) if m == "step limit of 200000 reached"), "{r:?}");
     run(&vm, "let s = 0; for (let i = 0; i < 1000; i++) s += i; report(s);").unwrap();
@@ -47,7 +33,7 @@ fn step_limit_counts_every_task_and_spares_a_program_under_it() {
 #[test]
 fn time_limit_stops_a_spinning_and_a_sleeping_program() {
     let vm = Vm::builder().workers(1).time_limit(Duration::from_millis(200)).build();
-    let seen = reports(&vm);
+    let seen = register_report(&vm);
     let start = Instant::now();
     let r = run(&vm, "for (;;) {}");
     assert!(matches!(r, Err(HostError::Limit(ref m)) if m == "time limit of 200 ms reached"), "{r:?}");
@@ -62,7 +48,7 @@ fn time_limit_stops_a_spinning_and_a_sleeping_program() {
 #[test]
 fn max_tasks_is_a_catchable_range_error() {
     let vm = Vm::builder().workers(2).max_tasks(10).build();
-    let seen = reports(&vm);
+    let seen = register_report(&vm);
     let src = r#"
         const ch = new Channel<number>();
         const tasks: Task<void>[] = [];
