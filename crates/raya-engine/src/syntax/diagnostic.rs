@@ -43,12 +43,21 @@ pub struct SourceMap {
     files: Vec<SourceFile>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SourceFile {
     /// The path as the user wrote it (or as resolved relative to it).
     pub name: String,
     pub text: String,
     pub lines: super::span::LineIndex,
+}
+
+/// The text is left out: a `CompileError` holds every file of the program,
+/// the prelude included, and its `Debug` form (what `unwrap` prints) should
+/// show the diagnostics, not tens of thousands of lines of source.
+impl std::fmt::Debug for SourceFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceFile").field("name", &self.name).field("bytes", &self.text.len()).finish_non_exhaustive()
+    }
 }
 
 impl SourceMap {
@@ -143,5 +152,20 @@ mod edit_distance_tests {
         assert_eq!(edit_distance("", "run"), 3);
         assert_eq!(edit_distance("lenght", "length"), 2);
         assert_eq!(edit_distance("ünï", "uni"), 2, "by characters, not bytes");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_of_a_source_map_names_files_without_their_text() {
+        let mut sources = SourceMap::default();
+        sources.add("main.raya".into(), "const secret_text = 1;\n".repeat(1000));
+        let shown = format!("{sources:?}");
+        assert!(shown.contains("main.raya"), "{shown}");
+        assert!(shown.contains("bytes: 23000"), "{shown}");
+        assert!(!shown.contains("secret_text"), "{shown}");
     }
 }
