@@ -244,13 +244,7 @@ impl<'rt> TaskInterpreter<'rt> {
     /// `GenStart`: the top frame becomes a new, unstarted generator, which
     /// is the call's result.
     fn gen_start(&mut self, task: &mut Task) -> Option<RunOutcome> {
-        let fr = task.frames.pop().expect("frame");
-        let base = fr.base as usize;
-        let n = fr.proto().proto.num_regs as usize;
-        let regs = task.regs[base..(base + n).min(task.regs.len())].to_vec();
-        // No handler can be active yet: `GenStart` comes before the body.
-        let state = GenState { closure: fr.closure, regs, pc: fr.pc, handlers: Vec::new(), run: GenRun::Start };
-        let gen = self.rt.heap.alloc(Body::Iter(Mut::new(IterState::Gen(Box::new(state)))));
+        let (gen, fr) = self.new_gen(task);
         if task.frames.is_empty() {
             if let Some(slot) = task.regs.get_mut(fr.ret as usize) {
                 *slot = gen;
@@ -261,6 +255,26 @@ impl<'rt> TaskInterpreter<'rt> {
             task.regs[fr.ret as usize] = gen;
         }
         None
+    }
+
+    /// Moves the top frame into a new, unstarted generator; returns it
+    /// and the popped frame.
+    fn new_gen(&mut self, task: &mut Task) -> (Value, Frame) {
+        let fr = task.frames.pop().expect("frame");
+        let base = fr.base as usize;
+        let n = fr.proto().proto.num_regs as usize;
+        let regs = task.regs[base..(base + n).min(task.regs.len())].to_vec();
+        // No handler can be active yet: `GenStart` comes before the body.
+        let state = GenState { closure: fr.closure, regs, pc: fr.pc, handlers: Vec::new(), run: GenRun::Start };
+        (self.rt.heap.alloc(Body::Iter(Mut::new(IterState::Gen(Box::new(state))))), fr)
+    }
+
+    /// `AsyncGenStart`: as `GenStart`, then the call's result is the
+    /// prelude's async generator object around the new generator
+    /// (`Array.__asyncGen(gen)`, called in the generator frame's place).
+    fn async_gen_start(&mut self, task: &mut Task) -> Result<Invoked, Fault> {
+        let (gen, fr) = self.new_gen(task);
+        self.call_prelude(task, "__asyncGen", &[gen], fr.ret as usize, fr.flags & flags::DISCARD)
     }
 
     /// `Yield`: moves the top (generator) frame, its registers and its
@@ -2470,6 +2484,15 @@ impl<'rt> TaskInterpreter<'rt> {
                             return Ok(done);
                         }
                         continue 'frame;
+                    }
+                    Instr::AsyncGenStart => {
+                        save_pc!();
+                        invoked!(self.async_gen_start(task));
+                    }
+                    Instr::ForAwait { dst, src, what } => {
+                        save_pc!();
+                        let args = [reg!(src), reg!(what)];
+                        invoked!(self.call_prelude(task, "__forAwait", &args, base + dst as usize, 0));
                     }
                     Instr::Yield { src, .. } => {
                         let v = reg!(src);
