@@ -35,6 +35,7 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     }
     b.static_native(realm.classes.array, "__isScriptIterable", is_script_iterable);
     b.static_native(realm.classes.array, "__isIterable", is_iterable);
+    b.static_native(realm.classes.array, "__setClassName", set_class_name);
     let symbol = b.class("Symbol", Value::UNDEFINED, BuiltinKind::Namespace, None, Some(symbol_call));
     let it = new_symbol(b.heap, symbol, names::ITERATOR, "Symbol.iterator");
     Builder::class_data(symbol).statics.set(Atom::intern("iterator"), it);
@@ -64,6 +65,20 @@ fn is_iterable(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Valu
     };
     let rt = &mut *ctx.rt;
     Ok(Value::bool(builtin || crate::vm::interp::is_script_iterable(&rt.realm, &mut rt.heap, v)))
+}
+
+/// `Array.__setClassName(C, name)` (prelude): the name under which
+/// instances of the prelude's class `C` print, Node's for the built-in
+/// iterator it stands for (`Object [RegExp String Iterator]`).
+fn set_class_name(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let name = ops::as_str(arg(args, 1)).map(Atom::intern);
+    match (ops::class_data(arg(args, 0)), name) {
+        (Some(mut cd), Some(name)) => {
+            cd.name = name;
+            Ok(Value::UNDEFINED)
+        }
+        _ => Err(ctx.type_error("__setClassName expects a class and a name")),
+    }
 }
 
 /// A symbol value standing for key `key`.
