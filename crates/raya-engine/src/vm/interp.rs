@@ -957,6 +957,7 @@ impl<'rt> TaskInterpreter<'rt> {
                 self.init_fields_of(task, callee, this)
             }
             _ => {
+                unsupported_base(callee)?;
                 task.regs[f] = this;
                 self.init_fields_of(task, callee, this)
             }
@@ -2738,7 +2739,10 @@ impl<'rt> TaskInterpreter<'rt> {
                 self.call_native(task, n.f, this, f + 2, argc)?;
                 self.init_fields_of(task, home, this)
             }
-            _ => self.init_fields_of(task, home, this),
+            _ => {
+                unsupported_base(home)?;
+                self.init_fields_of(task, home, this)
+            }
         }
     }
 
@@ -2894,6 +2898,27 @@ fn receiver_name(v: Value) -> String {
         Some(Body::Promise(_)) => "Promise".into(),
         _ => ops::type_of(v).to_owned(),
     }
+}
+
+/// A class that no constructor up its chain can build: one extending a
+/// built-in whose instances are not plain objects (an array, a Map, a
+/// promise...), which an instance made as a plain object cannot become.
+/// Rather than an object without the built-in's state, a TypeError.
+/// (`Error` builds plain objects; `Date` keeps its date in the instance.)
+fn unsupported_base(class: Value) -> Result<(), Fault> {
+    let name = ops::class_data(class).map(|c| c.name).unwrap_or(Atom::intern("?"));
+    let mut c = class;
+    while let Some(cd) = ops::class_data(c) {
+        if !matches!(cd.kind, BuiltinKind::Ordinary | BuiltinKind::Namespace) {
+            let base = cd.name.as_str();
+            return Err(Fault::Type(format!(
+                "class {} cannot extend {base}: subclasses of {base} are not supported yet",
+                name.as_str()
+            )));
+        }
+        c = cd.parent;
+    }
+    Ok(())
 }
 
 fn describe_iterable(v: Value) -> String {
