@@ -1197,18 +1197,24 @@ fn to_utc_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Va
 /// other than `en-US`, or an options object, is refused rather than
 /// silently ignored.
 fn check_locale_args(ctx: &mut NativeCtx, args: &[Value], method: &str) -> Result<(), Value> {
+    check_en_us(ctx, args, &format!("Date.prototype.{method}"))
+}
+
+/// The locale arguments of a `toLocale*String` method (`what`, qualified):
+/// undefined or en-US, and no options.
+pub(crate) fn check_en_us(ctx: &mut NativeCtx, args: &[Value], what: &str) -> Result<(), Value> {
     let locale = arg(args, 0);
     let en_us = |v: Value| ops::as_str(v).is_some_and(|s| s.eq_ignore_ascii_case("en-US"));
     let ok =
         locale.is_undefined() || en_us(locale) || ops::array_data(locale).is_some_and(|a| a.len() == 1 && en_us(a[0]));
     if !ok {
         return Err(ctx.range_error(format!(
-            "Date.prototype.{method}: only the en-US locale is supported, got {}",
+            "{what}: only the en-US locale is supported, got {}",
             ops::to_display(locale)
         )));
     }
     if !arg(args, 1).is_undefined() {
-        return Err(ctx.type_error(format!("Date.prototype.{method}: options are not supported")));
+        return Err(ctx.type_error(format!("{what}: options are not supported")));
     }
     Ok(())
 }
