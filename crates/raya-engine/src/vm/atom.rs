@@ -45,7 +45,9 @@ const SYMBOL_BIT: u32 = 0x4000_0000;
 fn symbols() -> &'static RwLock<Vec<&'static str>> {
     static SYMBOLS: OnceLock<RwLock<Vec<&'static str>>> = OnceLock::new();
     // The well-known ones first, at the indices `names` gives them.
-    SYMBOLS.get_or_init(|| RwLock::new(vec!["Symbol(Symbol.iterator)", "Symbol([[SymbolKey]])", "Symbol(Symbol.asyncIterator)"]))
+    SYMBOLS.get_or_init(|| {
+        RwLock::new(vec!["Symbol(Symbol.iterator)", "Symbol([[SymbolKey]])", "Symbol(Symbol.asyncIterator)"])
+    })
 }
 
 /// Set (without `INDEX_BIT`) on the atoms of class private names (`#x`).
