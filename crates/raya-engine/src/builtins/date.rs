@@ -1208,10 +1208,9 @@ pub(crate) fn check_en_us(ctx: &mut NativeCtx, args: &[Value], what: &str) -> Re
     let ok =
         locale.is_undefined() || en_us(locale) || ops::array_data(locale).is_some_and(|a| a.len() == 1 && en_us(a[0]));
     if !ok {
-        return Err(ctx.range_error(format!(
-            "{what}: only the en-US locale is supported, got {}",
-            ops::to_display(locale)
-        )));
+        return Err(
+            ctx.range_error(format!("{what}: only the en-US locale is supported, got {}", ops::to_display(locale)))
+        );
     }
     if !arg(args, 1).is_undefined() {
         return Err(ctx.type_error(format!("{what}: options are not supported")));

@@ -65,12 +65,13 @@ pub(crate) enum CheckedLoc {
     Before,
 }
 
-/// Which loop `for_of` compiles.
+/// Which loop `for_of` compiles: `for (… of …)`, `for await (… of …)`,
+/// `for (… in …)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum LoopKind {
-    ForOf,
-    ForAwait,
-    ForIn,
+    Of,
+    AwaitOf,
+    In,
 }
 
 #[derive(Hash, PartialEq, Eq, Clone, Copy)]
@@ -1074,11 +1075,11 @@ impl<'a> Codegen<'a> {
             }
             StmtKind::For { init, cond, update, body } => self.for_stmt(init, cond, update, body, labels, pos),
             StmtKind::ForOf { decl, target, iterable, body, is_await } => {
-                let kind = if *is_await { LoopKind::ForAwait } else { LoopKind::ForOf };
+                let kind = if *is_await { LoopKind::AwaitOf } else { LoopKind::Of };
                 self.for_of(*decl, target, iterable, body, labels, kind, pos)
             }
             StmtKind::ForIn { decl, target, object, body } => {
-                self.for_of(*decl, target, object, body, labels, LoopKind::ForIn, pos)
+                self.for_of(*decl, target, object, body, labels, LoopKind::In, pos)
             }
             StmtKind::Break(label) => self.jump_stmt(label.as_ref(), false, pos),
             StmtKind::Continue(label) => self.jump_stmt(label.as_ref(), true, pos),
@@ -1461,14 +1462,14 @@ impl<'a> Codegen<'a> {
         kind: LoopKind,
         pos: u32,
     ) {
-        let is_in = kind == LoopKind::ForIn;
+        let is_in = kind == LoopKind::In;
         let sc = self.enter_scope();
         let it = self.alloc_local();
         self.expr(iterable, it);
         if is_in {
             self.emit(Instr::ForInKeys { dst: it, src: it }, iterable.span.start);
         }
-        if kind == LoopKind::ForAwait {
+        if kind == LoopKind::AwaitOf {
             self.for_await_source(iterable, it);
         }
         self.emit(Instr::GetIter { dst: it, src: it }, iterable.span.start);
