@@ -112,7 +112,33 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
 
 /// The time value of `v`, if it is a date.
 pub fn time_value(v: Value) -> Option<f64> {
+    let v = date_of(v);
     crate::vm::host::payload::<DateCell>(v, &DATE_HOST).map(|c| f64::from_bits(c.0.load(Ordering::Relaxed)))
+}
+
+/// The key under which an instance of a subclass of `Date` holds its date
+/// (a host object, made by `super(...)`): a symbol, so no script names it
+/// and no key listing shows it.
+pub fn subclass_slot() -> crate::vm::atom::Atom {
+    static SLOT: std::sync::OnceLock<crate::vm::atom::Atom> = std::sync::OnceLock::new();
+    *SLOT.get_or_init(|| crate::vm::atom::Atom::new_symbol("[[DateValue]]"))
+}
+
+/// The date `v` stands for: `v` itself, or the date an instance of a
+/// subclass of `Date` holds. Every method of `Date.prototype` reads and
+/// writes through this, so a subclass's instance is an ordinary object
+/// (its own fields, its class's methods) that behaves as a date.
+fn date_of(v: Value) -> Value {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Object(_)) => ops::object_data(v).and_then(|d| d.props.get(subclass_slot())).unwrap_or(v),
+        _ => v,
+    }
+}
+
+/// The time value of an instance of a subclass of `Date` (not of a date
+/// itself), for printing it.
+pub fn subclass_time_value(d: &crate::vm::object::ObjectData) -> Option<f64> {
+    d.props.get(subclass_slot()).and_then(time_value)
 }
 
 /// The time value of a date host object's body.
@@ -151,7 +177,7 @@ fn this_date(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<f64, Valu
 }
 
 fn store(this: Value, t: f64) -> Value {
-    if let Some(c) = crate::vm::host::payload::<DateCell>(this, &DATE_HOST) {
+    if let Some(c) = crate::vm::host::payload::<DateCell>(date_of(this), &DATE_HOST) {
         c.0.store(t.to_bits(), Ordering::Relaxed);
     }
     Value::number(t)
@@ -891,17 +917,10 @@ fn from_components(args: &[Value]) -> f64 {
 fn date_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     // `this` is the fresh instance `new` made; its class is another one
     // when a subclass's constructor reached here through `super(...)`.
-    // A date is a host object made here, which a subclass's instance
-    // cannot become.
+    // A date is a host object made here; a subclass's instance stays the
+    // ordinary object it is and holds the date (`subclass_slot`).
     let date_class = ctx.realm().globals[super::global_slot("Date")];
-    if let Some(class) = ops::object_data(this).map(|d| d.class) {
-        if class != date_class {
-            let name = ops::class_data(class).map(|c| c.name.as_str()).unwrap_or("?");
-            return Err(
-                ctx.type_error(format!("class {name} cannot extend Date: subclasses of Date are not supported"))
-            );
-        }
-    }
+    let subclass_this = ops::object_data(this).is_some_and(|d| d.class != date_class);
     let t = match args.len() {
         0 => now_ms(),
         1 => {
@@ -916,7 +935,14 @@ fn date_ctor(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, 
         }
         _ => time_clip(utc_of_local(from_components(args))),
     };
-    Ok(new_date(ctx.rt, t))
+    let date = new_date(ctx.rt, t);
+    if subclass_this {
+        if let Some(mut d) = ops::object_data(this) {
+            d.props.set(subclass_slot(), date);
+        }
+        return Ok(Value::UNDEFINED);
+    }
+    Ok(date)
 }
 
 /// `Date()` without `new`: the current time as a string.
@@ -1171,18 +1197,23 @@ fn to_utc_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Va
 /// other than `en-US`, or an options object, is refused rather than
 /// silently ignored.
 fn check_locale_args(ctx: &mut NativeCtx, args: &[Value], method: &str) -> Result<(), Value> {
+    check_en_us(ctx, args, &format!("Date.prototype.{method}"))
+}
+
+/// The locale arguments of a `toLocale*String` method (`what`, qualified):
+/// undefined or en-US, and no options.
+pub(crate) fn check_en_us(ctx: &mut NativeCtx, args: &[Value], what: &str) -> Result<(), Value> {
     let locale = arg(args, 0);
     let en_us = |v: Value| ops::as_str(v).is_some_and(|s| s.eq_ignore_ascii_case("en-US"));
     let ok =
         locale.is_undefined() || en_us(locale) || ops::array_data(locale).is_some_and(|a| a.len() == 1 && en_us(a[0]));
     if !ok {
-        return Err(ctx.range_error(format!(
-            "Date.prototype.{method}: only the en-US locale is supported, got {}",
-            ops::to_display(locale)
-        )));
+        return Err(
+            ctx.range_error(format!("{what}: only the en-US locale is supported, got {}", ops::to_display(locale)))
+        );
     }
     if !arg(args, 1).is_undefined() {
-        return Err(ctx.type_error(format!("Date.prototype.{method}: options are not supported")));
+        return Err(ctx.type_error(format!("{what}: options are not supported")));
     }
     Ok(())
 }

@@ -692,11 +692,21 @@ impl Inspector {
         }
         let class = instance_class_name(d);
         let keys = d.props.ordered_keys();
-        let open = match class {
-            Some(c) => format!("{c} {{"),
-            None => "{".into(),
+        // An instance of a subclass of Date: `Deadline 2024-01-01T00:00:00.000Z`.
+        let date = super::date::subclass_time_value(d).map(super::date::inspect);
+        let open = match (class, &date) {
+            (Some(c), Some(t)) => format!("{c} {t} {{"),
+            (None, Some(t)) => format!("{t} {{"),
+            (Some(c), None) => format!("{c} {{"),
+            (None, None) => "{".into(),
         };
         if keys.is_empty() {
+            if let Some(t) = date {
+                return match class {
+                    Some(c) => format!("{c} {t}"),
+                    None => t,
+                };
+            }
             return format!("{open}}}");
         }
         if recurse > self.depth {

@@ -9,7 +9,8 @@
 //! A symbol is a frozen object holding the property key it stands for
 //! under a key no script can name (`names::SYMBOL_KEY`); its own
 //! `description` is the one visible property. `Symbol.iterator` is the
-//! well-known `names::ITERATOR`.
+//! well-known `names::ITERATOR`, `Symbol.asyncIterator`
+//! `names::ASYNC_ITERATOR`.
 
 use crate::builtins::global_slot;
 use crate::vm::atom::{names, Atom};
@@ -33,9 +34,13 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
         t.set(names::ITERATOR, v);
     }
     b.static_native(realm.classes.array, "__isScriptIterable", is_script_iterable);
+    b.static_native(realm.classes.array, "__isIterable", is_iterable);
+    b.static_native(realm.classes.array, "__setClassName", set_class_name);
     let symbol = b.class("Symbol", Value::UNDEFINED, BuiltinKind::Namespace, None, Some(symbol_call));
     let it = new_symbol(b.heap, symbol, names::ITERATOR, "Symbol.iterator");
     Builder::class_data(symbol).statics.set(Atom::intern("iterator"), it);
+    let ait = new_symbol(b.heap, symbol, names::ASYNC_ITERATOR, "Symbol.asyncIterator");
+    Builder::class_data(symbol).statics.set(Atom::intern("asyncIterator"), ait);
     b.proto_native(symbol, "toString", symbol_to_string);
     realm.globals[global_slot("Symbol")] = symbol;
 }
@@ -45,6 +50,35 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
 fn is_script_iterable(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let rt = &mut *ctx.rt;
     Ok(Value::bool(crate::vm::interp::is_script_iterable(&rt.realm, &mut rt.heap, arg(args, 0))))
+}
+
+/// `Array.__isIterable(x)` (prelude, `for await`): whether `for-of` takes
+/// `x` (a built-in iterable or an object with a `[Symbol.iterator]`
+/// method).
+fn is_iterable(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let v = arg(args, 0);
+    let builtin = match v.as_obj().map(|o| &o.body) {
+        Some(Body::Array(_) | Body::Bytes(_) | Body::Str(_) | Body::Map(_) | Body::Set(_) | Body::Channel(_)) => true,
+        Some(Body::Iter(_)) => true,
+        Some(Body::Host(h)) => h.desc.next.is_some(),
+        _ => false,
+    };
+    let rt = &mut *ctx.rt;
+    Ok(Value::bool(builtin || crate::vm::interp::is_script_iterable(&rt.realm, &mut rt.heap, v)))
+}
+
+/// `Array.__setClassName(C, name)` (prelude): the name under which
+/// instances of the prelude's class `C` print, Node's for the built-in
+/// iterator it stands for (`Object [RegExp String Iterator]`).
+fn set_class_name(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let name = ops::as_str(arg(args, 1)).map(Atom::intern);
+    match (ops::class_data(arg(args, 0)), name) {
+        (Some(mut cd), Some(name)) => {
+            cd.name = name;
+            Ok(Value::UNDEFINED)
+        }
+        _ => Err(ctx.type_error("__setClassName expects a class and a name")),
+    }
 }
 
 /// A symbol value standing for key `key`.

@@ -45,6 +45,7 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     // Methods of numbers and booleans.
     let mut t = std::mem::take(&mut realm.methods.number);
     b.method(&mut t, "toFixed", to_fixed);
+    b.method(&mut t, "toLocaleString", to_locale_string);
     b.method(&mut t, "toString", number_to_string);
     b.method(&mut t, "toPrecision", to_precision);
     b.method(&mut t, "toExponential", to_exponential);
@@ -158,6 +159,14 @@ fn this_number(ctx: &mut NativeCtx, this: Value, method: &str) -> Result<f64, Va
         Some(n) => Ok(n),
         None => Err(ctx.type_error(format!("Number.prototype.{method} requires that 'this' be a Number"))),
     }
+}
+
+/// `n.toLocaleString()`: the en-US form (`1,234.568`; see
+/// `numconv::to_locale_en_us`); another locale or options are refused.
+fn to_locale_string(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    let x = this_number(ctx, this, "toLocaleString")?;
+    super::date::check_en_us(ctx, args, "Number.prototype.toLocaleString")?;
+    Ok(ctx.str(numconv::to_locale_en_us(x)))
 }
 
 /// ToIntegerOrInfinity of an optional numeric argument (None: undefined).

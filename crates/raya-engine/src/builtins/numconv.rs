@@ -374,6 +374,74 @@ pub fn to_fixed(x: f64, digits: u32) -> String {
 // String -> Number
 // ---------------------------------------------------------------------------
 
+/// `x.toLocaleString()` in en-US (Intl.NumberFormat's defaults): the
+/// shortest decimal that reads back as `x`, rounded half away from zero
+/// to at most 3 fraction digits (trailing zeros dropped), the integer part
+/// grouped by threes with commas; `∞`, `NaN`, and `-` on every negative
+/// value, -0 and what rounds to 0 included (`-0`), as Node prints them.
+pub fn to_locale_en_us(x: f64) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    if x.is_infinite() {
+        return format!("{sign}∞");
+    }
+    // Shortest round-trip digits: `d.ddd…e<exp>`.
+    let sci = format!("{:e}", x.abs());
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let mut digits: Vec<u8> = mant.bytes().filter(u8::is_ascii_digit).map(|b| b - b'0').collect();
+    // The value is 0.d1d2… × 10^(exp + 1): `int_len` digits before the
+    // point (negative: zeros after it first).
+    let mut int_len = exp + 1;
+    let keep = int_len + 3;
+    if (digits.len() as i64) > keep {
+        let round_up = keep >= 0 && digits[keep as usize] >= 5;
+        digits.truncate(keep.max(0) as usize);
+        if round_up {
+            let mut i = digits.len();
+            loop {
+                if i == 0 {
+                    digits.insert(0, 1);
+                    int_len += 1;
+                    break;
+                }
+                i -= 1;
+                if digits[i] == 9 {
+                    digits[i] = 0;
+                } else {
+                    digits[i] += 1;
+                    break;
+                }
+            }
+        }
+        if digits.is_empty() {
+            digits.push(0);
+            int_len = 1;
+        }
+    }
+    let digit = |i: i64| if i >= 0 && (i as usize) < digits.len() { (b'0' + digits[i as usize]) as char } else { '0' };
+    let mut int_part = String::new();
+    let n_int = int_len.max(1);
+    for k in 0..n_int {
+        if k > 0 && (n_int - k) % 3 == 0 {
+            int_part.push(',');
+        }
+        // With int_len <= 0 the only integer digit is the 0 before the point.
+        int_part.push(if int_len <= 0 { '0' } else { digit(k) });
+    }
+    let mut frac: String = (0..3).map(|k| digit(int_len + k)).collect();
+    while frac.ends_with('0') {
+        frac.pop();
+    }
+    if frac.is_empty() {
+        format!("{sign}{int_part}")
+    } else {
+        format!("{sign}{int_part}.{frac}")
+    }
+}
+
 /// ECMAScript `WhiteSpace` or `LineTerminator` (the `StrWhiteSpaceChar` set).
 pub fn is_js_whitespace(c: char) -> bool {
     matches!(c, '\u{0009}'..='\u{000D}' | '\u{2000}'..='\u{200A}')
@@ -737,6 +805,32 @@ pub fn json_quote(s: &str, out: &mut String) {
 #[allow(clippy::approx_constant, clippy::excessive_precision)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locale_en_us_rounds_the_shortest_decimal_and_groups() {
+        let cases = [
+            (1234567.891, "1,234,567.891"),
+            (1.0005, "1.001"),
+            (2.0015, "2.002"),
+            (0.0005, "0.001"),
+            (1.2345e-7, "0"),
+            (-0.0001, "-0"),
+            (-0.0, "-0"),
+            (999.9995, "1,000"),
+            (0.9999, "1"),
+            (12.0, "12"),
+            (-1234.5, "-1,234.5"),
+            (1e21, "1,000,000,000,000,000,000,000"),
+            (123456789012345680000.0, "123,456,789,012,345,680,000"),
+            (5e-324, "0"),
+            (f64::INFINITY, "∞"),
+            (f64::NEG_INFINITY, "-∞"),
+            (f64::NAN, "NaN"),
+        ];
+        for (x, want) in cases {
+            assert_eq!(to_locale_en_us(x), want, "for {x:e}");
+        }
+    }
 
     /// Asserts two doubles are the same value (NaN equals NaN, +0 != -0).
     #[track_caller]

@@ -1,5 +1,6 @@
 //! `RegExp` and the string methods that take a regular expression
-//! (`match`, `matchAll`, `search`, `replace`, `replaceAll`, `split`).
+//! (`match`, `search`, `replace`, `replaceAll`, `split`; `matchAll` is the
+//! prelude's iterator over `exec`).
 //!
 //! Patterns run on `regress`, an ECMAScript regular expression engine (see
 //! `design/dependencies.md`). It matches on the string's UTF-8 text; every
@@ -500,7 +501,6 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     accessor(b, class, "lastIndex", get_last_index, Some(set_last_index));
     let t = &mut realm.methods.string;
     b.method(t, "match", string_match);
-    b.method(t, "matchAll", string_match_all);
     b.method(t, "search", string_search);
 }
 
@@ -912,31 +912,6 @@ fn string_match(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Valu
         }
         let items = ms.iter().map(|m| rt.heap.alloc_str(&s[m.range()])).collect();
         Ok(rt.heap.alloc_array(items))
-    })
-}
-
-/// `s.matchAll(re)`: every match array, for a global pattern (an array;
-/// see `docs/reference`).
-fn string_match_all(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let subj = this_string(ctx, this, "matchAll")?;
-    let p = arg(args, 0);
-    if data(p).is_some_and(|d| !d.compiled.flags.global) {
-        return Err(ctx.type_error("String.prototype.matchAll called with a non-global RegExp argument"));
-    }
-    let re = as_regexp(ctx, p, "g")?;
-    let d = data(re).expect("a RegExp");
-    let at = match start_of(d, text(subj)) {
-        Some(at) => at,
-        None => return Ok(ctx.array(Vec::new())),
-    };
-    let c = d.compiled.clone();
-    with_matches(ctx, &c, subj, Want::All(at), move |rt, s, ms| {
-        let c = data(re).expect("a RegExp").compiled.clone();
-        let mut out = Vec::with_capacity(ms.len());
-        for m in &ms {
-            out.push(match_array(rt, &c, subj, s, m)?);
-        }
-        Ok(rt.heap.alloc_array(out))
     })
 }
 

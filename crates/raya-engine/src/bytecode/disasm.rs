@@ -307,7 +307,8 @@ impl<'p> Disasm<'p> {
             }
             CallSpread { f: fr } | NewSpread { f: fr } | SuperCallSpread { f: fr } | SpawnSpread { f: fr } => r(fr),
             Return { src } | Throw { src } | IterClose { iter: src } => r(src),
-            ReturnUndef | InitFields | TryEnd | GenStart => String::new(),
+            ReturnUndef | InitFields | TryEnd | GenStart | AsyncGenStart => String::new(),
+            ForAwait { dst, src, what } => format!("{}, {}, {}", r(dst), r(src), r(what)),
             Yield { dst, src } | IterSend { iter: dst, src } => format!("{}, {}", r(dst), r(src)),
             IterThrow { iter, exc, dst, off } => format!("{}, {}, {}, {}", r(iter), r(exc), r(dst), j(off)),
             NewArray { dst, cap } => format!("{}, {cap}", r(dst)),
@@ -467,6 +468,8 @@ fn mnemonic(i: &Instr) -> &'static str {
         IterSend { .. } => "IterSend",
         IterThrow { .. } => "IterThrow",
         GenStart => "GenStart",
+        AsyncGenStart => "AsyncGenStart",
+        ForAwait { .. } => "ForAwait",
         Yield { .. } => "Yield",
         ForInKeys { .. } => "ForInKeys",
         TryBegin { .. } => "TryBegin",

@@ -728,6 +728,21 @@ pub enum Instr {
     /// bound): moves the current frame into a new generator object, pops
     /// it, and returns the generator to the caller.
     GenStart,
+    /// `GenStart` of an `async function*`: the generator made as by
+    /// `GenStart` is handed to the prelude's `Array.__asyncGen`, whose
+    /// result (the async generator object) is the call's result.
+    AsyncGenStart,
+    /// `for await (… of R[src])` and `yield*` in an async generator:
+    /// R[dst] = the prelude's `Array.__forAwait(R[src], R[what])`, a
+    /// generator that drives the async iterator protocol (or awaits the
+    /// values of a synchronous iterable) on the running task. R[what] is
+    /// the loop's source text for the TypeError of a non-iterable, or
+    /// undefined.
+    ForAwait {
+        dst: Reg,
+        src: Reg,
+        what: Reg,
+    },
     /// Pauses the running generator with R[src] as the value produced.
     /// Resumed by `next(v)`: R[dst] = v, continue at the next instruction
     /// (a `Jmp` over the return path). By `return(v)`: R[dst] = v,

@@ -65,6 +65,15 @@ pub(crate) enum CheckedLoc {
     Before,
 }
 
+/// Which loop `for_of` compiles: `for (… of …)`, `for await (… of …)`,
+/// `for (… in …)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum LoopKind {
+    Of,
+    AwaitOf,
+    In,
+}
+
 #[derive(Hash, PartialEq, Eq, Clone, Copy)]
 enum NumKey {
     Bits(u64),
@@ -131,6 +140,9 @@ pub(crate) struct FnState<'a> {
     /// Numbers used as operands inside the loop being compiled, loaded
     /// once into registers before the outermost loop.
     const_regs: HashMap<NumKey, Reg>,
+    /// An `async function*`: `yield e` and `return e` await `e`, and
+    /// `yield*` delegates through the async iterator protocol.
+    pub async_gen: bool,
 }
 
 pub(crate) struct Codegen<'a> {
@@ -203,6 +215,7 @@ impl<'a> Codegen<'a> {
             control: Vec::new(),
             span,
             const_regs: HashMap::new(),
+            async_gen: false,
         });
     }
 
@@ -775,7 +788,11 @@ impl<'a> Codegen<'a> {
             st.proto.arity = arity.min(u16::MAX as u32) as u16;
             st.proto.length = js_length.min(u16::MAX as usize) as u16;
             st.proto.has_rest = has_rest;
-            st.proto.is_async = f.is_async;
+            // Calling an async generator function makes its generator at
+            // once, on the caller's task: only its `next()` requests are
+            // asynchronous.
+            st.proto.is_async = f.is_async && !f.is_generator;
+            st.async_gen = f.is_async && f.is_generator;
             st.proto.is_arrow = f.is_arrow;
             st.proto.is_generator = f.is_generator;
             if let FnKind::Ctor { derived } = kind {
@@ -845,7 +862,11 @@ impl<'a> Codegen<'a> {
         if f.is_generator {
             // The arguments are bound (defaults run at the call, as in JS):
             // from here on the frame belongs to the generator object.
-            self.emit(Instr::GenStart, pos);
+            if f.is_async {
+                self.emit(Instr::AsyncGenStart, pos);
+            } else {
+                self.emit(Instr::GenStart, pos);
+            }
         }
         match &f.body {
             FunctionBody::Block(stmts) => {
@@ -1053,11 +1074,12 @@ impl<'a> Codegen<'a> {
                 self.patch_all_here(breaks);
             }
             StmtKind::For { init, cond, update, body } => self.for_stmt(init, cond, update, body, labels, pos),
-            StmtKind::ForOf { decl, target, iterable, body } => {
-                self.for_of(*decl, target, iterable, body, labels, false, pos)
+            StmtKind::ForOf { decl, target, iterable, body, is_await } => {
+                let kind = if *is_await { LoopKind::AwaitOf } else { LoopKind::Of };
+                self.for_of(*decl, target, iterable, body, labels, kind, pos)
             }
             StmtKind::ForIn { decl, target, object, body } => {
-                self.for_of(*decl, target, object, body, labels, true, pos)
+                self.for_of(*decl, target, object, body, labels, LoopKind::In, pos)
             }
             StmtKind::Break(label) => self.jump_stmt(label.as_ref(), false, pos),
             StmtKind::Continue(label) => self.jump_stmt(label.as_ref(), true, pos),
@@ -1437,14 +1459,18 @@ impl<'a> Codegen<'a> {
         iterable: &'a Expr,
         body: &'a Stmt,
         labels: Vec<String>,
-        is_in: bool,
+        kind: LoopKind,
         pos: u32,
     ) {
+        let is_in = kind == LoopKind::In;
         let sc = self.enter_scope();
         let it = self.alloc_local();
         self.expr(iterable, it);
         if is_in {
             self.emit(Instr::ForInKeys { dst: it, src: it }, iterable.span.start);
+        }
+        if kind == LoopKind::AwaitOf {
+            self.for_await_source(iterable, it);
         }
         self.emit(Instr::GetIter { dst: it, src: it }, iterable.span.start);
         // A throw out of the loop closes the iterator (a generator runs its
@@ -1596,6 +1622,11 @@ impl<'a> Codegen<'a> {
         let lt = self.f().local_top;
         let it = self.alloc();
         self.expr(e, it);
+        if self.f().async_gen {
+            // The prelude's adapter forwards `next(v)`, `throw(e)` and
+            // `return()` to the async delegate, awaiting each answer.
+            self.for_await_source(e, it);
+        }
         self.emit(Instr::GetIter { dst: it, src: it }, pos);
         let exc = self.alloc();
         let v = self.alloc();
@@ -1626,10 +1657,38 @@ impl<'a> Codegen<'a> {
         self.free_to(m);
     }
 
+    /// Replaces the value in `it` (the source of a `for await` or of an
+    /// async `yield*`) by the prelude's generator that iterates it
+    /// asynchronously (`ForAwait`).
+    fn for_await_source(&mut self, src: &'a Expr, it: Reg) {
+        let m = self.mark();
+        let what = self.alloc();
+        let pos = src.span.start;
+        match super::decls::callsite_text(src) {
+            Some(text) => self.load_string(what, &text, pos),
+            None => {
+                self.emit(Instr::LoadUndef { dst: what }, pos);
+            }
+        }
+        self.emit(Instr::ForAwait { dst: it, src: it, what }, pos);
+        self.free_to(m);
+    }
+
+    /// In an async generator, `R[r] = await R[r]` (`yield` and `return`
+    /// await their operand there).
+    pub(crate) fn await_in_async_gen(&mut self, r: Reg, pos: u32) {
+        if self.f().async_gen {
+            self.emit(Instr::Await { dst: r, src: r }, pos);
+        }
+    }
+
     fn return_stmt(&mut self, e: Option<&'a Expr>, pos: u32) {
         let has_try = self.f().control.iter().any(|c| !matches!(c, Control::Jump { .. }));
+        // An async generator awaits the value it returns (in a temporary:
+        // the operand may be a variable's own register).
+        let awaits = self.f().async_gen && e.is_some();
         let m = self.mark();
-        if !has_try {
+        if !has_try && !awaits {
             match e {
                 Some(e) => {
                     let r = self.expr_reg(e);
@@ -1647,6 +1706,9 @@ impl<'a> Codegen<'a> {
                 None => {
                     self.emit(Instr::LoadUndef { dst: t }, pos);
                 }
+            }
+            if awaits {
+                self.await_in_async_gen(t, pos);
             }
             let lt = self.f().local_top;
             self.keep_locals();

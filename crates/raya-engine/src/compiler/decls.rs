@@ -445,3 +445,31 @@ pub(crate) fn visit_expr<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Expr)) {
         _ => {}
     }
 }
+
+/// The TypeError message of a `for await` over `e` when `e`'s value turns
+/// out not to be iterable, naming `e` as V8 does from the source (`o.a is
+/// not async iterable`, `f(...) is not a function or its return value is
+/// not async iterable`); `None` where V8 names the value instead.
+pub(crate) fn callsite_text(e: &Expr) -> Option<String> {
+    fn path(e: &Expr) -> Option<String> {
+        match &unwrap_erased(e).kind {
+            ExprKind::Ident(i) => Some(i.name.clone()),
+            ExprKind::This => Some("this".into()),
+            ExprKind::Member { object, property, .. } if !property.name.starts_with('#') => {
+                Some(format!("{}.{}", path(object)?, property.name))
+            }
+            ExprKind::Index { object, index, .. } => match &index.kind {
+                ExprKind::String(s) => Some(format!("{}.{}", path(object)?, s)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    match &unwrap_erased(e).kind {
+        ExprKind::Call { callee, .. } => {
+            Some(format!("{}(...) is not a function or its return value is not async iterable", path(callee)?))
+        }
+        ExprKind::Object(_) => Some("{(intermediate value)} is not async iterable".into()),
+        _ => Some(format!("{} is not async iterable", path(e)?)),
+    }
+}

@@ -211,6 +211,14 @@ impl<'a> Codegen<'a> {
                         t
                     }
                 };
+                let r = if self.f().async_gen {
+                    // `yield e` in an async generator is `yield await e`.
+                    let t = self.alloc();
+                    self.emit(Instr::Await { dst: t, src: r }, pos);
+                    t
+                } else {
+                    r
+                };
                 self.emit(Instr::Yield { dst, src: r }, pos);
                 self.free_to(m);
                 self.yield_return_path(dst, pos);

@@ -929,7 +929,7 @@ impl<'l> Resolver<'l> {
                 self.with_jump(JumpKind::Loop, labels, |r| r.sub_stmt(body));
                 self.pop_scope();
             }
-            StmtKind::ForOf { decl, target, iterable: object, body }
+            StmtKind::ForOf { decl, target, iterable: object, body, .. }
             | StmtKind::ForIn { decl, target, object, body } => {
                 self.expr(object);
                 self.push_scope();

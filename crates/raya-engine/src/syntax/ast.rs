@@ -94,6 +94,10 @@ pub enum StmtKind {
         target: Pattern,
         iterable: Expr,
         body: Box<Stmt>,
+        /// `for await (… of xs)`: each value comes from the async iterator
+        /// protocol (`[Symbol.asyncIterator]`), or is awaited when `xs` is
+        /// only synchronously iterable.
+        is_await: bool,
     },
     ForIn {
         decl: Option<VarKind>,

@@ -45,7 +45,9 @@ const SYMBOL_BIT: u32 = 0x4000_0000;
 fn symbols() -> &'static RwLock<Vec<&'static str>> {
     static SYMBOLS: OnceLock<RwLock<Vec<&'static str>>> = OnceLock::new();
     // The well-known ones first, at the indices `names` gives them.
-    SYMBOLS.get_or_init(|| RwLock::new(vec!["Symbol(Symbol.iterator)", "Symbol([[SymbolKey]])"]))
+    SYMBOLS.get_or_init(|| {
+        RwLock::new(vec!["Symbol(Symbol.iterator)", "Symbol([[SymbolKey]])", "Symbol(Symbol.asyncIterator)"])
+    })
 }
 
 /// Set (without `INDEX_BIT`) on the atoms of class private names (`#x`).
@@ -237,6 +239,8 @@ pub mod names {
     /// Where a symbol value (an object, see `builtins::symbol`) keeps the
     /// key it stands for: a symbol itself, so no script can see it.
     pub const SYMBOL_KEY: Atom = Atom(super::SYMBOL_BIT | 1);
+    /// `Symbol.asyncIterator` as a key.
+    pub const ASYNC_ITERATOR: Atom = Atom(super::SYMBOL_BIT | 2);
 }
 
 #[cfg(test)]

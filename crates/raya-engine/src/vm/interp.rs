@@ -244,13 +244,7 @@ impl<'rt> TaskInterpreter<'rt> {
     /// `GenStart`: the top frame becomes a new, unstarted generator, which
     /// is the call's result.
     fn gen_start(&mut self, task: &mut Task) -> Option<RunOutcome> {
-        let fr = task.frames.pop().expect("frame");
-        let base = fr.base as usize;
-        let n = fr.proto().proto.num_regs as usize;
-        let regs = task.regs[base..(base + n).min(task.regs.len())].to_vec();
-        // No handler can be active yet: `GenStart` comes before the body.
-        let state = GenState { closure: fr.closure, regs, pc: fr.pc, handlers: Vec::new(), run: GenRun::Start };
-        let gen = self.rt.heap.alloc(Body::Iter(Mut::new(IterState::Gen(Box::new(state)))));
+        let (gen, fr) = self.new_gen(task);
         if task.frames.is_empty() {
             if let Some(slot) = task.regs.get_mut(fr.ret as usize) {
                 *slot = gen;
@@ -261,6 +255,26 @@ impl<'rt> TaskInterpreter<'rt> {
             task.regs[fr.ret as usize] = gen;
         }
         None
+    }
+
+    /// Moves the top frame into a new, unstarted generator; returns it
+    /// and the popped frame.
+    fn new_gen(&mut self, task: &mut Task) -> (Value, Frame) {
+        let fr = task.frames.pop().expect("frame");
+        let base = fr.base as usize;
+        let n = fr.proto().proto.num_regs as usize;
+        let regs = task.regs[base..(base + n).min(task.regs.len())].to_vec();
+        // No handler can be active yet: `GenStart` comes before the body.
+        let state = GenState { closure: fr.closure, regs, pc: fr.pc, handlers: Vec::new(), run: GenRun::Start };
+        (self.rt.heap.alloc(Body::Iter(Mut::new(IterState::Gen(Box::new(state))))), fr)
+    }
+
+    /// `AsyncGenStart`: as `GenStart`, then the call's result is the
+    /// prelude's async generator object around the new generator
+    /// (`Array.__asyncGen(gen)`, called in the generator frame's place).
+    fn async_gen_start(&mut self, task: &mut Task) -> Result<Invoked, Fault> {
+        let (gen, fr) = self.new_gen(task);
+        self.call_prelude(task, "__asyncGen", &[gen], fr.ret as usize, fr.flags & flags::DISCARD)
     }
 
     /// `Yield`: moves the top (generator) frame, its registers and its
@@ -943,6 +957,7 @@ impl<'rt> TaskInterpreter<'rt> {
                 self.init_fields_of(task, callee, this)
             }
             _ => {
+                unsupported_base(callee)?;
                 task.regs[f] = this;
                 self.init_fields_of(task, callee, this)
             }
@@ -2471,6 +2486,15 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                         continue 'frame;
                     }
+                    Instr::AsyncGenStart => {
+                        save_pc!();
+                        invoked!(self.async_gen_start(task));
+                    }
+                    Instr::ForAwait { dst, src, what } => {
+                        save_pc!();
+                        let args = [reg!(src), reg!(what)];
+                        invoked!(self.call_prelude(task, "__forAwait", &args, base + dst as usize, 0));
+                    }
                     Instr::Yield { src, .. } => {
                         let v = reg!(src);
                         save_pc!();
@@ -2715,7 +2739,10 @@ impl<'rt> TaskInterpreter<'rt> {
                 self.call_native(task, n.f, this, f + 2, argc)?;
                 self.init_fields_of(task, home, this)
             }
-            _ => self.init_fields_of(task, home, this),
+            _ => {
+                unsupported_base(home)?;
+                self.init_fields_of(task, home, this)
+            }
         }
     }
 
@@ -2871,6 +2898,27 @@ fn receiver_name(v: Value) -> String {
         Some(Body::Promise(_)) => "Promise".into(),
         _ => ops::type_of(v).to_owned(),
     }
+}
+
+/// A class that no constructor up its chain can build: one extending a
+/// built-in whose instances are not plain objects (an array, a Map, a
+/// promise...), which an instance made as a plain object cannot become.
+/// Rather than an object without the built-in's state, a TypeError.
+/// (`Error` builds plain objects; `Date` keeps its date in the instance.)
+fn unsupported_base(class: Value) -> Result<(), Fault> {
+    let name = ops::class_data(class).map(|c| c.name).unwrap_or(Atom::intern("?"));
+    let mut c = class;
+    while let Some(cd) = ops::class_data(c) {
+        if !matches!(cd.kind, BuiltinKind::Ordinary | BuiltinKind::Namespace) {
+            let base = cd.name.as_str();
+            return Err(Fault::Type(format!(
+                "class {} cannot extend {base}: subclasses of {base} are not supported yet",
+                name.as_str()
+            )));
+        }
+        c = cd.parent;
+    }
+    Ok(())
 }
 
 fn describe_iterable(v: Value) -> String {

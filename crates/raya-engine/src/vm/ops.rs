@@ -272,6 +272,8 @@ pub fn write_display(v: Value, out: &mut StrBuf, depth: usize) -> OpResult<()> {
                     }
                     out.push_str(msg.as_str())?;
                     Ok(())
+                } else if let Some(t) = crate::builtins::date::subclass_time_value(&d) {
+                    out.push_str(&crate::builtins::date::display(t))
                 } else {
                     out.push_str("[object Object]")
                 }

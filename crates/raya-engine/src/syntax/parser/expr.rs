@@ -790,11 +790,6 @@ impl<'s> Parser<'s> {
             self.bump();
         }
         let is_generator = accessor.is_none() && self.eat(&T::Star);
-        if is_generator && is_async {
-            let span = self.cur().span;
-            self.error(span, "async generators are not supported", "async generator");
-            return Err(Fail);
-        }
         let (key, short) = self.parse_prop_key()?;
         if let PropKey::Private(_, span) = &key {
             self.error(*span, "private names are only allowed in class bodies", "private name");

@@ -408,10 +408,9 @@ impl<'s> Parser<'s> {
 
     fn parse_for(&mut self) -> PResult<StmtKind> {
         self.bump();
-        if self.at_ident("await") {
-            let span = self.cur().span;
-            self.error(span, "`for await` is not supported", "not supported");
-            return Err(Fail);
+        let for_await = self.at_ident("await").then(|| self.cur().span);
+        if for_await.is_some() {
+            self.bump();
         }
         self.expect(&T::LParen)?;
         let init = match self.kind() {
@@ -440,7 +439,7 @@ impl<'s> Parser<'s> {
                         );
                     }
                     self.bump();
-                    return self.parse_for_in_of(is_of, Some(decl.kind), d.target);
+                    return self.parse_for_in_of(is_of, for_await, Some(decl.kind), d.target);
                 }
                 self.check_initializers(&decl);
                 Some(ForInit::Var(decl))
@@ -451,11 +450,14 @@ impl<'s> Parser<'s> {
                     let is_of = self.at_ident("of");
                     let target = self.expr_to_pattern(e)?;
                     self.bump();
-                    return self.parse_for_in_of(is_of, None, target);
+                    return self.parse_for_in_of(is_of, for_await, None, target);
                 }
                 Some(ForInit::Expr(e))
             }
         };
+        if let Some(span) = for_await {
+            self.error(span, "`for await` needs an `of` loop: `for await (const x of xs)`", "`for await` without `of`");
+        }
         self.expect(&T::Semi)?;
         let cond = if self.at(&T::Semi) { None } else { Some(self.parse_expression(false)?) };
         self.expect(&T::Semi)?;
@@ -466,12 +468,21 @@ impl<'s> Parser<'s> {
     }
 
     /// After `of` / `in` in a for header.
-    fn parse_for_in_of(&mut self, is_of: bool, decl: Option<VarKind>, target: Pattern) -> PResult<StmtKind> {
+    fn parse_for_in_of(
+        &mut self,
+        is_of: bool,
+        for_await: Option<Span>,
+        decl: Option<VarKind>,
+        target: Pattern,
+    ) -> PResult<StmtKind> {
+        if let (Some(span), false) = (for_await, is_of) {
+            self.error(span, "`for await` needs an `of` loop: `for await (const x of xs)`", "`for await` without `of`");
+        }
         let e = if is_of { self.parse_assign(false)? } else { self.parse_expression(false)? };
         self.expect(&T::RParen)?;
         let body = Box::new(self.parse_sub_statement()?);
         Ok(if is_of {
-            StmtKind::ForOf { decl, target, iterable: e, body }
+            StmtKind::ForOf { decl, target, iterable: e, body, is_await: for_await.is_some() }
         } else {
             StmtKind::ForIn { decl, target, object: e, body }
         })
@@ -672,12 +683,7 @@ impl<'s> Parser<'s> {
         allow_overload: bool,
     ) -> PResult<Option<Function>> {
         self.expect(&T::Function)?;
-        let star = self.cur().span;
         let is_generator = self.eat(&T::Star);
-        if is_generator && is_async {
-            self.error(star, "async generators are not supported", "async generator");
-            return Err(Fail);
-        }
         let fname = if matches!(self.kind(), T::Ident(_)) {
             Some(self.ident()?)
         } else if name == FnName::Required {
@@ -1007,12 +1013,7 @@ impl<'s> Parser<'s> {
             accessor = Some(self.at_ident("get"));
             self.bump();
         }
-        let star = self.cur().span;
         let is_generator = accessor.is_none() && self.eat(&T::Star);
-        if is_generator && is_async {
-            self.error(star, "async generators are not supported", "async generator");
-            return Err(Fail);
-        }
         let (key, _) = self.parse_prop_key()?;
         if is_generator && !(self.at(&T::LParen) || self.at(&T::Lt)) {
             return Err(self.unexpected("`(`"));
