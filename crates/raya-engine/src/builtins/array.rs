@@ -241,8 +241,8 @@ fn push_join_part(out: &mut StrBuf, v: Value) -> ops::OpResult<()> {
     if v.is_nullish() {
         return Ok(());
     }
-    if let Some(s) = ops::as_str(v) {
-        out.push_str(s)
+    if let Some(s) = ops::js_str(v) {
+        out.push_js(s)
     } else if v.is_number() {
         let n = v.as_number();
         if n.fract() == 0.0 && n.abs() < 1e15 {
@@ -463,7 +463,7 @@ fn join(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
         Ok(out)
     });
     match r {
-        Ok(out) => Ok(ctx.str(out.into_string())),
+        Ok(out) => Ok(ctx.rt.heap.alloc_buf(out)),
         Err(JoinError::TooLong) => Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH)),
         Err(JoinError::TooDeep) => Err(ctx.range_error("Maximum call stack size exceeded")),
     }

@@ -116,21 +116,12 @@ fn js_rem(x: f64, y: f64) -> f64 {
     x % y
 }
 
-/// Compares two strings by UTF-16 code units, as JS does.
-fn cmp_strings(a: &str, b: &str) -> std::cmp::Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        a.cmp(b)
-    } else {
-        a.encode_utf16().cmp(b.encode_utf16())
-    }
-}
-
 fn compare(op: &str, x: Value, y: Value) -> Result<Option<std::cmp::Ordering>, Fault> {
     if x.is_number() && y.is_number() {
         return Ok(x.as_number().partial_cmp(&y.as_number()));
     }
-    match (ops::as_str(x), ops::as_str(y)) {
-        (Some(a), Some(b)) => Ok(Some(cmp_strings(a, b))),
+    match (ops::js_str(x), ops::js_str(y)) {
+        (Some(a), Some(b)) => Ok(Some(ops::cmp_strings(a, b))),
         _ => Err(operand_fault(op, x, y)),
     }
 }
@@ -158,8 +149,8 @@ fn less(x: Value, y: Value, or_equal: bool, swapped: bool) -> Result<bool, Fault
 /// `less` for anything but two numbers: two strings, else the TypeError.
 #[inline(never)]
 fn less_slow(x: Value, y: Value, or_equal: bool, swapped: bool) -> Result<bool, Fault> {
-    if let (Some(a), Some(b)) = (ops::as_str(x), ops::as_str(y)) {
-        let ord = cmp_strings(a, b);
+    if let (Some(a), Some(b)) = (ops::js_str(x), ops::js_str(y)) {
+        let ord = ops::cmp_strings(a, b);
         return Ok(ord == std::cmp::Ordering::Less || (or_equal && ord == std::cmp::Ordering::Equal));
     }
     Err(match (swapped, or_equal) {
@@ -1549,12 +1540,12 @@ impl<'rt> TaskInterpreter<'rt> {
                         let mut s = StrBuf::new();
                         for i in 0..count {
                             let v = reg!(start + i);
-                            tri!(match ops::as_str(v) {
-                                Some(x) => s.push_str(x),
+                            tri!(match ops::js_str(v) {
+                                Some(x) => s.push_js(x),
                                 None => ops::write_display(v, &mut s, 0),
                             });
                         }
-                        let v = self.rt.heap.alloc_str(s.into_string());
+                        let v = self.rt.heap.alloc_buf(s);
                         set!(dst, v)
                     }
 
@@ -2744,12 +2735,9 @@ impl<'rt> TaskInterpreter<'rt> {
                 items.into_iter().enumerate().map(|(i, x)| (ops::number_key(i as f64), x)).collect()
             }
             Some(Body::Str(s)) => {
-                let chars: Vec<String> = s.s.chars().map(|c| c.to_string()).collect();
-                chars
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, c)| (ops::number_key(i as f64), self.rt.heap.alloc_str(c)))
-                    .collect()
+                // One entry per code unit, as `{...s}` has in JS.
+                let units = s.units();
+                units.iter().enumerate().map(|(i, &u)| (ops::number_key(i as f64), self.rt.heap.alloc_units(&[u]))).collect()
             }
             _ => Vec::new(),
         }
@@ -2763,25 +2751,25 @@ impl<'rt> TaskInterpreter<'rt> {
                 // anything is allocated.
                 strbuf::check_len(a.utf16_len as usize + b.utf16_len as usize)?;
                 let mut s = StrBuf::with_capacity(a.s.len() + b.s.len())?;
-                s.push_str(&a.s)?;
-                s.push_str(&b.s)?;
+                s.push_js(a)?;
+                s.push_js(b)?;
                 s
             }
             (Some(a), None) => {
                 let mut s = StrBuf::new();
-                s.push_str(&a.s)?;
+                s.push_js(a)?;
                 ops::write_display(y, &mut s, 0)?;
                 s
             }
             (None, Some(b)) => {
                 let mut s = StrBuf::new();
                 ops::write_display(x, &mut s, 0)?;
-                s.push_str(&b.s)?;
+                s.push_js(b)?;
                 s
             }
             (None, None) => return Err(operand_fault("+", x, y)),
         };
-        Ok(self.rt.heap.alloc_str(s.into_string()))
+        Ok(self.rt.heap.alloc_buf(s))
     }
 
     /// For `x + y` where one side is a string and the other an object with
