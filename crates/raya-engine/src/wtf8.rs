@@ -122,7 +122,10 @@ pub fn units(b: &[u8]) -> impl Iterator<Item = u16> + '_ {
 /// UTF-16 length of WTF-8 `b`: one unit per character, two for a 4-byte
 /// one (a surrogate's 3 bytes are one unit, like any 3-byte character).
 pub fn utf16_len(b: &[u8]) -> usize {
-    b.iter().map(|&x| ((x & 0xC0) != 0x80) as usize + (x >= 0xF0) as usize).sum()
+    if b.is_ascii() {
+        return b.len();
+    }
+    b.iter().filter(|&&x| (x & 0xC0) != 0x80).count() + b.iter().filter(|&&x| x >= 0xF0).count()
 }
 
 /// The text of WTF-8 `b` with each lone surrogate as U+FFFD: valid UTF-8

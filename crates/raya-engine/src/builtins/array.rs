@@ -689,7 +689,13 @@ fn sort_default(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Val
     if all_ascii {
         keyed.sort_by(|x, y| text(&x.0).as_bytes().cmp(text(&y.0).as_bytes()));
     } else {
-        keyed.sort_by(|x, y| -> Ordering { cmp_utf16(text(&x.0), text(&y.0)) });
+        // Two strings compare exactly (a lone surrogate by its unit).
+        keyed.sort_by(|x, y| -> Ordering {
+            match (ops::js_str(x.1), ops::js_str(y.1)) {
+                (Some(a), Some(b)) => ops::cmp_strings(a, b),
+                _ => cmp_utf16(text(&x.0), text(&y.0)),
+            }
+        });
     }
     let mut a = this_array(ctx, this, "sort")?;
     a.clear();

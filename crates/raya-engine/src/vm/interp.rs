@@ -2750,10 +2750,8 @@ impl<'rt> TaskInterpreter<'rt> {
                 // Both lengths are known: the limit is checked before
                 // anything is allocated.
                 strbuf::check_len(a.utf16_len as usize + b.utf16_len as usize)?;
-                let mut s = StrBuf::with_capacity(a.s.len() + b.s.len())?;
-                s.push_js(a)?;
-                s.push_js(b)?;
-                s
+                let js = crate::vm::object::JsStr::concat(a, b)?;
+                return Ok(self.rt.heap.alloc(Body::Str(js)));
             }
             (Some(a), None) => {
                 let mut s = StrBuf::new();

@@ -546,6 +546,33 @@ impl JsStr {
         }
     }
 
+    /// `a + b` (the caller checked the length limit). Both lengths are
+    /// known, so nothing is scanned; a short result is built in place, a
+    /// long one in one buffer of the exact size.
+    pub fn concat(a: &JsStr, b: &JsStr) -> super::ops::OpResult<JsStr> {
+        if !a.is_well_formed() || !b.is_well_formed() {
+            let mut v = a.wtf8().to_vec();
+            crate::wtf8::push(&mut v, b.wtf8());
+            return Ok(JsStr::from_wtf8(v));
+        }
+        let (x, y) = (a.s.as_bytes(), b.s.as_bytes());
+        let n = x.len() + y.len();
+        let s = if n <= INLINE_STR {
+            let mut buf = [0; INLINE_STR];
+            buf[..x.len()].copy_from_slice(x);
+            buf[x.len()..n].copy_from_slice(y);
+            StrText::Inline { len: n as u8, buf }
+        } else {
+            super::heap::check_growth(n)?;
+            let mut v = String::new();
+            v.try_reserve_exact(n).map_err(|_| super::strbuf::too_long())?;
+            v.push_str(&a.s);
+            v.push_str(&b.s);
+            StrText::Heap(v.into_boxed_str())
+        };
+        Ok(JsStr { s, utf16_len: a.utf16_len + b.utf16_len })
+    }
+
     /// The string of UTF-16 code units `u`.
     pub fn from_units(u: &[u16]) -> JsStr {
         JsStr::from_wtf8(crate::wtf8::from_units(u))
@@ -1136,6 +1163,11 @@ mod tests {
             assert_eq!(&*t, s);
             assert_eq!(t.heap_bytes(), s.len());
         }
+        let (a, b) = (JsStr::new("naïve ".into()), JsStr::new("x".repeat(30).into()));
+        let ab = JsStr::concat(&a, &b).unwrap();
+        assert_eq!((&*ab.s, ab.utf16_len), (&*format!("naïve {}", "x".repeat(30)), 36));
+        let short = JsStr::concat(&a, &a).unwrap();
+        assert!(matches!(short.s, StrText::Inline { .. }) && &*short.s == "naïve naïve ");
         let js = JsStr::new("naïve".into());
         assert_eq!((js.utf16_len, js.is_ascii(), js.code_unit(2)), (5, false, Some('ï' as u16)));
         assert_eq!(StrText::copy_of("x"), StrText::from_box("x".into()));
