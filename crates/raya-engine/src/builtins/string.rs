@@ -67,6 +67,16 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.static_native(class, "fromCharCode", from_char_code);
     b.static_native(class, "fromCodePoint", from_code_point);
     b.static_native(class, "raw", string_raw);
+    let uri_error = super::core::error_class(b, "URIError", realm.classes.error);
+    realm.globals[super::global_slot("URIError")] = uri_error;
+    for (name, f) in [
+        ("encodeURIComponent", encode_uri_component as crate::vm::object::NativeFn),
+        ("encodeURI", encode_uri),
+        ("decodeURIComponent", decode_uri_component),
+        ("decodeURI", decode_uri),
+    ] {
+        realm.globals[super::global_slot(name)] = b.native(name, f);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -967,6 +977,138 @@ fn from_code_point(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
         }
     }
     Ok(from_units(ctx, &u))
+}
+
+// ---------------------------------------------------------------------------
+// URI encoding
+// ---------------------------------------------------------------------------
+
+/// What `encodeURIComponent` leaves as it is (besides ASCII letters and
+/// digits); `encodeURI` also leaves [`URI_RESERVED`] and `#`.
+const URI_MARKS: &[u8] = b"-_.!~*'()";
+const URI_RESERVED: &[u8] = b";/?:@&=+$,";
+
+/// The exact string of argument `v` (`String(v)` for a non-string).
+fn exact_arg(ctx: &mut NativeCtx, v: Value) -> Result<&'static JsStr, Value> {
+    if let Some(js) = js_str(v) {
+        return Ok(js);
+    }
+    let t = ops::try_to_display(v).map_err(|f| ctx.fault(f))?;
+    let v = ctx.str(t);
+    Ok(js_str(v).expect("a string"))
+}
+
+fn uri_error(ctx: &mut NativeCtx) -> Value {
+    let class = ctx.rt.realm.globals[super::global_slot("URIError")];
+    ctx.error(class, "URI malformed")
+}
+
+/// Encode (ECMA-262 19.2.6.5): each character outside the kept set as the
+/// `%XX` escapes of its UTF-8; a lone surrogate is a URIError.
+fn encode(ctx: &mut NativeCtx, args: &[Value], keep_reserved: bool) -> Result<Value, Value> {
+    let js = exact_arg(ctx, arg(args, 0))?;
+    if !js.is_well_formed() {
+        return Err(uri_error(ctx));
+    }
+    let b = js.s.as_bytes();
+    let keep = |c: u8| {
+        c.is_ascii_alphanumeric()
+            || URI_MARKS.contains(&c)
+            || (keep_reserved && (URI_RESERVED.contains(&c) || c == b'#'))
+    };
+    if b.iter().all(|&c| keep(c)) {
+        return Ok(ctx.str(&*js.s));
+    }
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = String::with_capacity(b.len() * 3);
+    for &c in b {
+        if keep(c) {
+            out.push(c as char);
+        } else {
+            out.push('%');
+            out.push(HEX[(c >> 4) as usize] as char);
+            out.push(HEX[(c & 15) as usize] as char);
+        }
+    }
+    built(ctx, strbuf::check_str(&out))?;
+    Ok(ctx.str(out))
+}
+
+/// The byte of escape `%XX` at `b[i..]`.
+fn escape_at(b: &[u8], i: usize) -> Option<u8> {
+    match b.get(i..i + 3) {
+        Some(&[b'%', h, l]) => {
+            let d = |x: u8| (x as char).to_digit(16);
+            Some((d(h)? * 16 + d(l)?) as u8)
+        }
+        _ => None,
+    }
+}
+
+/// Decode (ECMA-262 19.2.6.6): `%XX` escapes read as UTF-8; an escape
+/// that is not valid UTF-8 (a surrogate's encoding included) is a
+/// URIError. `decodeURI` keeps escapes of reserved characters and `#`.
+fn decode(ctx: &mut NativeCtx, args: &[Value], keep_reserved: bool) -> Result<Value, Value> {
+    let js = exact_arg(ctx, arg(args, 0))?;
+    let b = js.wtf8();
+    if !b.contains(&b'%') {
+        return Ok(ctx.rt.heap.alloc_wtf8(b.to_vec()));
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'%' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let Some(first) = escape_at(b, i) else { return Err(uri_error(ctx)) };
+        if first < 0x80 {
+            if keep_reserved && (URI_RESERVED.contains(&first) || first == b'#') {
+                out.extend_from_slice(&b[i..i + 3]);
+            } else {
+                out.push(first);
+            }
+            i += 3;
+            continue;
+        }
+        let n = match first {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => return Err(uri_error(ctx)),
+        };
+        let mut seq = [first, 0, 0, 0];
+        for (k, slot) in seq.iter_mut().enumerate().take(n).skip(1) {
+            match escape_at(b, i + 3 * k) {
+                Some(c) if c & 0xC0 == 0x80 => *slot = c,
+                _ => return Err(uri_error(ctx)),
+            }
+        }
+        // Rejects overlong forms and surrogates, as the spec does.
+        if std::str::from_utf8(&seq[..n]).is_err() {
+            return Err(uri_error(ctx));
+        }
+        out.extend_from_slice(&seq[..n]);
+        i += 3 * n;
+    }
+    Ok(ctx.rt.heap.alloc_wtf8(out))
+}
+
+fn encode_uri_component(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    encode(ctx, args, false)
+}
+
+fn encode_uri(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    encode(ctx, args, true)
+}
+
+fn decode_uri_component(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    decode(ctx, args, false)
+}
+
+fn decode_uri(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    decode(ctx, args, true)
 }
 
 #[cfg(test)]
