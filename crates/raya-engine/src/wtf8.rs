@@ -165,6 +165,29 @@ pub fn mark_char(out: &mut String, c: char) {
     out.push(c);
 }
 
+/// The marked text of WTF-8 `b`.
+pub fn mark_wtf8(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len() + 4);
+    for (_, cp) in code_points(b) {
+        match char::from_u32(cp) {
+            Some(c) => mark_char(&mut out, c),
+            None => mark(&mut out, cp as u16),
+        }
+    }
+    out
+}
+
+/// The text of a property key made from WTF-8 `b`: the text itself when
+/// it is UTF-8 without a marker character, else its marked text (so a
+/// key with a lone surrogate is a key of its own, and [`unmark`] gives
+/// the string back when keys are listed).
+pub fn key_text(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(b) {
+        Ok(s) if !is_marked(s) => std::borrow::Cow::Borrowed(s),
+        _ => std::borrow::Cow::Owned(mark_wtf8(b)),
+    }
+}
+
 /// Whether `s` is marked text that holds a marker (then [`unmark`] it).
 #[inline]
 pub fn is_marked(s: &str) -> bool {
@@ -248,5 +271,9 @@ mod tests {
         let want = [&b"a"[..], &encode_surrogate(0xD800), "\u{10FFFF}😀".as_bytes()].concat();
         assert_eq!(b, want);
         assert!(!is_marked("plain é"));
+        assert_eq!(unmark(&mark_wtf8(&b)), b);
+        assert_eq!(key_text("é".as_bytes()), "é");
+        assert_eq!(unmark(&key_text(&b)), b);
+        assert_eq!(unmark(&key_text("\u{10FFFF}".as_bytes())), "\u{10FFFF}".as_bytes());
     }
 }

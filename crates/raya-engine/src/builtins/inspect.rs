@@ -303,6 +303,9 @@ fn is_plain_key(k: &str) -> bool {
 }
 
 fn format_key(k: &str) -> String {
+    if crate::wtf8::is_marked(k) {
+        return quote_wtf8(&crate::wtf8::unmark(k));
+    }
     if k == "__proto__" {
         "['__proto__']".into()
     } else if is_plain_key(k) {

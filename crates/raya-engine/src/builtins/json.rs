@@ -265,7 +265,12 @@ fn stringify_with(
             }
         }
         if let Via::Key(k) = via {
-            numconv::json_quote(k.as_str(), &mut out);
+            let t = k.as_str();
+            if crate::wtf8::is_marked(t) {
+                numconv::json_quote_wtf8(&crate::wtf8::unmark(t), &mut out);
+            } else {
+                numconv::json_quote(t, &mut out);
+            }
             out.push(':');
             if gap.is_some() {
                 out.push(' ');
@@ -560,10 +565,9 @@ impl Parser<'_> {
             return Err(self.error(msg));
         }
         self.pos += 1;
-        // A key with a lone surrogate is its lossy text, as any property
-        // key made from such a string.
+        // A key with a lone surrogate is marked, as `ops::key_of` makes it.
         let k = self.string()?;
-        let k = String::from_utf8(k).unwrap_or_else(|e| crate::wtf8::lossy(e.as_bytes()));
+        let k = crate::wtf8::key_text(&k).into_owned();
         self.skip_ws();
         if self.peek() != Some(b':') {
             return Err(self.error(Msg::ColonAfterPropertyName));

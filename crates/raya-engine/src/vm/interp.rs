@@ -2470,7 +2470,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::ForInKeys { dst, src } => {
                         let keys = ops::own_keys(reg!(src));
-                        let vals: Vec<Value> = keys.iter().map(|k| self.rt.heap.alloc_str(k.as_str())).collect();
+                        let vals: Vec<Value> = keys.iter().map(|&k| ops::key_value(&mut self.rt.heap, k)).collect();
                         let a = self.rt.heap.alloc_array(vals);
                         set!(dst, a)
                     }

@@ -81,12 +81,12 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, linked: &mut Linked) -> Arc
             Constant::String(s) if crate::wtf8::is_marked(s) => {
                 // A literal with a lone surrogate (or a real U+10FFFF):
                 // the compiler's text is marked (see `crate::wtf8`). As a
-                // property key it is the lossy text, as `ops::to_key`
-                // makes it.
+                // property key it is the key `ops::to_key` makes of the
+                // string (halves that folding joined are one character).
                 let v = heap.alloc_wtf8(crate::wtf8::unmark(s));
                 linked.roots.push(v);
                 consts.push(v);
-                atoms.push(Atom::intern(ops::as_str(v).unwrap_or("")));
+                atoms.push(ops::js_str(v).map_or(Atom::intern(""), ops::key_of));
             }
             Constant::String(s) => {
                 let v = heap.alloc_str(s.as_str());

@@ -214,9 +214,31 @@ pub fn to_key(v: Value) -> Atom {
     if v.is_number() {
         return number_key(v.as_number());
     }
-    match as_str(v) {
-        Some(s) => Atom::intern(s),
+    match js_str(v) {
+        Some(s) => key_of(s),
         None => symbol_atom(v).unwrap_or_else(|| Atom::intern(&to_display(v))),
+    }
+}
+
+/// The property key string `js` names. A key with a lone surrogate is
+/// interned as its marked text (`crate::wtf8::key_text`), so it is a key
+/// of its own; [`key_value`] turns it back into the string.
+#[inline]
+pub fn key_of(js: &JsStr) -> Atom {
+    if js.is_ascii() {
+        Atom::intern(&js.s)
+    } else {
+        Atom::intern(&crate::wtf8::key_text(js.wtf8()))
+    }
+}
+
+/// The string a property key lists as (`Object.keys`, `for … in`).
+pub fn key_value(heap: &mut Heap, k: Atom) -> Value {
+    let t = k.as_str();
+    if crate::wtf8::is_marked(t) {
+        heap.alloc_wtf8(crate::wtf8::unmark(t))
+    } else {
+        heap.alloc_str(t)
     }
 }
 
