@@ -120,7 +120,11 @@ fn classify(v: Value, keys: Option<&[Atom]>) -> Ser {
     match v.as_obj().map(|o| &o.body) {
         Some(Body::Str(s)) => {
             let mut out = String::with_capacity(s.s.len() + 2);
-            numconv::json_quote_wtf8(s.wtf8(), &mut out);
+            if s.is_well_formed() {
+                numconv::json_quote(&s.s, &mut out);
+            } else {
+                numconv::json_quote_wtf8(s.wtf8(), &mut out);
+            }
             Ser::Text(out)
         }
         Some(Body::Array(a)) => Ser::Array(a.lock().clone()),

@@ -1530,14 +1530,19 @@ impl<'rt> TaskInterpreter<'rt> {
                         // Parts that are strings have known lengths: a
                         // result that is surely too long fails before
                         // anything is built.
-                        let mut known = 0usize;
+                        let (mut known, mut bytes) = (0usize, 0usize);
                         for i in 0..count {
-                            if let Some(x) = reg!(start + i).as_obj().and_then(|o| o.as_str()) {
-                                known += x.utf16_len as usize;
+                            match reg!(start + i).as_obj().and_then(|o| o.as_str()) {
+                                Some(x) => {
+                                    known += x.utf16_len as usize;
+                                    bytes += x.s.len();
+                                }
+                                // A number's text, usually.
+                                None => bytes += 8,
                             }
                         }
                         tri!(strbuf::check_len(known));
-                        let mut s = StrBuf::new();
+                        let mut s = tri!(StrBuf::with_capacity(bytes));
                         for i in 0..count {
                             let v = reg!(start + i);
                             tri!(match ops::js_str(v) {
@@ -2737,7 +2742,11 @@ impl<'rt> TaskInterpreter<'rt> {
             Some(Body::Str(s)) => {
                 // One entry per code unit, as `{...s}` has in JS.
                 let units = s.units();
-                units.iter().enumerate().map(|(i, &u)| (ops::number_key(i as f64), self.rt.heap.alloc_units(&[u]))).collect()
+                units
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &u)| (ops::number_key(i as f64), self.rt.heap.alloc_units(&[u])))
+                    .collect()
             }
             _ => Vec::new(),
         }

@@ -372,7 +372,10 @@ pub const INLINE_STR: usize = 30;
 /// messages and paths want), so it reads like the `Box<str>` it replaces;
 /// [`StrText::wtf8`] is the exact value.
 pub enum StrText {
-    Inline { len: u8, buf: [u8; INLINE_STR] },
+    Inline {
+        len: u8,
+        buf: [u8; INLINE_STR],
+    },
     Heap(Box<str>),
     /// Ill-formed: holds at least one lone surrogate.
     Wtf8(Box<IllFormed>),
