@@ -464,9 +464,9 @@ pub fn parse(text: &str, alloc: &mut dyn FnMut(NewValue) -> Value) -> Result<Val
             b'"' => {
                 p.pos += 1;
                 let s = p.string()?;
-                alloc(match String::from_utf8(s) {
+                alloc(match s {
                     Ok(s) => NewValue::Str(s),
-                    Err(e) => NewValue::Wtf8(e.into_bytes()),
+                    Err(b) => NewValue::Wtf8(b),
                 })
             }
             b'-' | b'0'..=b'9' => Value::number(p.number()?),
@@ -570,8 +570,11 @@ impl Parser<'_> {
         }
         self.pos += 1;
         // A key with a lone surrogate is marked, as `ops::key_of` makes it.
-        let k = self.string()?;
-        let k = crate::wtf8::key_text(&k).into_owned();
+        let k = match self.string()? {
+            Ok(k) if !crate::wtf8::is_marked(&k) => k,
+            Ok(k) => crate::wtf8::mark_wtf8(k.as_bytes()),
+            Err(b) => crate::wtf8::mark_wtf8(&b),
+        };
         self.skip_ws();
         if self.peek() != Some(b':') {
             return Err(self.error(Msg::ColonAfterPropertyName));
@@ -594,9 +597,12 @@ impl Parser<'_> {
     }
 
     /// The rest of a string after its opening quote.
-    /// A string's value as WTF-8 (an escaped lone surrogate is kept).
-    fn string(&mut self) -> Result<Vec<u8>, String> {
+    /// A string's value: text, or WTF-8 when an escape made a surrogate
+    /// (an escaped lone surrogate is kept).
+    fn string(&mut self) -> Result<Result<String, Vec<u8>>, String> {
         let mut out = Vec::new();
+        // A `\u` escape of a surrogate was appended.
+        let mut surrogate = false;
         let mut run = self.pos;
         loop {
             let Some(c) = self.peek() else {
@@ -606,7 +612,15 @@ impl Parser<'_> {
                 b'"' => {
                     out.extend_from_slice(&self.b[run..self.pos]);
                     self.pos += 1;
-                    return Ok(out);
+                    if !surrogate {
+                        // SAFETY: `out` is pieces of the source text cut at
+                        // ASCII bytes (quotes, backslashes) and whole
+                        // characters of escapes; only a surrogate escape
+                        // appends anything else, and none was seen.
+                        return Ok(Ok(unsafe { String::from_utf8_unchecked(out) }));
+                    }
+                    // Two escaped halves may have made a character.
+                    return Ok(String::from_utf8(out).map_err(|e| e.into_bytes()));
                 }
                 b'\\' => {
                     out.extend_from_slice(&self.b[run..self.pos]);
@@ -623,7 +637,11 @@ impl Parser<'_> {
                         b't' => out.push(b'\t'),
                         // A pair spelled as two escapes joins (`push_unit`
                         // merges a low surrogate with the high one before).
-                        b'u' => crate::wtf8::push_unit(&mut out, self.hex4()?),
+                        b'u' => {
+                            let u = self.hex4()?;
+                            surrogate |= (0xD800..0xE000).contains(&u);
+                            crate::wtf8::push_unit(&mut out, u);
+                        }
                         _ => return Err(self.error(Msg::BadEscapedCharacter)),
                     }
                     self.pos += 1;
