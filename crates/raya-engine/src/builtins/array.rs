@@ -184,12 +184,11 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
         // in a `for`-`of` loop, where it may wait.
         IterState::Host { .. } | IterState::Gen(_) | IterState::GenLoop { .. } | IterState::User { .. } => Vec::new(),
         IterState::Str { s, next } => {
-            let text: &str = ops::as_str(s).unwrap_or("");
-            let rest = text.get(next..).unwrap_or("");
             let mut out = Vec::new();
-            for c in rest.chars() {
-                let mut buf = [0u8; 4];
-                out.push(ctx.str(&*c.encode_utf8(&mut buf)));
+            let mut at = next;
+            while let Some((c, n)) = ops::string_char(ctx.heap(), s, at) {
+                out.push(c);
+                at += n;
             }
             out
         }

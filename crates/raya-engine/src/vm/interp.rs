@@ -1031,11 +1031,9 @@ impl<'rt> TaskInterpreter<'rt> {
                 v
             }
             IterState::Str { s, next } => {
-                let st = ops::as_str(*s)?;
-                let c = st[*next..].chars().next()?;
-                *next += c.len_utf8();
-                let mut buf = [0u8; 4];
-                Some(self.rt.heap.alloc_str(&*c.encode_utf8(&mut buf)))
+                let (c, n) = ops::string_char(&mut self.rt.heap, *s, *next)?;
+                *next += n;
+                Some(c)
             }
             IterState::Indexed { arr, next, entries } => {
                 let v = ops::array_data(*arr)?.get(*next).copied()?;

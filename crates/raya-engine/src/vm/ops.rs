@@ -232,6 +232,20 @@ pub fn key_of(js: &JsStr) -> Atom {
     }
 }
 
+/// The character (code point) at byte `b` of string `s`, as a string, and
+/// its length in bytes: what a string iterator yields (a lone surrogate is
+/// one, kept).
+pub fn string_char(heap: &mut Heap, s: Value, b: usize) -> Option<(Value, usize)> {
+    let js = js_str(s)?;
+    let c = js.s.get(b..)?.chars().next()?;
+    let n = c.len_utf8();
+    if c == '\u{FFFD}' && !js.is_well_formed() && crate::wtf8::surrogate_at(js.wtf8(), b).is_some() {
+        return Some((heap.alloc_wtf8(js.wtf8()[b..b + n].to_vec()), n));
+    }
+    let mut buf = [0u8; 4];
+    Some((heap.alloc_str(&*c.encode_utf8(&mut buf)), n))
+}
+
 /// The string a property key lists as (`Object.keys`, `for … in`).
 pub fn key_value(heap: &mut Heap, k: Atom) -> Value {
     let t = k.as_str();
