@@ -231,6 +231,7 @@ pub mod sync;
 pub mod syntax;
 pub mod trace;
 pub mod vm;
+pub mod wtf8;
 
 pub use compiler::{CompileError, Program};
 pub use embed::{

@@ -184,12 +184,11 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
         // in a `for`-`of` loop, where it may wait.
         IterState::Host { .. } | IterState::Gen(_) | IterState::GenLoop { .. } | IterState::User { .. } => Vec::new(),
         IterState::Str { s, next } => {
-            let text: &str = ops::as_str(s).unwrap_or("");
-            let rest = text.get(next..).unwrap_or("");
             let mut out = Vec::new();
-            for c in rest.chars() {
-                let mut buf = [0u8; 4];
-                out.push(ctx.str(&*c.encode_utf8(&mut buf)));
+            let mut at = next;
+            while let Some((c, n)) = ops::string_char(ctx.heap(), s, at) {
+                out.push(c);
+                at += n;
             }
             out
         }
@@ -241,8 +240,8 @@ fn push_join_part(out: &mut StrBuf, v: Value) -> ops::OpResult<()> {
     if v.is_nullish() {
         return Ok(());
     }
-    if let Some(s) = ops::as_str(v) {
-        out.push_str(s)
+    if let Some(s) = ops::js_str(v) {
+        out.push_js(s)
     } else if v.is_number() {
         let n = v.as_number();
         if n.fract() == 0.0 && n.abs() < 1e15 {
@@ -463,7 +462,7 @@ fn join(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
         Ok(out)
     });
     match r {
-        Ok(out) => Ok(ctx.str(out.into_string())),
+        Ok(out) => Ok(ctx.rt.heap.alloc_buf(out)),
         Err(JoinError::TooLong) => Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH)),
         Err(JoinError::TooDeep) => Err(ctx.range_error("Maximum call stack size exceeded")),
     }
@@ -689,7 +688,13 @@ fn sort_default(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Val
     if all_ascii {
         keyed.sort_by(|x, y| text(&x.0).as_bytes().cmp(text(&y.0).as_bytes()));
     } else {
-        keyed.sort_by(|x, y| -> Ordering { cmp_utf16(text(&x.0), text(&y.0)) });
+        // Two strings compare exactly (a lone surrogate by its unit).
+        keyed.sort_by(|x, y| -> Ordering {
+            match (ops::js_str(x.1), ops::js_str(y.1)) {
+                (Some(a), Some(b)) => ops::cmp_strings(a, b),
+                _ => cmp_utf16(text(&x.0), text(&y.0)),
+            }
+        });
     }
     let mut a = this_array(ctx, this, "sort")?;
     a.clear();

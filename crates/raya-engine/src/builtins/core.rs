@@ -114,7 +114,7 @@ fn bind(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
     Ok(ctx.heap().alloc(Body::Function(Function::Bound(b))))
 }
 
-fn error_class(b: &mut Builder, name: &str, parent: Value) -> Value {
+pub(crate) fn error_class(b: &mut Builder, name: &str, parent: Value) -> Value {
     let class = b.class(name, parent, BuiltinKind::Ordinary, Some(error_ctor), Some(error_call));
     let name_v = b.heap.alloc_str(name);
     let mut cd = Builder::class_data(class);

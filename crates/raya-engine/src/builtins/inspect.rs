@@ -20,7 +20,7 @@
 
 use crate::builtins::{json, numconv};
 use crate::vm::atom::{names, Atom};
-use crate::vm::object::{Body, BuiltinKind, ClassData, Function, IterState, Obj, ObjectData};
+use crate::vm::object::{Body, BuiltinKind, ClassData, Function, IterState, JsStr, Obj, ObjectData};
 use crate::vm::ops;
 use crate::vm::strbuf::{self, StrBuf};
 use crate::vm::value::Value;
@@ -303,6 +303,9 @@ fn is_plain_key(k: &str) -> bool {
 }
 
 fn format_key(k: &str) -> String {
+    if crate::wtf8::is_marked(k) {
+        return quote_wtf8(&crate::wtf8::unmark(k));
+    }
     if k == "__proto__" {
         "['__proto__']".into()
     } else if is_plain_key(k) {
@@ -316,10 +319,17 @@ fn format_key(k: &str) -> String {
 /// double quotes, or backticks if it also has a double quote), with
 /// control characters, C1 controls and backslashes escaped.
 pub fn quote_str(s: &str) -> String {
-    let quote = if s.contains('\'') {
-        if !s.contains('"') {
+    quote_wtf8(s.as_bytes())
+}
+
+/// [`quote_str`] of a string's exact WTF-8: a lone surrogate is written
+/// `\ud800`, as Node writes it.
+fn quote_wtf8(b: &[u8]) -> String {
+    let has = |x: &[u8]| b.windows(x.len()).any(|w| w == x);
+    let quote = if b.contains(&b'\'') {
+        if !b.contains(&b'"') {
             '"'
-        } else if !s.contains('`') && !s.contains("${") {
+        } else if !b.contains(&b'`') && !has(b"${") {
             '`'
         } else {
             '\''
@@ -327,9 +337,13 @@ pub fn quote_str(s: &str) -> String {
     } else {
         '\''
     };
-    let mut out = String::with_capacity(s.len() + 2);
+    let mut out = String::with_capacity(b.len() + 2);
     out.push(quote);
-    for c in s.chars() {
+    for (_, cp) in crate::wtf8::code_points(b) {
+        let Some(c) = char::from_u32(cp) else {
+            out.push_str(&format!("\\u{cp:x}"));
+            continue;
+        };
         match c {
             '\'' if quote == '\'' => out.push_str("\\'"),
             '\\' => out.push_str("\\\\"),
@@ -349,25 +363,14 @@ pub fn quote_str(s: &str) -> String {
 }
 
 /// A string inside a container: quoted, cut after 10 000 UTF-16 units.
-fn format_string(s: &str, utf16_len: usize) -> String {
+fn format_string(js: &JsStr) -> String {
+    let utf16_len = js.utf16_len as usize;
     if utf16_len <= MAX_STRING_LENGTH {
-        return quote_str(s);
+        return quote_wtf8(js.wtf8());
     }
-    let units: Vec<u16> = s.encode_utf16().take(MAX_STRING_LENGTH).collect();
-    let mut head = String::from_utf16_lossy(&units);
-    let mut lone = None;
-    if let Some(&last) = units.last() {
-        if (0xD800..0xDC00).contains(&last) {
-            head.pop();
-            lone = Some(last);
-        }
-    }
-    let mut q = quote_str(&head);
-    if let Some(u) = lone {
-        let close = q.pop().unwrap_or('\'');
-        q.push_str(&format!("\\u{u:x}"));
-        q.push(close);
-    }
+    // A cut through a pair leaves its high half, printed as an escape.
+    let units: Vec<u16> = crate::wtf8::units(js.wtf8()).take(MAX_STRING_LENGTH).collect();
+    let q = quote_wtf8(&crate::wtf8::from_units(&units));
     let remaining = utf16_len - MAX_STRING_LENGTH;
     format!("{q}... {remaining} more character{}", if remaining > 1 { "s" } else { "" })
 }
@@ -501,7 +504,7 @@ impl Inspector {
         }
         let Some(o) = v.as_obj() else { return "undefined".into() };
         if let Body::Str(s) = &o.body {
-            return format_string(&s.s, s.utf16_len as usize);
+            return format_string(s);
         }
         if let Some(k) = crate::vm::ops::symbol_atom(v) {
             return k.as_str().into();

@@ -152,9 +152,8 @@ fn iter_next(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, 
             let pair = ctx.array(vec![k, v]);
             Ok(result(ctx, pair, false))
         }
-        Step::Char(c) => {
-            let mut buf = [0u8; 4];
-            let v = ctx.str(&*c.encode_utf8(&mut buf));
+        Step::Char(s, at) => {
+            let v = ops::string_char(ctx.heap(), s, at).map_or(Value::UNDEFINED, |(c, _)| c);
             Ok(result(ctx, v, false))
         }
         Step::Done => Ok(result(ctx, Value::UNDEFINED, true)),
@@ -167,7 +166,8 @@ fn iter_next(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, 
 enum Step {
     Value(Value),
     Pair(Value, Value),
-    Char(char),
+    /// The character at a byte offset of a string.
+    Char(Value, usize),
     Done,
     Unsupported,
 }
@@ -213,8 +213,9 @@ fn step(_ctx: &mut NativeCtx, st: &mut IterState) -> Step {
         IterState::Str { s, next } => {
             match ops::as_str(*s).and_then(|t| t.get(*next..)).and_then(|r| r.chars().next()) {
                 Some(c) => {
+                    let at = *next;
                     *next += c.len_utf8();
-                    Step::Char(c)
+                    Step::Char(*s, at)
                 }
                 None => Step::Done,
             }

@@ -120,7 +120,11 @@ fn classify(v: Value, keys: Option<&[Atom]>) -> Ser {
     match v.as_obj().map(|o| &o.body) {
         Some(Body::Str(s)) => {
             let mut out = String::with_capacity(s.s.len() + 2);
-            numconv::json_quote(&s.s, &mut out);
+            if s.is_well_formed() {
+                numconv::json_quote(&s.s, &mut out);
+            } else {
+                numconv::json_quote_wtf8(s.wtf8(), &mut out);
+            }
             Ser::Text(out)
         }
         Some(Body::Array(a)) => Ser::Array(a.lock().clone()),
@@ -265,7 +269,12 @@ fn stringify_with(
             }
         }
         if let Via::Key(k) = via {
-            numconv::json_quote(k.as_str(), &mut out);
+            let t = k.as_str();
+            if crate::wtf8::is_marked(t) {
+                numconv::json_quote_wtf8(&crate::wtf8::unmark(t), &mut out);
+            } else {
+                numconv::json_quote(t, &mut out);
+            }
             out.push(':');
             if gap.is_some() {
                 out.push(' ');
@@ -391,6 +400,7 @@ fn json_parse(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value
     let heap = &mut ctx.rt.heap;
     let result = parse(text, &mut |b: NewValue| match b {
         NewValue::Str(s) => heap.alloc_str(s),
+        NewValue::Wtf8(b) => heap.alloc_wtf8(b),
         NewValue::Array(items) => heap.alloc_array(items),
         NewValue::Object(props) => {
             heap.alloc(Body::Object(Mut::new(ObjectData { class: Value::UNDEFINED, props, frozen: false })))
@@ -402,6 +412,8 @@ fn json_parse(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value
 /// A heap value the parser asks its caller to allocate.
 pub enum NewValue {
     Str(String),
+    /// A string with a lone surrogate (from a `\ud800` escape), as WTF-8.
+    Wtf8(Vec<u8>),
     Array(Vec<Value>),
     Object(PropMap),
 }
@@ -452,7 +464,10 @@ pub fn parse(text: &str, alloc: &mut dyn FnMut(NewValue) -> Value) -> Result<Val
             b'"' => {
                 p.pos += 1;
                 let s = p.string()?;
-                alloc(NewValue::Str(s))
+                alloc(match s {
+                    Ok(s) => NewValue::Str(s),
+                    Err(b) => NewValue::Wtf8(b),
+                })
             }
             b'-' | b'0'..=b'9' => Value::number(p.number()?),
             b'{' => {
@@ -554,7 +569,12 @@ impl Parser<'_> {
             return Err(self.error(msg));
         }
         self.pos += 1;
-        let k = self.string()?;
+        // A key with a lone surrogate is marked, as `ops::key_of` makes it.
+        let k = match self.string()? {
+            Ok(k) if !crate::wtf8::is_marked(&k) => k,
+            Ok(k) => crate::wtf8::mark_wtf8(k.as_bytes()),
+            Err(b) => crate::wtf8::mark_wtf8(&b),
+        };
         self.skip_ws();
         if self.peek() != Some(b':') {
             return Err(self.error(Msg::ColonAfterPropertyName));
@@ -577,8 +597,12 @@ impl Parser<'_> {
     }
 
     /// The rest of a string after its opening quote.
-    fn string(&mut self) -> Result<String, String> {
-        let mut out = String::new();
+    /// A string's value: text, or WTF-8 when an escape made a surrogate
+    /// (an escaped lone surrogate is kept).
+    fn string(&mut self) -> Result<Result<String, Vec<u8>>, String> {
+        let mut out = Vec::new();
+        // A `\u` escape of a surrogate was appended.
+        let mut surrogate = false;
         let mut run = self.pos;
         loop {
             let Some(c) = self.peek() else {
@@ -586,34 +610,37 @@ impl Parser<'_> {
             };
             match c {
                 b'"' => {
-                    out.push_str(&self.src[run..self.pos]);
+                    out.extend_from_slice(&self.b[run..self.pos]);
                     self.pos += 1;
-                    return Ok(out);
+                    if !surrogate {
+                        // SAFETY: `out` is pieces of the source text cut at
+                        // ASCII bytes (quotes, backslashes) and whole
+                        // characters of escapes; only a surrogate escape
+                        // appends anything else, and none was seen.
+                        return Ok(Ok(unsafe { String::from_utf8_unchecked(out) }));
+                    }
+                    // Two escaped halves may have made a character.
+                    return Ok(String::from_utf8(out).map_err(|e| e.into_bytes()));
                 }
                 b'\\' => {
-                    out.push_str(&self.src[run..self.pos]);
+                    out.extend_from_slice(&self.b[run..self.pos]);
                     self.pos += 1;
                     let Some(e) = self.peek() else { return Err(self.error(Msg::Token)) };
                     match e {
-                        b'"' => out.push('"'),
-                        b'\\' => out.push('\\'),
-                        b'/' => out.push('/'),
-                        b'b' => out.push('\u{8}'),
-                        b'f' => out.push('\u{c}'),
-                        b'n' => out.push('\n'),
-                        b'r' => out.push('\r'),
-                        b't' => out.push('\t'),
+                        b'"' => out.push(b'"'),
+                        b'\\' => out.push(b'\\'),
+                        b'/' => out.push(b'/'),
+                        b'b' => out.push(0x08),
+                        b'f' => out.push(0x0C),
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        // A pair spelled as two escapes joins (`push_unit`
+                        // merges a low surrogate with the high one before).
                         b'u' => {
-                            let mut units = vec![self.hex4()?];
-                            // A surrogate pair spelled as two escapes.
-                            while (0xD800..0xDC00).contains(units.last().unwrap())
-                                && self.b.get(self.pos + 1) == Some(&b'\\')
-                                && self.b.get(self.pos + 2) == Some(&b'u')
-                            {
-                                self.pos += 2;
-                                units.push(self.hex4()?);
-                            }
-                            out.push_str(&String::from_utf16_lossy(&units));
+                            let u = self.hex4()?;
+                            surrogate |= (0xD800..0xE000).contains(&u);
+                            crate::wtf8::push_unit(&mut out, u);
                         }
                         _ => return Err(self.error(Msg::BadEscapedCharacter)),
                     }

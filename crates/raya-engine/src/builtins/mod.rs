@@ -118,6 +118,11 @@ pub const GLOBAL_NAMES: &[&str] = &[
     "clearInterval",
     "queueMicrotask",
     "AggregateError",
+    "URIError",
+    "encodeURIComponent",
+    "encodeURI",
+    "decodeURIComponent",
+    "decodeURI",
     // Hook used by stdlib/prelude.raya to hand its Raya-written methods
     // (Array.prototype.map, sort, ...) to the runtime.
     "__installPrelude",

@@ -764,13 +764,38 @@ pub fn to_int32(x: f64) -> i32 {
 /// `QuoteJSONString` as used by `JSON.stringify`: appends `s` to `out`
 /// wrapped in double quotes, escaping `"`, `\`, `\b`, `\f`, `\n`, `\r`,
 /// `\t` with their short forms and other code units below U+0020 as
-/// `\u00xx` (lowercase hex). Everything else is copied verbatim.
-/// (A Rust `&str` cannot contain lone surrogates, so the well-formed
-/// `JSON.stringify` surrogate escaping never applies here.)
+/// `\u00xx` (lowercase hex). Everything else is copied verbatim (a Rust
+/// `&str` holds no lone surrogate; see [`json_quote_wtf8`]).
 pub fn json_quote(s: &str, out: &mut String) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(s.len() + 2);
     out.push('"');
+    json_quote_body(s, out);
+    out.push('"');
+}
+
+/// [`json_quote`] of a string's exact WTF-8: each lone surrogate is
+/// written as a `\udxxx` escape (well-formed `JSON.stringify`).
+pub fn json_quote_wtf8(b: &[u8], out: &mut String) {
+    out.reserve(b.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(u) = crate::wtf8::surrogate_at(b, i) {
+            json_quote_body(&String::from_utf8_lossy(&b[start..i]), out);
+            out.push_str(&format!("\\u{u:x}"));
+            i += 3;
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    json_quote_body(&String::from_utf8_lossy(&b[start..]), out);
+    out.push('"');
+}
+
+fn json_quote_body(s: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
@@ -798,7 +823,6 @@ pub fn json_quote(s: &str, out: &mut String) {
         start = i + 1;
     }
     out.push_str(&s[start..]);
-    out.push('"');
 }
 
 #[cfg(test)]

@@ -117,7 +117,7 @@ fn key_string(ctx: &mut NativeCtx, keys: &Keys, i: usize) -> Value {
             let s = i.to_string();
             ctx.str(s)
         }
-        Keys::Named(k) => ctx.str(k[i].as_str()),
+        Keys::Named(k) => ops::key_value(ctx.heap(), k[i]),
     }
 }
 

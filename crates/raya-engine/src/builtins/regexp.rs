@@ -159,12 +159,19 @@ impl Compiled {
     }
 
     /// The first match at byte `start` or after (exactly at `start` when
-    /// sticky).
-    fn find_at(&self, s: &str, start: usize) -> Option<regress::Match> {
+    /// sticky). `ascii`: `s` is known to be ASCII.
+    fn find_at(&self, s: &str, start: usize, ascii: bool) -> Option<regress::Match> {
         if start > s.len() {
             return None;
         }
-        let m = self.re.find_from(s, start).next()?;
+        // ASCII text needs no UTF-8 decoding; its case folding is the
+        // same unless `u`/`v` fold a non-ASCII pattern character to ASCII
+        // (`/\u017F/iu` matches "s").
+        let m = if ascii && !(self.flags.ignore_case && (self.flags.unicode || self.flags.unicode_sets)) {
+            self.re.find_from_ascii(s, start).next()?
+        } else {
+            self.re.find_from(s, start).next()?
+        };
         if self.flags.sticky && m.start() != start {
             return None;
         }
@@ -173,10 +180,10 @@ impl Compiled {
 
     /// Every match from byte `start`, as a global replace or match finds
     /// them: after an empty match the search moves one character on.
-    fn find_all(&self, s: &str, start: usize) -> Vec<regress::Match> {
+    fn find_all(&self, s: &str, start: usize, ascii: bool) -> Vec<regress::Match> {
         let mut out = Vec::new();
         let mut at = start;
-        while let Some(m) = self.find_at(s, at) {
+        while let Some(m) = self.find_at(s, at, ascii) {
             at = if m.end() == m.start() { next_char(s, m.end()) } else { m.end() };
             out.push(m);
             if at > s.len() {
@@ -349,6 +356,11 @@ struct Units<'a> {
 impl<'a> Units<'a> {
     fn new(s: &'a str) -> Units<'a> {
         Units { s, ascii: s.is_ascii(), byte: 0, unit: 0 }
+    }
+
+    /// For a subject whose ASCII-ness its string already knows.
+    fn known(s: &'a str, ascii: bool) -> Units<'a> {
+        Units { s, ascii, byte: 0, unit: 0 }
     }
 
     fn at(&mut self, b: usize) -> usize {
@@ -621,6 +633,26 @@ fn text(v: Value) -> &'static str {
     ops::as_str(v).unwrap_or("")
 }
 
+/// Whether string `v` is ASCII (known from its length, no scan).
+fn is_ascii(v: Value) -> bool {
+    ops::js_str(v).is_some_and(|js| js.is_ascii())
+}
+
+/// The exact WTF-8 of string `v` when it holds a lone surrogate.
+fn ill_formed(v: Value) -> Option<&'static [u8]> {
+    ops::js_str(v).filter(|js| !js.is_well_formed()).map(|js| js.wtf8())
+}
+
+/// The piece at bytes `r` of string `subj` (text `s`), exactly: ASCII
+/// without a scan, a lone surrogate kept.
+fn piece(rt: &mut Runtime, subj: Value, s: &str, r: Range<usize>) -> Value {
+    match ops::js_str(subj) {
+        Some(js) if js.is_ascii() => rt.heap.alloc_ascii_str(&s[r]),
+        Some(js) if !js.is_well_formed() => rt.heap.alloc_wtf8(js.wtf8()[r].to_vec()),
+        _ => rt.heap.alloc_str(&s[r]),
+    }
+}
+
 /// Which matches an operation needs.
 #[derive(Clone, Copy)]
 enum Want {
@@ -631,13 +663,18 @@ enum Want {
 }
 
 /// `ascii`: `s` is known to be ASCII (then it holds no astral character).
-fn search(c: &Compiled, s: &str, want: Want, ascii: bool) -> Vec<regress::Match> {
-    if !ascii && !c.flags.unicode && !c.flags.unicode_sets && s.bytes().any(|b| b >= 0xF0) {
-        return search_units(c, s, want);
+/// `ill`: the exact WTF-8 of a subject with a lone surrogate (`s` is its
+/// lossy text, with the same byte offsets).
+fn search(c: &Compiled, s: &str, ill: Option<&[u8]>, want: Want, ascii: bool) -> Vec<regress::Match> {
+    if !ascii && !c.flags.unicode && !c.flags.unicode_sets && (ill.is_some() || s.bytes().any(|b| b >= 0xF0)) {
+        return search_units(c, s, ill, want);
     }
+    // With `u`/`v`, a lone surrogate is one code point, which only `.`, a
+    // negated class or `\p`-less escapes can match: the lossy text's
+    // U+FFFD stands in for it.
     match want {
-        Want::First(at) => c.find_at(s, at).into_iter().collect(),
-        Want::All(at) => c.find_all(s, at),
+        Want::First(at) => c.find_at(s, at, ascii).into_iter().collect(),
+        Want::All(at) => c.find_all(s, at, ascii),
     }
 }
 
@@ -646,9 +683,13 @@ fn search(c: &Compiled, s: &str, want: Want, ascii: bool) -> Vec<regress::Match>
 /// one by one. A subject holding such a character is matched as UTF-16
 /// (`regress`'s UCS-2 input) and the positions are mapped back to bytes; a
 /// position between the halves of a pair maps to the pair's start
-/// (strings hold no lone surrogates).
-fn search_units(c: &Compiled, s: &str, want: Want) -> Vec<regress::Match> {
-    let units: Vec<u16> = s.encode_utf16().collect();
+/// (a lone surrogate of the string is one unit and three bytes, as its
+/// U+FFFD in `s`).
+fn search_units(c: &Compiled, s: &str, ill: Option<&[u8]>, want: Want) -> Vec<regress::Match> {
+    let units: Vec<u16> = match ill {
+        Some(w) => crate::wtf8::units(w).collect(),
+        None => s.encode_utf16().collect(),
+    };
     let mut byte: Vec<usize> = Vec::with_capacity(units.len() + 1);
     for (b, ch) in s.char_indices() {
         byte.push(b);
@@ -696,16 +737,17 @@ fn with_matches(
     build: impl FnOnce(&mut Runtime, &'static str, Vec<regress::Match>) -> OpResult<Value> + Send + 'static,
 ) -> Result<Value, Value> {
     let s = text(subj);
-    let ascii = subj.as_obj().and_then(|o| o.as_str()).is_some_and(|js| js.is_ascii());
+    let ascii = is_ascii(subj);
+    let ill = ill_formed(subj);
     if !c.long(s) {
-        let ms = search(c, s, want, ascii);
+        let ms = search(c, s, ill, want, ascii);
         return build(ctx.rt, s, ms).map_err(|f| ctx.fault(f));
     }
-    let (job_c, owned) = (c.clone(), Box::<str>::from(s));
+    let (job_c, owned, owned_ill) = (c.clone(), Box::<str>::from(s), ill.map(Box::<[u8]>::from));
     block_on(
         ctx,
         "a regular expression match",
-        move || search(&job_c, &owned, want, ascii),
+        move || search(&job_c, &owned, owned_ill.as_deref(), want, ascii),
         move |rt, trace, ms| match build(rt, text(subj), ms) {
             Ok(v) => Resume::Value(v),
             Err(f) => Resume::Throw(fault_value(rt, trace, f)),
@@ -730,17 +772,16 @@ fn fault_value(rt: &mut Runtime, trace: &crate::std::io::Trace, f: Fault) -> Val
 /// `subj`): the match and its groups, with `index`, `input`, `groups`
 /// and, for the `d` flag, `indices`.
 fn match_array(rt: &mut Runtime, c: &Compiled, subj: Value, s: &str, m: &regress::Match) -> OpResult<Value> {
-    let mut units = Units::new(s);
+    let mut units = Units::known(s, is_ascii(subj));
     // Every piece of an ASCII subject is ASCII: no scan for its UTF-16
     // length.
-    let items: Vec<Value> = m
-        .groups()
-        .map(|g| match g {
-            Some(r) if units.ascii => rt.heap.alloc_ascii_str(&s[r]),
-            Some(r) => rt.heap.alloc_str(&s[r]),
+    let mut items: Vec<Value> = Vec::with_capacity(m.captures.len() + 1);
+    for g in m.groups() {
+        items.push(match g {
+            Some(r) => piece(rt, subj, s, r),
             None => Value::UNDEFINED,
-        })
-        .collect();
+        });
+    }
     let index = Value::number(units.at(m.start()) as f64);
     let groups = named_groups(rt, c, &items);
     let [input, groups_key, indices_key] = extra_names();
@@ -822,7 +863,7 @@ fn exec_like(ctx: &mut NativeCtx, this: Value, args: &[Value], full: bool) -> Re
             return Ok(if full { Value::NULL } else { Value::FALSE });
         };
         if f.global || f.sticky {
-            d.set_last_index(Units::new(s).at(m.end()) as f64);
+            d.set_last_index(Units::known(s, is_ascii(subj)).at(m.end()) as f64);
         }
         if full {
             match_array(rt, &d.compiled, subj, s, m)
@@ -910,7 +951,7 @@ fn string_match(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Valu
         if ms.is_empty() {
             return Ok(Value::NULL);
         }
-        let items = ms.iter().map(|m| rt.heap.alloc_str(&s[m.range()])).collect();
+        let items = ms.iter().map(|m| piece(rt, subj, s, m.range())).collect();
         Ok(rt.heap.alloc_array(items))
     })
 }
@@ -1012,15 +1053,18 @@ pub fn replace(ctx: &mut NativeCtx, this: Value, re: Value, repl: Value, all: bo
             return Ok(this);
         }
         let r = text(repl);
+        // The text between matches is copied exactly (a lone surrogate
+        // kept); `s` has the same byte offsets.
+        let w = ops::js_str(this).map_or(s.as_bytes(), |js| js.wtf8());
         let mut out = StrBuf::with_capacity(s.len())?;
         let mut last = 0;
         for m in &ms {
-            out.push_str(&s[last..m.start()])?;
+            out.push_wtf8(&w[last..m.start()])?;
             substitute(&mut out, r, s, m, &d.compiled)?;
             last = m.end();
         }
-        out.push_str(&s[last..])?;
-        Ok(rt.heap.alloc_str(out.into_string()))
+        out.push_wtf8(&w[last..])?;
+        Ok(rt.heap.alloc_buf(out))
     })
 }
 
@@ -1060,13 +1104,13 @@ pub fn split(ctx: &mut NativeCtx, this: Value, re: Value, lim: usize) -> Result<
             if m.end() == p {
                 continue;
             }
-            out.push(rt.heap.alloc_str(&s[p..m.start()]));
+            out.push(piece(rt, this, s, p..m.start()));
             if out.len() == lim {
                 return Ok(rt.heap.alloc_array(out));
             }
             for g in m.groups().skip(1) {
                 out.push(match g {
-                    Some(r) => rt.heap.alloc_str(&s[r]),
+                    Some(r) => piece(rt, this, s, r),
                     None => Value::UNDEFINED,
                 });
                 if out.len() == lim {
@@ -1075,7 +1119,7 @@ pub fn split(ctx: &mut NativeCtx, this: Value, re: Value, lim: usize) -> Result<
             }
             p = m.end();
         }
-        out.push(rt.heap.alloc_str(&s[p..]));
+        out.push(piece(rt, this, s, p..s.len()));
         Ok(rt.heap.alloc_array(out))
     })
 }

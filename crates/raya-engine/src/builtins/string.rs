@@ -3,9 +3,10 @@
 //!
 //! Strings are stored as UTF-8 with UTF-16 semantics: every index or length
 //! argument counts UTF-16 code units, as in JS. ASCII strings (the common
-//! case) take byte-indexed fast paths. A result that would contain a lone
-//! surrogate (a slice through the middle of a surrogate pair) cannot be
-//! stored as UTF-8; the lone surrogate becomes U+FFFD, as `s[i]` does.
+//! case) take byte-indexed fast paths. A string holding a lone surrogate
+//! (a slice through the middle of a pair, `String.fromCharCode(0xD800)`)
+//! is WTF-8 (`crate::wtf8`); the methods that build strings keep the
+//! surrogate, and `isWellFormed`/`toWellFormed` find and replace it.
 //!
 //! Argument conversion: string arguments are converted as `String(x)` does
 //! (so `"a1".indexOf(1)` is 1, and a missing search string is
@@ -58,12 +59,24 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.method(t, "__replaceAll", replace_all);
     b.method(t, "concat", concat);
     b.method(t, "localeCompare", locale_compare);
+    b.method(t, "isWellFormed", is_well_formed);
+    b.method(t, "toWellFormed", to_well_formed);
     b.method(t, "toString", to_string);
     b.method(t, "valueOf", to_string);
     let class = realm.classes.string;
     b.static_native(class, "fromCharCode", from_char_code);
     b.static_native(class, "fromCodePoint", from_code_point);
     b.static_native(class, "raw", string_raw);
+    let uri_error = super::core::error_class(b, "URIError", realm.classes.error);
+    realm.globals[super::global_slot("URIError")] = uri_error;
+    for (name, f) in [
+        ("encodeURIComponent", encode_uri_component as crate::vm::object::NativeFn),
+        ("encodeURI", encode_uri),
+        ("decodeURIComponent", decode_uri_component),
+        ("decodeURI", decode_uri),
+    ] {
+        realm.globals[super::global_slot(name)] = b.native(name, f);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -169,8 +182,19 @@ fn units(s: &str) -> Vec<u16> {
     s.encode_utf16().collect()
 }
 
+/// The string of code units `u` (a lone surrogate kept).
 fn from_units(ctx: &mut NativeCtx, u: &[u16]) -> Value {
-    ctx.str(String::from_utf16_lossy(u))
+    ctx.rt.heap.alloc_units(u)
+}
+
+/// The piece of `js` at bytes `a..b` (character boundaries of its text,
+/// which are those of its WTF-8).
+fn piece(ctx: &mut NativeCtx, js: &JsStr, a: usize, b: usize) -> Value {
+    if js.is_well_formed() {
+        ctx.str(&js.s[a..b])
+    } else {
+        ctx.rt.heap.alloc_wtf8(js.wtf8()[a..b].to_vec())
+    }
 }
 
 /// The substring of code units `start..end` (`start <= end <= len`).
@@ -185,9 +209,10 @@ pub(crate) fn substring16(ctx: &mut NativeCtx, this: Value, js: &JsStr, start: u
         return ctx.str(&js.s[start..end]);
     }
     match (byte_at(js, start), byte_at(js, end)) {
-        (Ok(a), Ok(b)) => ctx.str(&js.s[a..b]),
+        (Ok(a), Ok(b)) => piece(ctx, js, a, b),
         _ => {
-            let u = units(&js.s);
+            // A cut through a pair: its half is a lone surrogate.
+            let u = js.units();
             from_units(ctx, &u[start..end])
         }
     }
@@ -273,7 +298,8 @@ fn code_point_at(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Val
         return Ok(Value::number(js.s.as_bytes()[i] as f64));
     }
     let cp = match byte_at(js, i) {
-        Ok(b) => js.s[b..].chars().next().map(|c| c as u32).unwrap_or(0),
+        // The code point there, a lone surrogate included.
+        Ok(b) => crate::wtf8::code_points(&js.wtf8()[b..]).next().map_or(0, |(_, c)| c),
         Err(b) => {
             // Inside a pair: the low surrogate alone.
             let c = js.s[b..].chars().next().unwrap_or('\u{FFFD}');
@@ -440,6 +466,9 @@ fn to_upper_case(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Va
         }
         return Ok(ctx.str(js.s.to_ascii_uppercase()));
     }
+    if !js.is_well_formed() {
+        return Ok(map_well_formed(ctx, js, str::to_uppercase));
+    }
     // Some characters grow (ß → SS): the result is checked.
     let up = js.s.to_uppercase();
     built(ctx, strbuf::check_str(&up))?;
@@ -454,16 +483,56 @@ fn to_lower_case(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Va
         }
         return Ok(ctx.str(js.s.to_ascii_lowercase()));
     }
+    if !js.is_well_formed() {
+        return Ok(map_well_formed(ctx, js, str::to_lowercase));
+    }
     let low = js.s.to_lowercase();
     built(ctx, strbuf::check_str(&low))?;
     Ok(ctx.str(low))
+}
+
+/// `f` applied to the runs of an ill-formed string between its lone
+/// surrogates, which stay as they are (case mapping).
+fn map_well_formed(ctx: &mut NativeCtx, js: &JsStr, f: fn(&str) -> String) -> Value {
+    let b = js.wtf8();
+    let mut out = Vec::with_capacity(b.len());
+    let (mut i, mut run) = (0, 0);
+    while i < b.len() {
+        if crate::wtf8::surrogate_at(b, i).is_some() {
+            out.extend_from_slice(f(&js.s[run..i]).as_bytes());
+            out.extend_from_slice(&b[i..i + 3]);
+            i += 3;
+            run = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.extend_from_slice(f(&js.s[run..]).as_bytes());
+    ctx.rt.heap.alloc_wtf8(out)
+}
+
+/// `s.isWellFormed()`: no lone surrogate.
+fn is_well_formed(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    let js = this_str(ctx, this, "isWellFormed")?;
+    Ok(Value::bool(js.is_well_formed()))
+}
+
+/// `s.toWellFormed()`: each lone surrogate replaced by U+FFFD.
+fn to_well_formed(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
+    let js = this_str(ctx, this, "toWellFormed")?;
+    if js.is_well_formed() {
+        return Ok(this);
+    }
+    Ok(ctx.str(&*js.s))
 }
 
 fn trimmed(ctx: &mut NativeCtx, this: Value, js: &JsStr, t: &str) -> Value {
     if t.len() == js.s.len() {
         this
     } else {
-        ctx.str(t)
+        // `t` is a piece of `js.s`: the same bytes of the WTF-8.
+        let a = t.as_ptr() as usize - js.s.as_ptr() as usize;
+        piece(ctx, js, a, a + t.len())
     }
 }
 
@@ -488,20 +557,21 @@ fn trim_end(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, 
 
 /// The filler for `padStart`/`padEnd`: `fill` repeated and cut to `n`
 /// code units.
-fn make_fill(out: &mut StrBuf, fill: &str, n: usize) -> ops::OpResult<()> {
-    let flen = len16(fill);
+fn make_fill(out: &mut StrBuf, fill: &JsStr, n: usize) -> ops::OpResult<()> {
+    let flen = fill.utf16_len as usize;
     let whole = n / flen;
     let part = n % flen;
-    out.reserve(fill.len() * (whole + 1))?;
+    out.reserve(fill.s.len() * (whole + 1))?;
     for _ in 0..whole {
-        out.push_str(fill)?;
+        out.push_js(fill)?;
     }
     if part > 0 {
         if fill.is_ascii() {
-            out.push_str(&fill[..part])?;
+            out.push_str(&fill.s[..part])?;
         } else {
-            let u = units(fill);
-            out.push_str(&String::from_utf16_lossy(&u[..part]))?;
+            // A cut through a pair leaves its high half.
+            let u = fill.units();
+            out.push_wtf8(&crate::wtf8::from_units(&u[..part]))?;
         }
     }
     Ok(())
@@ -516,8 +586,16 @@ fn pad(ctx: &mut NativeCtx, this: Value, args: &[Value], at_start: bool) -> Resu
         return Ok(this);
     }
     let f = arg(args, 1);
-    let fill = if f.is_undefined() { Cow::Borrowed(" ") } else { str_arg(f) };
-    if fill.is_empty() {
+    let fill = if f.is_undefined() {
+        ctx.str(" ")
+    } else if js_str(f).is_some() {
+        f
+    } else {
+        let t = str_arg(f);
+        ctx.str(&*t)
+    };
+    let fill = js_str(fill).expect("a string");
+    if fill.s.is_empty() {
         return Ok(this);
     }
     if max > MAX_STRING_LEN as f64 {
@@ -526,16 +604,16 @@ fn pad(ctx: &mut NativeCtx, this: Value, args: &[Value], at_start: bool) -> Resu
     let r = (|| {
         let mut out = StrBuf::new();
         if at_start {
-            make_fill(&mut out, &fill, max as usize - len)?;
-            out.push_str(&js.s)?;
+            make_fill(&mut out, fill, max as usize - len)?;
+            out.push_js(js)?;
         } else {
-            out.push_str(&js.s)?;
-            make_fill(&mut out, &fill, max as usize - len)?;
+            out.push_js(js)?;
+            make_fill(&mut out, fill, max as usize - len)?;
         }
-        Ok(out.into_string())
+        Ok(out)
     })();
     let out = built(ctx, r)?;
-    Ok(ctx.str(out))
+    Ok(ctx.rt.heap.alloc_buf(out))
 }
 
 fn pad_start(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
@@ -561,6 +639,19 @@ fn repeat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
     }
     if n * js.utf16_len as f64 > MAX_STRING_LEN as f64 {
         return Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH));
+    }
+    if !js.is_well_formed() {
+        // Copies meet at seams: a low surrogate at the start and a high
+        // one at the end join into a character.
+        let r = (|| {
+            let mut out = StrBuf::new();
+            for _ in 0..n as usize {
+                out.push_js(js)?;
+            }
+            Ok(out)
+        })();
+        let out = built(ctx, r)?;
+        return Ok(ctx.rt.heap.alloc_buf(out));
     }
     // The length is checked; the memory is reserved fallibly, then filled
     // by doubling.
@@ -613,7 +704,7 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
                 out.push(unit_string(ctx, js, i));
             }
         } else {
-            for &u in units(&js.s).iter().take(n) {
+            for &u in js.units().iter().take(n) {
                 out.push(from_units(ctx, &[u]));
             }
         }
@@ -633,12 +724,13 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
             }
             // `c` is ASCII, so `start..end` falls on char boundaries.
             let part = &js.s[start..end];
-            out.push(if ascii { ctx.heap().alloc_ascii_str(part) } else { ctx.str(part) });
+            out.push(if ascii { ctx.heap().alloc_ascii_str(part) } else { piece(ctx, js, start, end) });
             start = end + 1;
         }
     } else {
         for part in js.s.split(&*sep).take(lim) {
-            let v = ctx.str(part);
+            let a = part.as_ptr() as usize - js.s.as_ptr() as usize;
+            let v = piece(ctx, js, a, a + part.len());
             out.push(v);
         }
     }
@@ -695,15 +787,16 @@ fn replace(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Va
     let Some(pos) = s.find(&*pat) else {
         return Ok(this);
     };
+    let w = js.wtf8();
     let r = (|| {
         let mut out = StrBuf::with_capacity(s.len() + repl.len())?;
-        out.push_str(&s[..pos])?;
+        out.push_wtf8(&w[..pos])?;
         expand_replacement(&mut out, &repl, s, pos, &pat)?;
-        out.push_str(&s[pos + pat.len()..])?;
-        Ok(out.into_string())
+        out.push_wtf8(&w[pos + pat.len()..])?;
+        Ok(out)
     })();
     let out = built(ctx, r)?;
-    Ok(ctx.str(out))
+    Ok(ctx.rt.heap.alloc_buf(out))
 }
 
 fn replace_all(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
@@ -741,7 +834,7 @@ fn replace_all(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value
                     } else {
                         piece.push_str(&repl)?;
                     }
-                    let extra = strbuf::utf16_len(piece.as_str()) + 1;
+                    let extra = strbuf::utf16_len(&piece.as_str()) + 1;
                     strbuf::check_len(o16.len() + extra)?;
                     o16.try_reserve(extra).map_err(|_| strbuf::too_long())?;
                     o16.extend(piece.as_str().encode_utf16());
@@ -750,19 +843,20 @@ fn replace_all(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value
                 out.push_str(&String::from_utf16_lossy(&o16))?;
             }
             expand_replacement(&mut out, &repl, s, s.len(), "")?;
-            return Ok(out.into_string());
+            return Ok(out);
         }
+        let w = js.wtf8();
         let mut last = 0;
         for (pos, m) in s.match_indices(&*pat) {
-            out.push_str(&s[last..pos])?;
+            out.push_wtf8(&w[last..pos])?;
             expand_replacement(&mut out, &repl, s, pos, m)?;
             last = pos + m.len();
         }
-        out.push_str(&s[last..])?;
-        Ok(out.into_string())
+        out.push_wtf8(&w[last..])?;
+        Ok(out)
     })();
     let out = built(ctx, r)?;
-    Ok(ctx.str(out))
+    Ok(ctx.rt.heap.alloc_buf(out))
 }
 
 fn concat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
@@ -774,17 +868,17 @@ fn concat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
     built(ctx, strbuf::check_len(js.utf16_len as usize + known))?;
     let r = (|| {
         let mut out = StrBuf::new();
-        out.push_str(&js.s)?;
+        out.push_js(js)?;
         for &a in args {
-            match ops::as_str(a) {
-                Some(x) => out.push_str(x)?,
+            match ops::js_str(a) {
+                Some(x) => out.push_js(x)?,
                 None => ops::write_display(a, &mut out, 0)?,
             }
         }
-        Ok(out.into_string())
+        Ok(out)
     })();
     let out = built(ctx, r)?;
-    Ok(ctx.str(out))
+    Ok(ctx.rt.heap.alloc_buf(out))
 }
 
 fn locale_compare(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
@@ -883,6 +977,138 @@ fn from_code_point(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
         }
     }
     Ok(from_units(ctx, &u))
+}
+
+// ---------------------------------------------------------------------------
+// URI encoding
+// ---------------------------------------------------------------------------
+
+/// What `encodeURIComponent` leaves as it is (besides ASCII letters and
+/// digits); `encodeURI` also leaves [`URI_RESERVED`] and `#`.
+const URI_MARKS: &[u8] = b"-_.!~*'()";
+const URI_RESERVED: &[u8] = b";/?:@&=+$,";
+
+/// The exact string of argument `v` (`String(v)` for a non-string).
+fn exact_arg(ctx: &mut NativeCtx, v: Value) -> Result<&'static JsStr, Value> {
+    if let Some(js) = js_str(v) {
+        return Ok(js);
+    }
+    let t = ops::try_to_display(v).map_err(|f| ctx.fault(f))?;
+    let v = ctx.str(t);
+    Ok(js_str(v).expect("a string"))
+}
+
+fn uri_error(ctx: &mut NativeCtx) -> Value {
+    let class = ctx.rt.realm.globals[super::global_slot("URIError")];
+    ctx.error(class, "URI malformed")
+}
+
+/// Encode (ECMA-262 19.2.6.5): each character outside the kept set as the
+/// `%XX` escapes of its UTF-8; a lone surrogate is a URIError.
+fn encode(ctx: &mut NativeCtx, args: &[Value], keep_reserved: bool) -> Result<Value, Value> {
+    let js = exact_arg(ctx, arg(args, 0))?;
+    if !js.is_well_formed() {
+        return Err(uri_error(ctx));
+    }
+    let b = js.s.as_bytes();
+    let keep = |c: u8| {
+        c.is_ascii_alphanumeric()
+            || URI_MARKS.contains(&c)
+            || (keep_reserved && (URI_RESERVED.contains(&c) || c == b'#'))
+    };
+    if b.iter().all(|&c| keep(c)) {
+        return Ok(ctx.str(&*js.s));
+    }
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = String::with_capacity(b.len() * 3);
+    for &c in b {
+        if keep(c) {
+            out.push(c as char);
+        } else {
+            out.push('%');
+            out.push(HEX[(c >> 4) as usize] as char);
+            out.push(HEX[(c & 15) as usize] as char);
+        }
+    }
+    built(ctx, strbuf::check_str(&out))?;
+    Ok(ctx.str(out))
+}
+
+/// The byte of escape `%XX` at `b[i..]`.
+fn escape_at(b: &[u8], i: usize) -> Option<u8> {
+    match b.get(i..i + 3) {
+        Some(&[b'%', h, l]) => {
+            let d = |x: u8| (x as char).to_digit(16);
+            Some((d(h)? * 16 + d(l)?) as u8)
+        }
+        _ => None,
+    }
+}
+
+/// Decode (ECMA-262 19.2.6.6): `%XX` escapes read as UTF-8; an escape
+/// that is not valid UTF-8 (a surrogate's encoding included) is a
+/// URIError. `decodeURI` keeps escapes of reserved characters and `#`.
+fn decode(ctx: &mut NativeCtx, args: &[Value], keep_reserved: bool) -> Result<Value, Value> {
+    let js = exact_arg(ctx, arg(args, 0))?;
+    let b = js.wtf8();
+    if !b.contains(&b'%') {
+        return Ok(ctx.rt.heap.alloc_wtf8(b.to_vec()));
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'%' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let Some(first) = escape_at(b, i) else { return Err(uri_error(ctx)) };
+        if first < 0x80 {
+            if keep_reserved && (URI_RESERVED.contains(&first) || first == b'#') {
+                out.extend_from_slice(&b[i..i + 3]);
+            } else {
+                out.push(first);
+            }
+            i += 3;
+            continue;
+        }
+        let n = match first {
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF7 => 4,
+            _ => return Err(uri_error(ctx)),
+        };
+        let mut seq = [first, 0, 0, 0];
+        for (k, slot) in seq.iter_mut().enumerate().take(n).skip(1) {
+            match escape_at(b, i + 3 * k) {
+                Some(c) if c & 0xC0 == 0x80 => *slot = c,
+                _ => return Err(uri_error(ctx)),
+            }
+        }
+        // Rejects overlong forms and surrogates, as the spec does.
+        if std::str::from_utf8(&seq[..n]).is_err() {
+            return Err(uri_error(ctx));
+        }
+        out.extend_from_slice(&seq[..n]);
+        i += 3 * n;
+    }
+    Ok(ctx.rt.heap.alloc_wtf8(out))
+}
+
+fn encode_uri_component(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    encode(ctx, args, false)
+}
+
+fn encode_uri(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    encode(ctx, args, true)
+}
+
+fn decode_uri_component(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    decode(ctx, args, false)
+}
+
+fn decode_uri(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    decode(ctx, args, true)
 }
 
 #[cfg(test)]

@@ -419,6 +419,9 @@ impl<'a> Codegen<'a> {
     fn binary(&mut self, op: BinaryOp, a: &'a Expr, b: &'a Expr, dst: Reg, _pos: u32) {
         // Errors (`null + 1`) are reported at the operator, as V8 does.
         let pos = self.binop_pos(a);
+        if op == BinaryOp::Add && self.string_chain(a, b, dst, pos) {
+            return;
+        }
         let m = self.mark();
         if let Some(imm) = addi_imm(op, b) {
             let ra = self.expr_reg(a);
@@ -435,6 +438,44 @@ impl<'a> Codegen<'a> {
             self.emit(binop(op, dst, ra, rb), pos);
         }
         self.free_to(m);
+    }
+
+    /// `x1 + x2 + … + xn` (n ≥ 3) whose first or second operand is a
+    /// string literal: every `+` of it concatenates strings, so it is built
+    /// once (`Concat`) instead of through n - 2 intermediate strings. Each
+    /// operand is converted (`ToString`, which calls a user `toString`)
+    /// right after it is evaluated, where the `+` would have converted it,
+    /// so conversions and the operands' side effects keep their order.
+    /// Returns false (nothing emitted) for any other `+`.
+    fn string_chain(&mut self, a: &'a Expr, b: &'a Expr, dst: Reg, pos: u32) -> bool {
+        let mut parts = vec![b];
+        let mut left = a;
+        while let ExprKind::Binary(BinaryOp::Add, l, r) = &left.kind {
+            parts.push(r);
+            left = l;
+        }
+        parts.push(left);
+        parts.reverse();
+        let is_str = |e: &Expr| matches!(e.kind, ExprKind::String(_) | ExprKind::Template(_));
+        if parts.len() < 3 || !(is_str(parts[0]) || is_str(parts[1])) || parts.len() > u16::MAX as usize {
+            return false;
+        }
+        let m = self.mark();
+        let base = self.mark();
+        for _ in 0..parts.len() {
+            self.alloc();
+        }
+        for (i, e) in parts.iter().enumerate() {
+            let r = super::codegen::clamp_reg(base + i as u32);
+            self.expr(e, r);
+            if !is_str(e) {
+                self.emit(Instr::ToString { dst: r, src: r }, pos);
+            }
+        }
+        let count = parts.len() as u16;
+        self.emit(Instr::Concat { dst, start: super::codegen::clamp_reg(base), count }, pos);
+        self.free_to(m);
+        true
     }
 
     /// The position of the operator after left operand `a`: the first

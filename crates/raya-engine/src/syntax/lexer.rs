@@ -928,7 +928,12 @@ fn scan_escape(s: &str, base: usize, out: &mut String, errs: &mut Vec<LitError>)
                             }
                         }
                     }
-                    out.push(char::from_u32(cp).unwrap_or('\u{FFFD}'));
+                    // A lone surrogate travels marked (see `crate::wtf8`).
+                    match char::from_u32(cp) {
+                        Some(c) => crate::wtf8::mark_char(out, c),
+                        None if (0xD800..0xE000).contains(&cp) => crate::wtf8::mark(out, cp as u16),
+                        None => out.push('\u{FFFD}'),
+                    }
                     return used;
                 }
                 None => {
@@ -993,7 +998,7 @@ fn scan_string(s: &str, quote: char) -> (usize, String, bool, Vec<LitError>) {
             }
             '\n' | '\r' => return (i, out, false, errs),
             c => {
-                out.push(c);
+                crate::wtf8::mark_char(&mut out, c);
                 i += c.len_utf8();
             }
         }
@@ -1039,7 +1044,7 @@ fn scan_template(s: &str) -> (usize, String, TemplateEnd, Vec<LitError>) {
                 i += if s[i + 1..].starts_with('\n') { 2 } else { 1 };
             }
             c => {
-                out.push(c);
+                crate::wtf8::mark_char(&mut out, c);
                 i += c.len_utf8();
             }
         }
@@ -1577,7 +1582,10 @@ mod tests {
         assert_eq!(string_value(r#""\\""#), "\\");
         assert_eq!(string_value(r#""\x41\u0042\u{43}\u{1F600}""#), "ABC😀");
         assert_eq!(string_value(r#""\uD83D\uDE00""#), "😀");
-        assert_eq!(string_value(r#""\uD83D""#), "\u{FFFD}");
+        let mut lone = String::new();
+        crate::wtf8::mark(&mut lone, 0xD83D);
+        assert_eq!(string_value(r#""\uD83D""#), lone);
+        assert_eq!(crate::wtf8::unmark(&string_value(r#""a\uDE00""#)), [b'a', 0xED, 0xB8, 0x80]);
         assert_eq!(string_value("\"a\\\nb\""), "ab");
         assert_eq!(string_value("\"a\\\r\nb\""), "ab");
         assert_eq!(string_value(r#""\q""#), "q");

@@ -718,6 +718,21 @@ impl Heap {
         self.alloc(Body::Str(JsStr::new(s.into())))
     }
 
+    /// A string of WTF-8 bytes (see `crate::wtf8`): a lone surrogate kept.
+    pub fn alloc_wtf8(&mut self, b: Vec<u8>) -> Value {
+        self.alloc(Body::Str(JsStr::from_wtf8(b)))
+    }
+
+    /// The string a buffer built (exactly: lone surrogates kept).
+    pub fn alloc_buf(&mut self, b: super::strbuf::StrBuf) -> Value {
+        self.alloc(Body::Str(b.into_js()))
+    }
+
+    /// The string of UTF-16 code units `u`.
+    pub fn alloc_units(&mut self, u: &[u16]) -> Value {
+        self.alloc(Body::Str(JsStr::from_units(u)))
+    }
+
     /// `alloc_str` of a string the caller knows to be ASCII.
     pub fn alloc_ascii_str(&mut self, s: &str) -> Value {
         let js = JsStr::ascii_from(s);

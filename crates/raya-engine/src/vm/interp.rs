@@ -116,21 +116,12 @@ fn js_rem(x: f64, y: f64) -> f64 {
     x % y
 }
 
-/// Compares two strings by UTF-16 code units, as JS does.
-fn cmp_strings(a: &str, b: &str) -> std::cmp::Ordering {
-    if a.is_ascii() && b.is_ascii() {
-        a.cmp(b)
-    } else {
-        a.encode_utf16().cmp(b.encode_utf16())
-    }
-}
-
 fn compare(op: &str, x: Value, y: Value) -> Result<Option<std::cmp::Ordering>, Fault> {
     if x.is_number() && y.is_number() {
         return Ok(x.as_number().partial_cmp(&y.as_number()));
     }
-    match (ops::as_str(x), ops::as_str(y)) {
-        (Some(a), Some(b)) => Ok(Some(cmp_strings(a, b))),
+    match (ops::js_str(x), ops::js_str(y)) {
+        (Some(a), Some(b)) => Ok(Some(ops::cmp_strings(a, b))),
         _ => Err(operand_fault(op, x, y)),
     }
 }
@@ -158,8 +149,8 @@ fn less(x: Value, y: Value, or_equal: bool, swapped: bool) -> Result<bool, Fault
 /// `less` for anything but two numbers: two strings, else the TypeError.
 #[inline(never)]
 fn less_slow(x: Value, y: Value, or_equal: bool, swapped: bool) -> Result<bool, Fault> {
-    if let (Some(a), Some(b)) = (ops::as_str(x), ops::as_str(y)) {
-        let ord = cmp_strings(a, b);
+    if let (Some(a), Some(b)) = (ops::js_str(x), ops::js_str(y)) {
+        let ord = ops::cmp_strings(a, b);
         return Ok(ord == std::cmp::Ordering::Less || (or_equal && ord == std::cmp::Ordering::Equal));
     }
     Err(match (swapped, or_equal) {
@@ -1055,11 +1046,9 @@ impl<'rt> TaskInterpreter<'rt> {
                 v
             }
             IterState::Str { s, next } => {
-                let st = ops::as_str(*s)?;
-                let c = st[*next..].chars().next()?;
-                *next += c.len_utf8();
-                let mut buf = [0u8; 4];
-                Some(self.rt.heap.alloc_str(&*c.encode_utf8(&mut buf)))
+                let (c, n) = ops::string_char(&mut self.rt.heap, *s, *next)?;
+                *next += n;
+                Some(c)
             }
             IterState::Indexed { arr, next, entries } => {
                 let v = ops::array_data(*arr)?.get(*next).copied()?;
@@ -1554,22 +1543,27 @@ impl<'rt> TaskInterpreter<'rt> {
                         // Parts that are strings have known lengths: a
                         // result that is surely too long fails before
                         // anything is built.
-                        let mut known = 0usize;
+                        let (mut known, mut bytes) = (0usize, 0usize);
                         for i in 0..count {
-                            if let Some(x) = reg!(start + i).as_obj().and_then(|o| o.as_str()) {
-                                known += x.utf16_len as usize;
+                            match reg!(start + i).as_obj().and_then(|o| o.as_str()) {
+                                Some(x) => {
+                                    known += x.utf16_len as usize;
+                                    bytes += x.s.len();
+                                }
+                                // A number's text, usually.
+                                None => bytes += 8,
                             }
                         }
                         tri!(strbuf::check_len(known));
-                        let mut s = StrBuf::new();
+                        let mut s = tri!(StrBuf::with_capacity(bytes));
                         for i in 0..count {
                             let v = reg!(start + i);
-                            tri!(match ops::as_str(v) {
-                                Some(x) => s.push_str(x),
+                            tri!(match ops::js_str(v) {
+                                Some(x) => s.push_js(x),
                                 None => ops::write_display(v, &mut s, 0),
                             });
                         }
-                        let v = self.rt.heap.alloc_str(s.into_string());
+                        let v = self.rt.heap.alloc_buf(s);
                         set!(dst, v)
                     }
 
@@ -2503,7 +2497,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::ForInKeys { dst, src } => {
                         let keys = ops::own_keys(reg!(src));
-                        let vals: Vec<Value> = keys.iter().map(|k| self.rt.heap.alloc_str(k.as_str())).collect();
+                        let vals: Vec<Value> = keys.iter().map(|&k| ops::key_value(&mut self.rt.heap, k)).collect();
                         let a = self.rt.heap.alloc_array(vals);
                         set!(dst, a)
                     }
@@ -2771,11 +2765,12 @@ impl<'rt> TaskInterpreter<'rt> {
                 items.into_iter().enumerate().map(|(i, x)| (ops::number_key(i as f64), x)).collect()
             }
             Some(Body::Str(s)) => {
-                let chars: Vec<String> = s.s.chars().map(|c| c.to_string()).collect();
-                chars
-                    .into_iter()
+                // One entry per code unit, as `{...s}` has in JS.
+                let units = s.units();
+                units
+                    .iter()
                     .enumerate()
-                    .map(|(i, c)| (ops::number_key(i as f64), self.rt.heap.alloc_str(c)))
+                    .map(|(i, &u)| (ops::number_key(i as f64), self.rt.heap.alloc_units(&[u])))
                     .collect()
             }
             _ => Vec::new(),
@@ -2789,26 +2784,24 @@ impl<'rt> TaskInterpreter<'rt> {
                 // Both lengths are known: the limit is checked before
                 // anything is allocated.
                 strbuf::check_len(a.utf16_len as usize + b.utf16_len as usize)?;
-                let mut s = StrBuf::with_capacity(a.s.len() + b.s.len())?;
-                s.push_str(&a.s)?;
-                s.push_str(&b.s)?;
-                s
+                let js = crate::vm::object::JsStr::concat(a, b)?;
+                return Ok(self.rt.heap.alloc(Body::Str(js)));
             }
             (Some(a), None) => {
                 let mut s = StrBuf::new();
-                s.push_str(&a.s)?;
+                s.push_js(a)?;
                 ops::write_display(y, &mut s, 0)?;
                 s
             }
             (None, Some(b)) => {
                 let mut s = StrBuf::new();
                 ops::write_display(x, &mut s, 0)?;
-                s.push_str(&b.s)?;
+                s.push_js(b)?;
                 s
             }
             (None, None) => return Err(operand_fault("+", x, y)),
         };
-        Ok(self.rt.heap.alloc_str(s.into_string()))
+        Ok(self.rt.heap.alloc_buf(s))
     }
 
     /// For `x + y` where one side is a string and the other an object with

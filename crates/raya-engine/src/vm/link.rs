@@ -7,6 +7,7 @@
 
 use super::atom::Atom;
 use super::heap::Heap;
+use super::ops;
 use super::value::Value;
 use crate::bytecode::Instr;
 use crate::bytecode::{Constant, FuncProto};
@@ -77,6 +78,16 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, linked: &mut Linked) -> Arc
                 consts.push(Value::number(*n));
                 atoms.push(Atom::intern(&crate::builtins::numconv::number_to_string(*n)));
             }
+            Constant::String(s) if crate::wtf8::is_marked(s) => {
+                // A literal with a lone surrogate (or a real U+10FFFF):
+                // the compiler's text is marked (see `crate::wtf8`). As a
+                // property key it is the key `ops::to_key` makes of the
+                // string (halves that folding joined are one character).
+                let v = heap.alloc_wtf8(crate::wtf8::unmark(s));
+                linked.roots.push(v);
+                consts.push(v);
+                atoms.push(ops::js_str(v).map_or(Atom::intern(""), ops::key_of));
+            }
             Constant::String(s) => {
                 let v = heap.alloc_str(s.as_str());
                 linked.roots.push(v);
@@ -92,7 +103,11 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, linked: &mut Linked) -> Arc
                     .iter()
                     .map(|c| {
                         c.as_ref().map_or(Value::UNDEFINED, |s| {
-                            let v = heap.alloc_str(s.as_str());
+                            let v = if crate::wtf8::is_marked(s) {
+                                heap.alloc_wtf8(crate::wtf8::unmark(s))
+                            } else {
+                                heap.alloc_str(s.as_str())
+                            };
                             linked.roots.push(v);
                             v
                         })

@@ -366,11 +366,26 @@ impl Bytes {
 /// its own. Words, keys and numbers are short: one allocation, not two.
 pub const INLINE_STR: usize = 30;
 
-/// The text of a [`JsStr`]: short strings inline, others boxed. Derefs to
-/// `str`, so it reads like the `Box<str>` it replaces.
+/// The text of a [`JsStr`]: short strings inline, others boxed, and a
+/// string holding a lone surrogate as WTF-8 beside its lossy text. Derefs
+/// to `str` (the lossy text for an ill-formed string: what engine text,
+/// messages and paths want), so it reads like the `Box<str>` it replaces;
+/// [`StrText::wtf8`] is the exact value.
 pub enum StrText {
-    Inline { len: u8, buf: [u8; INLINE_STR] },
+    Inline {
+        len: u8,
+        buf: [u8; INLINE_STR],
+    },
     Heap(Box<str>),
+    /// Ill-formed: holds at least one lone surrogate.
+    Wtf8(Box<IllFormed>),
+}
+
+/// An ill-formed string: its WTF-8 bytes and, of the same length and with
+/// the same byte offsets, its text with U+FFFD for each lone surrogate.
+pub struct IllFormed {
+    pub bytes: Box<[u8]>,
+    pub lossy: Box<str>,
 }
 
 impl StrText {
@@ -394,11 +409,22 @@ impl StrText {
         }
     }
 
+    /// The WTF-8 bytes (the UTF-8 of a well-formed string).
+    #[inline]
+    pub fn wtf8(&self) -> &[u8] {
+        match self {
+            StrText::Inline { len, buf } => &buf[..*len as usize],
+            StrText::Heap(b) => b.as_bytes(),
+            StrText::Wtf8(w) => &w.bytes,
+        }
+    }
+
     /// Bytes held outside the object (for the collector's accounting).
     pub fn heap_bytes(&self) -> usize {
         match self {
             StrText::Inline { .. } => 0,
             StrText::Heap(b) => b.len(),
+            StrText::Wtf8(w) => 2 * w.bytes.len() + std::mem::size_of::<IllFormed>(),
         }
     }
 }
@@ -411,6 +437,7 @@ impl std::ops::Deref for StrText {
             // SAFETY: `buf[..len]` was copied from a `str` whole.
             StrText::Inline { len, buf } => unsafe { std::str::from_utf8_unchecked(&buf[..*len as usize]) },
             StrText::Heap(b) => b,
+            StrText::Wtf8(w) => &w.lossy,
         }
     }
 }
@@ -419,18 +446,29 @@ impl From<StrText> for Box<str> {
     fn from(t: StrText) -> Box<str> {
         match t {
             StrText::Heap(b) => b,
+            StrText::Wtf8(w) => w.lossy,
             StrText::Inline { .. } => (*t).into(),
         }
     }
 }
 
+/// Equality and hashing see the exact value (WTF-8 has one form per
+/// string), so two different lone surrogates are different Map keys.
 impl PartialEq for StrText {
+    #[inline]
     fn eq(&self, other: &StrText) -> bool {
-        **self == **other
+        self.wtf8() == other.wtf8()
     }
 }
 
 impl Eq for StrText {}
+
+impl Hash for StrText {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write(self.wtf8());
+        state.write_u8(0xFF);
+    }
+}
 
 impl std::fmt::Display for StrText {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -469,7 +507,8 @@ impl ArrayBody {
     }
 }
 
-/// An immutable string with JavaScript (UTF-16) length semantics.
+/// An immutable string with JavaScript (UTF-16) length semantics: UTF-8,
+/// or WTF-8 when it holds a lone surrogate (see `crate::wtf8`).
 pub struct JsStr {
     pub s: StrText,
     /// Length in UTF-16 code units.
@@ -496,16 +535,85 @@ impl JsStr {
         JsStr { utf16_len: s.len() as u32, s: StrText::copy_of(s) }
     }
 
+    /// The string of WTF-8 bytes `b` (which the caller made with
+    /// `crate::wtf8`'s rules: a pair is never two 3-byte sequences).
+    pub fn from_wtf8(b: Vec<u8>) -> JsStr {
+        match String::from_utf8(b) {
+            Ok(s) => JsStr::new(s.into_boxed_str()),
+            Err(e) => {
+                let bytes = e.into_bytes();
+                let utf16_len = crate::wtf8::utf16_len(&bytes) as u32;
+                let lossy = crate::wtf8::lossy(&bytes).into_boxed_str();
+                JsStr { s: StrText::Wtf8(Box::new(IllFormed { bytes: bytes.into_boxed_slice(), lossy })), utf16_len }
+            }
+        }
+    }
+
+    /// `a + b` (the caller checked the length limit). Both lengths are
+    /// known, so nothing is scanned; a short result is built in place, a
+    /// long one in one buffer of the exact size.
+    pub fn concat(a: &JsStr, b: &JsStr) -> super::ops::OpResult<JsStr> {
+        if !a.is_well_formed() || !b.is_well_formed() {
+            let mut v = a.wtf8().to_vec();
+            crate::wtf8::push(&mut v, b.wtf8());
+            return Ok(JsStr::from_wtf8(v));
+        }
+        let (x, y) = (a.s.as_bytes(), b.s.as_bytes());
+        let n = x.len() + y.len();
+        let s = if n <= INLINE_STR {
+            let mut buf = [0; INLINE_STR];
+            buf[..x.len()].copy_from_slice(x);
+            buf[x.len()..n].copy_from_slice(y);
+            StrText::Inline { len: n as u8, buf }
+        } else {
+            super::heap::check_growth(n)?;
+            let mut v = String::new();
+            v.try_reserve_exact(n).map_err(|_| super::strbuf::too_long())?;
+            v.push_str(&a.s);
+            v.push_str(&b.s);
+            StrText::Heap(v.into_boxed_str())
+        };
+        Ok(JsStr { s, utf16_len: a.utf16_len + b.utf16_len })
+    }
+
+    /// The string of UTF-16 code units `u`.
+    pub fn from_units(u: &[u16]) -> JsStr {
+        JsStr::from_wtf8(crate::wtf8::from_units(u))
+    }
+
+    /// The exact value as WTF-8 (UTF-8 when well-formed).
+    #[inline]
+    pub fn wtf8(&self) -> &[u8] {
+        self.s.wtf8()
+    }
+
+    /// No lone surrogate (`isWellFormed`): the bytes are UTF-8.
+    #[inline]
+    pub fn is_well_formed(&self) -> bool {
+        !matches!(self.s, StrText::Wtf8(_))
+    }
+
     pub fn is_ascii(&self) -> bool {
         self.s.len() == self.utf16_len as usize
+    }
+
+    /// The UTF-16 code units.
+    pub fn units(&self) -> Vec<u16> {
+        if self.is_well_formed() {
+            self.s.encode_utf16().collect()
+        } else {
+            crate::wtf8::units(self.wtf8()).collect()
+        }
     }
 
     /// The UTF-16 code unit at `i`.
     pub fn code_unit(&self, i: usize) -> Option<u16> {
         if self.is_ascii() {
             self.s.as_bytes().get(i).map(|&b| b as u16)
-        } else {
+        } else if self.is_well_formed() {
             self.s.encode_utf16().nth(i)
+        } else {
+            crate::wtf8::units(self.wtf8()).nth(i)
         }
     }
 }
@@ -1058,6 +1166,11 @@ mod tests {
             assert_eq!(&*t, s);
             assert_eq!(t.heap_bytes(), s.len());
         }
+        let (a, b) = (JsStr::new("naïve ".into()), JsStr::new("x".repeat(30).into()));
+        let ab = JsStr::concat(&a, &b).unwrap();
+        assert_eq!((&*ab.s, ab.utf16_len), (&*format!("naïve {}", "x".repeat(30)), 36));
+        let short = JsStr::concat(&a, &a).unwrap();
+        assert!(matches!(short.s, StrText::Inline { .. }) && &*short.s == "naïve naïve ");
         let js = JsStr::new("naïve".into());
         assert_eq!((js.utf16_len, js.is_ascii(), js.code_unit(2)), (5, false, Some('ï' as u16)));
         assert_eq!(StrText::copy_of("x"), StrText::from_box("x".into()));

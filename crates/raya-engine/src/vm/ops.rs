@@ -5,7 +5,7 @@
 
 use super::atom::{names, Atom};
 use super::heap::Heap;
-use super::object::{Accessor, Body, BuiltinKind, Bytes, ClassData, Function, MutRef, Obj, ObjectData, PropMap};
+use super::object::{Accessor, Body, BuiltinKind, Bytes, ClassData, Function, JsStr, MutRef, Obj, ObjectData, PropMap};
 use super::realm::Realm;
 use super::strbuf::StrBuf;
 use super::value::Value;
@@ -64,6 +64,27 @@ pub fn as_str(v: Value) -> Option<&'static str> {
     }
 }
 
+/// The string `v` is, exactly (see `JsStr`; [`as_str`] is its text with
+/// lone surrogates as U+FFFD).
+#[inline]
+pub fn js_str(v: Value) -> Option<&'static JsStr> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Compares two strings by UTF-16 code units, as JS does.
+pub fn cmp_strings(a: &JsStr, b: &JsStr) -> std::cmp::Ordering {
+    if a.is_ascii() && b.is_ascii() {
+        a.s.as_bytes().cmp(b.s.as_bytes())
+    } else if a.is_well_formed() && b.is_well_formed() {
+        a.s.encode_utf16().cmp(b.s.encode_utf16())
+    } else {
+        crate::wtf8::units(a.wtf8()).cmp(crate::wtf8::units(b.wtf8()))
+    }
+}
+
 #[inline]
 pub fn is_array(v: Value) -> bool {
     matches!(v.as_obj().map(|o| &o.body), Some(Body::Array(_)))
@@ -82,8 +103,8 @@ pub fn strict_eq(a: Value, b: Value) -> bool {
     if a == b {
         return true;
     }
-    match (as_str(a), as_str(b)) {
-        (Some(x), Some(y)) => x == y,
+    match (js_str(a), js_str(b)) {
+        (Some(x), Some(y)) => x.s == y.s,
         _ => false,
     }
 }
@@ -193,9 +214,45 @@ pub fn to_key(v: Value) -> Atom {
     if v.is_number() {
         return number_key(v.as_number());
     }
-    match as_str(v) {
-        Some(s) => Atom::intern(s),
+    match js_str(v) {
+        Some(s) => key_of(s),
         None => symbol_atom(v).unwrap_or_else(|| Atom::intern(&to_display(v))),
+    }
+}
+
+/// The property key string `js` names. A key with a lone surrogate is
+/// interned as its marked text (`crate::wtf8::key_text`), so it is a key
+/// of its own; [`key_value`] turns it back into the string.
+#[inline]
+pub fn key_of(js: &JsStr) -> Atom {
+    if js.is_ascii() {
+        Atom::intern(&js.s)
+    } else {
+        Atom::intern(&crate::wtf8::key_text(js.wtf8()))
+    }
+}
+
+/// The character (code point) at byte `b` of string `s`, as a string, and
+/// its length in bytes: what a string iterator yields (a lone surrogate is
+/// one, kept).
+pub fn string_char(heap: &mut Heap, s: Value, b: usize) -> Option<(Value, usize)> {
+    let js = js_str(s)?;
+    let c = js.s.get(b..)?.chars().next()?;
+    let n = c.len_utf8();
+    if c == '\u{FFFD}' && !js.is_well_formed() && crate::wtf8::surrogate_at(js.wtf8(), b).is_some() {
+        return Some((heap.alloc_wtf8(js.wtf8()[b..b + n].to_vec()), n));
+    }
+    let mut buf = [0u8; 4];
+    Some((heap.alloc_str(&*c.encode_utf8(&mut buf)), n))
+}
+
+/// The string a property key lists as (`Object.keys`, `for … in`).
+pub fn key_value(heap: &mut Heap, k: Atom) -> Value {
+    let t = k.as_str();
+    if crate::wtf8::is_marked(t) {
+        heap.alloc_wtf8(crate::wtf8::unmark(t))
+    } else {
+        heap.alloc_str(t)
     }
 }
 
@@ -233,7 +290,7 @@ pub fn write_display(v: Value, out: &mut StrBuf, depth: usize) -> OpResult<()> {
         Value::TRUE => out.push_str("true"),
         Value::FALSE => out.push_str("false"),
         _ => match v.as_obj().map(|o| &o.body) {
-            Some(Body::Str(s)) => out.push_str(&s.s),
+            Some(Body::Str(s)) => out.push_js(s),
             Some(Body::Array(a)) => {
                 if depth > 32 {
                     return Ok(());
@@ -270,7 +327,7 @@ pub fn write_display(v: Value, out: &mut StrBuf, depth: usize) -> OpResult<()> {
                     if !name.is_empty() && !msg.is_empty() {
                         out.push_str(": ")?;
                     }
-                    out.push_str(msg.as_str())?;
+                    out.push_buf(&msg)?;
                     Ok(())
                 } else if let Some(t) = crate::builtins::date::subclass_time_value(&d) {
                     out.push_str(&crate::builtins::date::display(t))
@@ -640,10 +697,11 @@ pub fn string_index(heap: &mut Heap, s: Value, i: usize) -> Value {
     }
     if js.is_ascii() {
         let b = js.s.as_bytes()[i];
-        return heap.alloc_str((b as char).to_string());
+        return heap.alloc_ascii_str(std::str::from_utf8(&[b]).unwrap_or("?"));
     }
-    let unit = js.s.encode_utf16().nth(i).unwrap_or(0xFFFD);
-    heap.alloc_str(String::from_utf16_lossy(&[unit]))
+    // Half of a pair is a lone surrogate, kept.
+    let unit = js.code_unit(i).unwrap_or(0xFFFD);
+    heap.alloc_units(&[unit])
 }
 
 /// Outcome of a property write: done, or a setter to call.

@@ -80,9 +80,17 @@ impl LenGuard {
 
 /// A string under construction that never passes the limit: every append
 /// is checked and reserves memory fallibly.
+///
+/// It holds WTF-8: [`StrBuf::push_js`] appends a script string exactly,
+/// lone surrogates included, merging a high surrogate at the end of the
+/// text with a low one at the start of the piece (`crate::wtf8::push`).
 #[derive(Default)]
 pub struct StrBuf {
-    s: String,
+    /// UTF-8, or WTF-8 once `ill` is set.
+    s: Vec<u8>,
+    /// A piece with a lone surrogate was appended (the result may still
+    /// be well-formed: two halves can meet).
+    ill: bool,
     /// Exact UTF-16 length, tracked once the UTF-8 length passes the limit
     /// (below it, the UTF-16 length, never more than the UTF-8 length,
     /// cannot be over).
@@ -115,17 +123,56 @@ impl StrBuf {
 
     #[inline]
     pub fn push_str(&mut self, x: &str) -> OpResult<()> {
-        self.push_within(x, MAX_STRING_LEN)
+        self.push_within(x.as_bytes(), MAX_STRING_LEN)
+    }
+
+    /// Appends script string `x` exactly (its WTF-8 when it holds a lone
+    /// surrogate).
+    #[inline]
+    pub fn push_js(&mut self, x: &super::object::JsStr) -> OpResult<()> {
+        if x.is_well_formed() {
+            return self.push_str(&x.s);
+        }
+        self.ill = true;
+        self.push_within(x.wtf8(), MAX_STRING_LEN)
+    }
+
+    /// Appends WTF-8 bytes `x` (a piece of a script string).
+    pub fn push_wtf8(&mut self, x: &[u8]) -> OpResult<()> {
+        match std::str::from_utf8(x) {
+            Ok(t) => self.push_str(t),
+            Err(_) => {
+                self.ill = true;
+                self.push_within(x, MAX_STRING_LEN)
+            }
+        }
+    }
+
+    /// Appends what `other` holds, exactly.
+    pub fn push_buf(&mut self, other: &StrBuf) -> OpResult<()> {
+        self.ill |= other.ill;
+        self.push_within(&other.s, MAX_STRING_LEN)
+    }
+
+    /// Appends UTF-16 code unit `u` (a lone surrogate kept).
+    pub fn push_unit(&mut self, u: u16) -> OpResult<()> {
+        match char::from_u32(u as u32) {
+            Some(c) => self.push(c),
+            None => {
+                self.ill = true;
+                self.push_within(&crate::wtf8::encode_surrogate(u), MAX_STRING_LEN)
+            }
+        }
     }
 
     /// `push_str` under the limit `max` (a parameter for the unit tests).
     #[inline]
-    fn push_within(&mut self, x: &str, max: usize) -> OpResult<()> {
+    fn push_within(&mut self, x: &[u8], max: usize) -> OpResult<()> {
         let bytes = self.s.len() + x.len();
         let units = match self.units {
             None if bytes <= max => None,
             u => {
-                let units = u.unwrap_or_else(|| utf16_len(&self.s)) + utf16_len(x);
+                let units = u.unwrap_or_else(|| crate::wtf8::utf16_len(&self.s)) + crate::wtf8::utf16_len(x);
                 if units > max {
                     return Err(too_long());
                 }
@@ -133,8 +180,14 @@ impl StrBuf {
             }
         };
         self.reserve(x.len())?;
-        self.s.push_str(x);
-        self.units = units;
+        if self.ill {
+            // Merging a pair makes the text one unit shorter, never longer.
+            crate::wtf8::push(&mut self.s, x);
+            self.units = units.map(|_| crate::wtf8::utf16_len(&self.s));
+        } else {
+            self.s.extend_from_slice(x);
+            self.units = units;
+        }
         Ok(())
     }
 
@@ -142,7 +195,7 @@ impl StrBuf {
     pub fn new_reusing(old: StrBuf) -> StrBuf {
         let mut s = old.s;
         s.clear();
-        StrBuf { s, units: None }
+        StrBuf { s, ill: false, units: None }
     }
 
     pub fn push(&mut self, c: char) -> OpResult<()> {
@@ -158,12 +211,35 @@ impl StrBuf {
         self.s.is_empty()
     }
 
-    pub fn as_str(&self) -> &str {
-        &self.s
+    /// The text so far (lone surrogates as U+FFFD).
+    pub fn as_str(&self) -> std::borrow::Cow<'_, str> {
+        if self.ill {
+            std::borrow::Cow::Owned(crate::wtf8::lossy(&self.s))
+        } else {
+            // SAFETY: without `ill`, only `str`s and characters were
+            // appended, whole.
+            std::borrow::Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(&self.s) })
+        }
     }
 
+    /// The text (lone surrogates as U+FFFD: engine text). A script's
+    /// string is made with [`StrBuf::into_js`].
     pub fn into_string(self) -> String {
-        self.s
+        if self.ill {
+            crate::wtf8::lossy(&self.s)
+        } else {
+            // SAFETY: as in `as_str`.
+            unsafe { String::from_utf8_unchecked(self.s) }
+        }
+    }
+
+    /// The script string built, exactly.
+    pub fn into_js(self) -> super::object::JsStr {
+        if self.ill {
+            super::object::JsStr::from_wtf8(self.s)
+        } else {
+            super::object::JsStr::new(self.into_string().into_boxed_str())
+        }
     }
 }
 
@@ -182,9 +258,9 @@ mod tests {
     #[test]
     fn appends_stop_at_the_limit() {
         let mut b = StrBuf::new();
-        b.push_within("abcd", 10).unwrap();
-        b.push_within("efghij", 10).unwrap();
-        assert!(b.push_within("k", 10).is_err());
+        b.push_within(b"abcd", 10).unwrap();
+        b.push_within(b"efghij", 10).unwrap();
+        assert!(b.push_within(b"k", 10).is_err());
         assert_eq!(b.as_str(), "abcdefghij", "a refused append leaves the buffer as it was");
     }
 
@@ -193,15 +269,15 @@ mod tests {
         // "€" is 3 UTF-8 bytes but 1 UTF-16 unit; "😀" is 4 bytes, 2 units.
         let mut b = StrBuf::new();
         for _ in 0..10 {
-            b.push_within("€", 10).unwrap();
+            b.push_within("€".as_bytes(), 10).unwrap();
         }
         assert_eq!(b.len(), 30);
-        assert!(b.push_within("€", 10).is_err());
+        assert!(b.push_within("€".as_bytes(), 10).is_err());
         let mut b = StrBuf::new();
         for _ in 0..5 {
-            b.push_within("😀", 10).unwrap();
+            b.push_within("😀".as_bytes(), 10).unwrap();
         }
-        assert!(b.push_within("a", 10).is_err());
+        assert!(b.push_within(b"a", 10).is_err());
     }
 
     #[test]
@@ -209,5 +285,27 @@ mod tests {
         assert!(check_len(MAX_STRING_LEN).is_ok());
         assert!(check_len(MAX_STRING_LEN + 1).is_err());
         assert!(check_str("short").is_ok());
+    }
+
+    #[test]
+    fn script_strings_keep_lone_surrogates_and_halves_meet() {
+        use crate::vm::object::JsStr;
+        let hi = JsStr::from_units(&[0xD83D]);
+        let lo = JsStr::from_units(&[0xDE00]);
+        let mut b = StrBuf::new();
+        b.push_str("a").unwrap();
+        b.push_js(&hi).unwrap();
+        assert_eq!(b.as_str(), "a\u{FFFD}");
+        b.push_js(&lo).unwrap();
+        let js = b.into_js();
+        assert!(js.is_well_formed());
+        assert_eq!(&*js.s, "a😀");
+        assert_eq!(js.utf16_len, 3);
+        let mut b = StrBuf::new();
+        b.push_js(&lo).unwrap();
+        b.push_js(&hi).unwrap();
+        let js = b.into_js();
+        assert!(!js.is_well_formed());
+        assert_eq!(js.units(), [0xDE00, 0xD83D]);
     }
 }
