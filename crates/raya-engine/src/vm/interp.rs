@@ -1684,7 +1684,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         if let Some(Body::Object(d)) = reg!(obj).as_obj().map(|o| &o.body) {
                             let mut d = d.lock();
                             let ic = ic64!();
-                            if let Some(slot) = d.props.cached(ic.load(Relaxed)).filter(|_| !d.frozen) {
+                            if let Some(slot) = d.props.lookup_ic(atom!(name), ic.load(Relaxed)).filter(|_| !d.frozen) {
                                 let cur = &mut d.props.vals_mut()[slot];
                                 if cur.is_number() {
                                     *cur = Value::number_arith(cur.as_number() + imm as f64);
@@ -1703,7 +1703,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let v = reg!(src);
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let mut d = d.lock();
-                            if let Some(slot) = d.props.cached(ic64!().load(Relaxed)).filter(|_| !d.frozen) {
+                            if let Some(slot) = d.props.lookup_ic(key, ic64!().load(Relaxed)).filter(|_| !d.frozen) {
                                 let cur = &mut d.props.vals_mut()[slot];
                                 if !matches!(cur.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
                                     *cur = v;

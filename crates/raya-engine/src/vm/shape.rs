@@ -274,12 +274,29 @@ impl PropMap {
         (s.id == ic >> IC_SLOT_BITS).then_some((ic & ((1 << IC_SLOT_BITS) - 1)) as usize)
     }
 
-    /// `find` through an inline cache: a hit on the shape the cache names,
-    /// or a lookup that then points the cache at this shape's slot.
+    /// The slot of `key` by an inline-cache word, without a lookup: the
+    /// word's slot when this map has the word's shape (no key compared),
+    /// or else when that slot of this map holds `key` anyway (one
+    /// compare). The second case keeps a site fast when it sees objects of
+    /// several shapes that have the key in the same slot (instances of a
+    /// class and of its subclasses, literals that share a prefix of keys).
+    #[inline(always)]
+    pub fn lookup_ic(&self, key: Atom, ic: u64) -> Option<usize> {
+        let slot = (ic & ((1 << IC_SLOT_BITS) - 1)) as usize;
+        match &self.shape {
+            Some(s) if s.id == ic >> IC_SLOT_BITS => {
+                debug_assert_eq!(s.keys[slot], key);
+                Some(slot)
+            }
+            _ => (self.slot_keys().get(slot) == Some(&key)).then_some(slot),
+        }
+    }
+
+    /// `find` through an inline cache: [`lookup_ic`](Self::lookup_ic), or
+    /// a lookup that then points the cache at this shape's slot.
     #[inline]
     pub fn find_cached(&self, key: Atom, ic: &AtomicU64) -> Option<usize> {
-        if let Some(slot) = self.cached(ic.load(Ordering::Relaxed)) {
-            debug_assert_eq!(self.slot_keys()[slot], key);
+        if let Some(slot) = self.lookup_ic(key, ic.load(Ordering::Relaxed)) {
             return Some(slot);
         }
         let i = self.find(key)?;
@@ -466,9 +483,10 @@ pub fn method_epoch() -> u64 {
     METHOD_EPOCH.load(Ordering::Acquire)
 }
 
-/// The method cache of one `CallMethod` site on class instances: the
-/// receiver's shape and class, and the method that lookup found on the
-/// class chain.
+/// The method cache of one `CallMethod` site on class instances: for up to
+/// two (receiver shape, class) pairs, the method that lookup found on the
+/// class chain (two, so that a site that sees a class and a subclass, the
+/// common polymorphic case, hits on both).
 ///
 /// A hit needs the same shape (so the receiver still lacks an own property
 /// of that name: a shape fixes the keys), the same class, and an unchanged
@@ -476,13 +494,43 @@ pub fn method_epoch() -> u64 {
 /// nothing in the entry was freed). The lookup it replaces then gives the
 /// same method.
 ///
-/// Concurrency: sites are shared by every worker. The entry is a seqlock:
+/// Concurrency: sites are shared by every worker. Each way is a seqlock:
 /// a writer makes `seq` odd (by compare-exchange, so one writer at a time;
 /// a writer that loses simply does not cache), stores, then makes it even
 /// again; a reader takes the fields only if `seq` was even and unchanged
 /// across its reads, so it never mixes two writers' fields.
 #[derive(Default)]
 pub struct MethodEntry {
+    ways: [MethodWay; 2],
+    /// The way the next new pair replaces.
+    victim: std::sync::atomic::AtomicU8,
+}
+
+impl MethodEntry {
+    /// The cached method for a receiver of this shape id (see
+    /// [`PropMap::shape_id`]) and class, if a way is valid for them.
+    #[inline]
+    pub fn get(&self, shape: u64, class: Value) -> Option<Value> {
+        self.ways[0].get(shape, class).or_else(|| self.ways[1].get(shape, class))
+    }
+
+    /// Caches `method`, found for a receiver of this shape id and class
+    /// by a lookup that began at `epoch` ([`method_epoch`]): in the way
+    /// that holds the pair already, else in the older way.
+    pub fn put(&self, epoch: u64, shape: u64, class: Value, method: Value) {
+        if shape == 0 {
+            return;
+        }
+        let way = match self.ways.iter().position(|w| w.holds(shape, class)) {
+            Some(i) => i,
+            None => self.victim.fetch_xor(1, Ordering::Relaxed) as usize & 1,
+        };
+        self.ways[way].put(epoch, shape, class, method);
+    }
+}
+
+#[derive(Default)]
+struct MethodWay {
     seq: std::sync::atomic::AtomicU32,
     epoch: AtomicU64,
     shape: AtomicU64,
@@ -490,11 +538,14 @@ pub struct MethodEntry {
     method: AtomicU64,
 }
 
-impl MethodEntry {
-    /// The cached method for a receiver of this shape id (see
-    /// [`PropMap::shape_id`]) and class, if the entry is valid for them.
+impl MethodWay {
+    /// Whether this way was last filled for this pair (a hint).
+    fn holds(&self, shape: u64, class: Value) -> bool {
+        self.shape.load(Ordering::Relaxed) == shape && self.class.load(Ordering::Relaxed) == class.bits()
+    }
+
     #[inline]
-    pub fn get(&self, shape: u64, class: Value) -> Option<Value> {
+    fn get(&self, shape: u64, class: Value) -> Option<Value> {
         let s1 = self.seq.load(Ordering::Acquire);
         let epoch = self.epoch.load(Ordering::Relaxed);
         let sh = self.shape.load(Ordering::Relaxed);
@@ -508,9 +559,7 @@ impl MethodEntry {
             .then(|| Value::from_bits(m))
     }
 
-    /// Caches `method`, found for a receiver of this shape id and class
-    /// by a lookup that began at `epoch` ([`method_epoch`]).
-    pub fn put(&self, epoch: u64, shape: u64, class: Value, method: Value) {
+    fn put(&self, epoch: u64, shape: u64, class: Value, method: Value) {
         let s = self.seq.load(Ordering::Relaxed);
         if shape == 0
             || s & 1 == 1
@@ -673,6 +722,14 @@ mod tests {
         assert_eq!(b.cached(ic.load(Ordering::Relaxed)), Some(0));
         assert_eq!(a.cached(ic.load(Ordering::Relaxed)), None);
         assert_eq!(a.find_cached(ks[2], &ic), Some(2));
+        // Another shape with the key in the cached slot: found by one key
+        // compare, and the cache is left alone.
+        let prefix = map_of(&[ks[0], ks[1], ks[2], Atom::intern("ic_extra")]);
+        assert_eq!(prefix.cached(ic.load(Ordering::Relaxed)), None);
+        assert_eq!(prefix.lookup_ic(ks[2], ic.load(Ordering::Relaxed)), Some(2));
+        assert_eq!(prefix.find_cached(ks[2], &ic), Some(2));
+        assert_eq!(a.cached(ic.load(Ordering::Relaxed)), Some(2));
+        assert_eq!(b.lookup_ic(ks[2], ic.load(Ordering::Relaxed)), None, "slot 2 of b is not the key");
         // A key missing from another shape leaves the cache alone.
         assert_eq!(map_of(&ks[..2]).find_cached(ks[2], &ic), None);
         assert_eq!(a.cached(ic.load(Ordering::Relaxed)), Some(2));
@@ -710,6 +767,16 @@ mod tests {
         // Dictionary-mode receivers (shape id 0) are never cached.
         e.put(method_epoch(), 0, class, m);
         assert_eq!(e.get(0, class), None);
+        // Two pairs at once (a class and a subclass at one site); a third
+        // replaces the older one.
+        let m2 = Value::FALSE;
+        e.put(method_epoch(), 7, other, m2);
+        assert_eq!((e.get(5, class), e.get(7, other)), (Some(m), Some(m2)));
+        e.put(method_epoch(), 7, other, m);
+        assert_eq!((e.get(5, class), e.get(7, other)), (Some(m), Some(m)), "a pair's way is reused");
+        e.put(method_epoch(), 9, class, m2);
+        assert_eq!(e.get(9, class), Some(m2));
+        assert_eq!([e.get(5, class), e.get(7, other)].iter().filter(|h| h.is_some()).count(), 1);
     }
 
     #[test]
