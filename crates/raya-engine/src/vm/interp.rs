@@ -1869,14 +1869,18 @@ impl<'rt> TaskInterpreter<'rt> {
                         save_pc!();
                         // A class instance: this site's method cache
                         // (`MethodEntry`), keyed on the receiver's shape.
+                        // Plain objects (namespaces such as `Math`,
+                        // literals with methods) find methods as own
+                        // properties: not cached, and not looked at twice.
                         let instance = match recv.as_obj().map(|o| &o.body) {
-                            Some(Body::Object(d)) if !key.is_private() => rtp.method_entry(ic64!()).map(|e| (d, e)),
+                            Some(Body::Object(d)) if !key.is_private() => rtp.method_entry(ic64!()).and_then(|e| {
+                                let g = d.lock();
+                                let (shape, class) = (g.props.shape_id(), g.class);
+                                (shape != 0 && !class.is_undefined()).then_some((d, e, shape, class))
+                            }),
                             _ => None,
                         };
-                        let hit = instance.and_then(|(d, e)| {
-                            let d = d.lock();
-                            e.get(d.props.shape_id(), d.class)
-                        });
+                        let hit = instance.and_then(|(_, e, shape, class)| e.get(shape, class));
                         let m = match hit {
                             Some(m) => m,
                             None => {
@@ -1893,7 +1897,7 @@ impl<'rt> TaskInterpreter<'rt> {
                                         missing_method_hint(recv, key)
                                     )));
                                 }
-                                if let Some((d, e)) = instance {
+                                if let Some((d, e, _, _)) = instance {
                                     // Cached only when found on the class
                                     // chain, not as an own property.
                                     let d = d.lock();

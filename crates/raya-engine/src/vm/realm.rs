@@ -316,7 +316,7 @@ mod tests {
         let ms = &realm.methods;
         // A miss fills the cache with the receiver's kind and the slot.
         let on_array = ms.native_method(body(arr), index_of, &site).expect("a native");
-        let filled = (site.load(Ordering::Relaxed) as u32);
+        let filled = site.load(Ordering::Relaxed) as u32;
         assert_eq!(filled & 0xff, Body::ARRAY_TAG as u32 + 1);
         assert_eq!(ms.array.find(index_of), Some((filled >> 8) as usize));
         // Another kind with the same method name: its own native, and the

@@ -372,7 +372,7 @@ impl PropMap {
             return i;
         }
         if i >= MAX_SHAPE_KEYS {
-            self.to_dictionary(None);
+            self.make_dictionary(None);
             return self.insert_new(key, v);
         }
         let next = match &self.shape {
@@ -386,7 +386,7 @@ impl PropMap {
 
     /// Switches to dictionary mode, leaving out `drop` (a key being
     /// deleted) if given.
-    fn to_dictionary(&mut self, drop: Option<usize>) {
+    fn make_dictionary(&mut self, drop: Option<usize>) {
         let keys = self.slot_keys();
         let mut d = DictKeys { keys: Vec::with_capacity(keys.len() + 1), index: AtomIndex::default(), live: 0 };
         let mut vals = Vec::with_capacity(keys.len() + 1);
@@ -409,7 +409,7 @@ impl PropMap {
     pub fn remove(&mut self, key: Atom) -> bool {
         let Some(i) = self.find(key) else { return false };
         let Some(d) = &mut self.dict else {
-            self.to_dictionary(Some(i));
+            self.make_dictionary(Some(i));
             return true;
         };
         d.index.remove(&key);
