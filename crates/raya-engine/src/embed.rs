@@ -267,7 +267,7 @@ fn to_host(v: Value, stack: &mut Vec<usize>) -> Result<HostValue, String> {
         Body::Object(d) => {
             let pairs: Vec<(Atom, Value)> = {
                 let d = d.lock();
-                d.props.keys().iter().copied().zip(d.props.vals().iter().copied()).collect()
+                d.props.iter().collect()
             };
             let mut props = Vec::with_capacity(pairs.len());
             for (k, x) in pairs {

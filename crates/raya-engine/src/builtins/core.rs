@@ -179,7 +179,7 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
     let Some(d) = ops::object_data(arg(args, 0)) else {
         return Err(ctx.type_error("__installPrelude expects an object"));
     };
-    let entries: Vec<(Atom, Value)> = d.props.keys().iter().copied().zip(d.props.vals().iter().copied()).collect();
+    let entries: Vec<(Atom, Value)> = d.props.iter().collect();
     drop(d);
     let mut statics = Vec::new();
     let mut globals: Vec<(String, Value)> = Vec::new();

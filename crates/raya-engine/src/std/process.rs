@@ -128,9 +128,7 @@ fn spec_args(ctx: &mut NativeCtx, args: &[Value], func: &str, with_input: bool) 
     }
     let env = ctx.get(o, "env")?;
     if !env.is_undefined() {
-        let Some(pairs) = ops::object_data(env).map(|d| {
-            d.props.keys().iter().copied().zip(d.props.vals().iter().copied()).collect::<Vec<(Atom, Value)>>()
-        }) else {
+        let Some(pairs) = ops::object_data(env).map(|d| d.props.iter().collect::<Vec<(Atom, Value)>>()) else {
             return Err(ctx.type_error(format!("{func}: `env` must be an object, got {}", ops::type_of(env))));
         };
         for (k, v) in pairs {

@@ -37,6 +37,7 @@ use super::value::Value;
 use crate::builtins::numconv;
 use crate::bytecode::{Capture, Instr, MethodKind, SelectCaseDesc, SelectDesc};
 use crate::sync::{Outcome, Resume, TaskCell, Wait};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 /// Constructor of a built-in class whose instances are not plain objects.
@@ -1204,6 +1205,13 @@ impl<'rt> TaskInterpreter<'rt> {
                     unsafe { rtp.ic_at(ip as usize - code_at as usize - std::mem::size_of::<Instr>()) }
                 };
             }
+            // The same entry as a full word: a property instruction's
+            // shape-and-slot cache (see `PropMap::cached`).
+            macro_rules! ic64 {
+                () => {
+                    unsafe { rtp.ic64_at(ip as usize - code_at as usize - std::mem::size_of::<Instr>()) }
+                };
+            }
             macro_rules! save_pc {
                 () => {
                     if let Some(f) = task.frames.last_mut() {
@@ -1653,11 +1661,11 @@ impl<'rt> TaskInterpreter<'rt> {
                                 continue;
                             }
                         }
-                        // Inline cache: the slot where this site last found
-                        // its key on a plain object/instance.
+                        // Inline cache: the shape and slot where this site
+                        // last found its key on a plain object/instance.
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let d = d.lock();
-                            if let Some(i) = d.props.find_cached(key, ic!()) {
+                            if let Some(i) = d.props.find_cached(key, ic64!()) {
                                 let v = d.props.vals()[i];
                                 if !matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
                                     set!(dst, v);
@@ -1684,7 +1692,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         // general form that follows (see `Instr::AddPropI`).
                         if let Some(Body::Object(d)) = reg!(obj).as_obj().map(|o| &o.body) {
                             let mut d = d.lock();
-                            if let Some(slot) = d.props.cached(atom!(name), ic!()).filter(|_| !d.frozen) {
+                            let ic = ic64!();
+                            if let Some(slot) = d.props.lookup_ic(atom!(name), ic.load(Relaxed)).filter(|_| !d.frozen) {
                                 let cur = &mut d.props.vals_mut()[slot];
                                 if cur.is_number() {
                                     *cur = Value::number_arith(cur.as_number() + imm as f64);
@@ -1693,7 +1702,7 @@ impl<'rt> TaskInterpreter<'rt> {
                                 }
                             }
                             if let Some(slot) = d.props.find(atom!(name)) {
-                                ic!().store(slot as u32, std::sync::atomic::Ordering::Relaxed);
+                                d.props.remember(slot, ic);
                             }
                         }
                     }
@@ -1703,7 +1712,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let v = reg!(src);
                         if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
                             let mut d = d.lock();
-                            if let Some(slot) = d.props.cached(key, ic!()).filter(|_| !d.frozen) {
+                            if let Some(slot) = d.props.lookup_ic(key, ic64!().load(Relaxed)).filter(|_| !d.frozen) {
                                 let cur = &mut d.props.vals_mut()[slot];
                                 if !matches!(cur.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
                                     *cur = v;
@@ -1714,8 +1723,9 @@ impl<'rt> TaskInterpreter<'rt> {
                         match tri!(ops::set_prop(&self.rt.realm, o, key, v)) {
                             Put::Done => {
                                 if let Some(Body::Object(d)) = o.as_obj().map(|o| &o.body) {
-                                    if let Some(i) = d.lock().props.find(key) {
-                                        ic!().store(i as u32, std::sync::atomic::Ordering::Relaxed);
+                                    let d = d.lock();
+                                    if let Some(i) = d.props.find(key) {
+                                        d.props.remember(i, ic64!());
                                     }
                                 }
                             }
@@ -1834,7 +1844,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         // its own, so loops and calls of closures still
                         // bound the time between safepoints.
                         if let Some(n) =
-                            recv.as_obj().and_then(|o| self.rt.realm.methods.native_method(&o.body, key, ic!()))
+                            recv.as_obj().and_then(|o| self.rt.realm.methods.native_method(&o.body, key, ic64!()))
                         {
                             // SAFETY: the arguments are registers of this
                             // frame (see `rp`); a native cannot touch the
@@ -1866,18 +1876,47 @@ impl<'rt> TaskInterpreter<'rt> {
                         set!(f + 1, recv);
                         safepoint!(1);
                         save_pc!();
-                        let m = match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, recv, key)) {
-                            Got::Value(v) => v,
-                            Got::Getter(_) => Value::UNDEFINED,
+                        // A class instance: this site's method cache
+                        // (`MethodEntry`), keyed on the receiver's shape.
+                        // Plain objects (namespaces such as `Math`,
+                        // literals with methods) find methods as own
+                        // properties: not cached, and not looked at twice.
+                        let instance = match recv.as_obj().map(|o| &o.body) {
+                            Some(Body::Object(d)) if !key.is_private() => rtp.method_entry(ic64!()).and_then(|e| {
+                                let g = d.lock();
+                                let (shape, class) = (g.props.shape_id(), g.class);
+                                (shape != 0 && !class.is_undefined()).then_some((d, e, shape, class))
+                            }),
+                            _ => None,
                         };
-                        if !ops::is_callable(m) {
-                            fault!(Fault::Type(format!(
-                                "{}.{} is not a function{}",
-                                receiver_name(recv),
-                                key.as_str(),
-                                missing_method_hint(recv, key)
-                            )));
-                        }
+                        let hit = instance.and_then(|(_, e, shape, class)| e.get(shape, class));
+                        let m = match hit {
+                            Some(m) => m,
+                            None => {
+                                let epoch = super::shape::method_epoch();
+                                let m = match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, recv, key)) {
+                                    Got::Value(v) => v,
+                                    Got::Getter(_) => Value::UNDEFINED,
+                                };
+                                if !ops::is_callable(m) {
+                                    fault!(Fault::Type(format!(
+                                        "{}.{} is not a function{}",
+                                        receiver_name(recv),
+                                        key.as_str(),
+                                        missing_method_hint(recv, key)
+                                    )));
+                                }
+                                if let Some((d, e, _, _)) = instance {
+                                    // Cached only when found on the class
+                                    // chain, not as an own property.
+                                    let d = d.lock();
+                                    if d.props.find(key).is_none() && ops::lookup_proto(d.class, key) == Some(m) {
+                                        e.put(epoch, d.props.shape_id(), d.class, m);
+                                    }
+                                }
+                                m
+                            }
+                        };
                         set!(f, m);
                         invoked!(self.invoke(task, m, fa, argc as usize, fa, 0));
                     }
@@ -2129,6 +2168,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         let mut cd = tri!(Self::the_class(c));
                         let table = if is_static { &mut cd.statics } else { &mut cd.proto_props };
                         self.define_in(table, atom!(name), fv, kind);
+                        super::shape::methods_changed();
                     }
                     Instr::DefineMethodComputed { class, key, func, kind, is_static } => {
                         let c = reg!(class);
@@ -2138,6 +2178,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         set_home(fv, c);
                         let table = if is_static { &mut cd.statics } else { &mut cd.proto_props };
                         self.define_in(table, k, fv, kind);
+                        super::shape::methods_changed();
                     }
                     Instr::SetHome { func, class } => set_home(reg!(func), reg!(class)),
                     Instr::InitFields => {

@@ -8,10 +8,11 @@
 use super::atom::Atom;
 use super::heap::Heap;
 use super::ops;
+use super::shape::MethodEntry;
 use super::value::Value;
 use crate::bytecode::Instr;
 use crate::bytecode::{Constant, FuncProto};
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::Arc;
 
 pub struct RtProto {
@@ -22,30 +23,54 @@ pub struct RtProto {
     /// canonical string form).
     pub atoms: Box<[Atom]>,
     pub children: Box<[Arc<RtProto>]>,
-    /// Inline cache per instruction: the property slot where the last
-    /// lookup at that instruction found its key (a hint, always verified).
-    /// Laid out like the code, one word per [`IC_STRIDE`] bytes, so the
-    /// interpreter finds an instruction's entry at the instruction's own
-    /// byte offset (no division by the instruction size); see [`Self::ic_at`].
-    ic: Box<[AtomicU32]>,
+    /// Inline cache per instruction, one word each: for property
+    /// instructions, the shape and slot where the last lookup at that
+    /// instruction found its key (see `PropMap::cached`); other
+    /// instructions use the low half as they please (see [`Self::ic_at`]).
+    /// Found by the instruction's byte offset; dividing by the constant
+    /// instruction size compiles to a multiply.
+    ic: Box<[AtomicU64]>,
+    /// One method cache per `CallMethod` instruction, in code order; the
+    /// high half of such an instruction's `ic` word is its index plus one
+    /// (set here, never changed; the low half is `Methods::native_method`'s).
+    methods: Box<[MethodEntry]>,
 }
 
-/// Bytes of code per inline-cache word.
-const IC_STRIDE: usize = std::mem::size_of::<AtomicU32>();
-const _: () = assert!(std::mem::size_of::<Instr>().is_multiple_of(IC_STRIDE));
-
 impl RtProto {
-    /// The inline-cache entry of the instruction at `byte_offset` bytes
+    /// The inline-cache word of the instruction at `byte_offset` bytes
     /// into the code.
     ///
     /// # Safety
     /// `byte_offset` is the offset of an instruction of this prototype.
     #[inline(always)]
+    pub unsafe fn ic64_at(&self, byte_offset: usize) -> &AtomicU64 {
+        let i = byte_offset / std::mem::size_of::<Instr>();
+        debug_assert!(byte_offset.is_multiple_of(std::mem::size_of::<Instr>()) && i < self.ic.len());
+        unsafe { self.ic.get_unchecked(i) }
+    }
+
+    /// The method cache of the `CallMethod` instruction whose `ic` word is
+    /// `site`.
+    #[inline(always)]
+    pub fn method_entry(&self, site: &AtomicU64) -> Option<&MethodEntry> {
+        let i = (site.load(std::sync::atomic::Ordering::Relaxed) >> 32) as usize;
+        self.methods.get(i.wrapping_sub(1))
+    }
+
+    /// The low half of [`Self::ic64_at`]'s word, for caches that need 32
+    /// bits. An instruction always uses its word at one width (a site is
+    /// one kind of instruction), so the two views never race.
+    ///
+    /// # Safety
+    /// As for `ic64_at`.
+    #[inline(always)]
     pub unsafe fn ic_at(&self, byte_offset: usize) -> &AtomicU32 {
-        debug_assert!(
-            byte_offset.is_multiple_of(std::mem::size_of::<Instr>()) && byte_offset / IC_STRIDE < self.ic.len()
-        );
-        unsafe { &*self.ic.as_ptr().byte_add(byte_offset) }
+        let w = unsafe { self.ic64_at(byte_offset) };
+        // SAFETY: an AtomicU64 is 8-aligned, so its low-address half is an
+        // aligned u32; the low half of the value on this little- or
+        // big-endian target does not matter, only that it is one fixed
+        // half.
+        unsafe { &*(w as *const AtomicU64 as *const AtomicU32) }
     }
 }
 
@@ -137,6 +162,23 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, linked: &mut Linked) -> Arc
         consts: consts.into_boxed_slice(),
         atoms: atoms.into_boxed_slice(),
         children,
-        ic: (0..proto.code.len() * (std::mem::size_of::<Instr>() / IC_STRIDE)).map(|_| AtomicU32::new(0)).collect(),
+        ic: proto
+            .code
+            .iter()
+            .scan(0u64, |sites, i| {
+                Some(AtomicU64::new(if matches!(i, Instr::CallMethod { .. }) {
+                    *sites += 1;
+                    *sites << 32
+                } else {
+                    0
+                }))
+            })
+            .collect(),
+        methods: proto
+            .code
+            .iter()
+            .filter(|i| matches!(i, Instr::CallMethod { .. }))
+            .map(|_| MethodEntry::default())
+            .collect(),
     })
 }

@@ -4,6 +4,7 @@
 //! - [`value`]: 8-byte NaN-boxed values.
 //! - [`object`]: heap object layouts; [`heap`]: allocation and the GC.
 //! - [`atom`]: interned property names.
+//! - [`shape`]: shapes (hidden classes) and object property storage.
 //! - [`link`]: compiled prototypes made runnable (constants on the heap).
 //! - [`task`]: a task's registers, frames and handlers.
 //! - [`interp`]: `TaskInterpreter`, the dispatch loop.
@@ -24,6 +25,7 @@ pub mod object;
 pub mod ops;
 pub mod realm;
 pub mod runtime;
+pub mod shape;
 pub mod strbuf;
 pub mod task;
 pub mod value;

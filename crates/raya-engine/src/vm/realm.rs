@@ -1,7 +1,7 @@
 //! The realm: built-in classes, global values and the method tables of
 //! built-in types, created once per VM by `builtins::install`.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::atom::Atom;
 use super::heap::{Heap, Marker};
@@ -126,14 +126,14 @@ impl Methods {
     /// the cache (another thread's, before the prelude) may have no entry
     /// there, and then looks the key up.
     #[inline(always)]
-    pub fn native_method(&self, body: &Body, key: Atom, site: &AtomicU32) -> Option<NativeFn> {
+    pub fn native_method(&self, body: &Body, key: Atom, site: &AtomicU64) -> Option<NativeFn> {
         let tag = body.tag();
-        let cached = site.load(Ordering::Relaxed);
+        let cached = site.load(Ordering::Relaxed) as u32;
         if cached & 0xff == tag as u32 + 1 {
             // SAFETY: `tag` < `Body::TAGS`, the length of `natives`.
             let found = unsafe { self.natives.get_unchecked(tag as usize) }.get((cached >> 8) as usize);
             if let Some(&Some(f)) = found {
-                debug_assert!(self.of_builtin(tag).is_some_and(|t| t.keys()[(cached >> 8) as usize] == key));
+                debug_assert!(self.of_builtin(tag).is_some_and(|t| t.key_at((cached >> 8) as usize) == Some(key)));
                 return Some(f);
             }
         }
@@ -141,10 +141,13 @@ impl Methods {
     }
 
     #[cold]
-    fn find_native_method(&self, tag: u8, key: Atom, site: &AtomicU32) -> Option<NativeFn> {
+    fn find_native_method(&self, tag: u8, key: Atom, site: &AtomicU64) -> Option<NativeFn> {
         let slot = self.of_builtin(tag)?.find(key)?;
         let f = (*self.natives[tag as usize].get(slot)?)?;
-        site.store((slot as u32) << 8 | (tag as u32 + 1), Ordering::Relaxed);
+        // The low half only: the high half is the site's method cache
+        // index (`RtProto::method_entry`), fixed when linked.
+        let high = site.load(Ordering::Relaxed) & !0xffff_ffff;
+        site.store(high | ((slot as u64) << 8 | (tag as u64 + 1)), Ordering::Relaxed);
         Some(f)
     }
 }
@@ -309,35 +312,44 @@ mod tests {
         let mut realm = crate::builtins::install(&mut heap);
         let (arr, s) = (heap.alloc_array(vec![]), heap.alloc_str("ab"));
         let index_of = Atom::intern("indexOf");
-        let site = AtomicU32::new(0);
+        let site = AtomicU64::new(0);
         let ms = &realm.methods;
         // A miss fills the cache with the receiver's kind and the slot.
         let on_array = ms.native_method(body(arr), index_of, &site).expect("a native");
-        let filled = site.load(Ordering::Relaxed);
+        let filled = site.load(Ordering::Relaxed) as u32;
         assert_eq!(filled & 0xff, Body::ARRAY_TAG as u32 + 1);
         assert_eq!(ms.array.find(index_of), Some((filled >> 8) as usize));
         // Another kind with the same method name: its own native, and the
         // cache now names that kind.
         let on_string = ms.native_method(body(s), index_of, &site).expect("a native");
-        assert_eq!(site.load(Ordering::Relaxed) & 0xff, Body::STR_TAG as u32 + 1);
+        assert_eq!((site.load(Ordering::Relaxed) as u32) & 0xff, Body::STR_TAG as u32 + 1);
         assert_ne!(on_array as usize, on_string as usize);
         assert_eq!(ms.native_method(body(arr), index_of, &site).map(|f| f as usize), Some(on_array as usize));
         // No such method, or one written in Raya: no native, and the site
         // (each asks for one key only) stays empty.
-        let other = AtomicU32::new(0);
+        let other = AtomicU64::new(0);
         assert!(ms.native_method(body(arr), Atom::intern("noSuchMethod"), &other).is_none());
         let not_native = heap.alloc_array(vec![]);
         realm.methods.array.set(Atom::intern("writtenInRaya"), not_native);
         realm.methods.index_natives();
         assert!(realm.methods.native_method(body(arr), Atom::intern("writtenInRaya"), &other).is_none());
-        assert_eq!(other.load(Ordering::Relaxed), 0);
+        assert_eq!(other.load(Ordering::Relaxed) as u32, 0);
         // A site filled from a newer realm, seen with an older one whose
         // table is shorter, looks the key up instead.
-        let newer = (realm.methods.array.keys().len() as u32 + 5) << 8 | (Body::ARRAY_TAG as u32 + 1);
-        let stale = AtomicU32::new(newer);
+        let newer = (realm.methods.array.vals().len() as u32 + 5) << 8 | (Body::ARRAY_TAG as u32 + 1);
+        let stale = AtomicU64::new(newer as u64);
         assert_eq!(
             realm.methods.native_method(body(arr), index_of, &stale).map(|f| f as usize),
             Some(on_array as usize)
         );
+        // The high half of a site's word (its method cache index) is kept.
+        let shared = AtomicU64::new(7 << 32);
+        ms_again(&realm, body(s), index_of, &shared);
+        assert_eq!(shared.load(Ordering::Relaxed) >> 32, 7);
+        assert_eq!(shared.load(Ordering::Relaxed) as u32 & 0xff, Body::STR_TAG as u32 + 1);
+    }
+
+    fn ms_again(realm: &Realm, b: &Body, key: Atom, site: &AtomicU64) {
+        assert!(realm.methods.native_method(b, key, site).is_some());
     }
 }
