@@ -25,6 +25,7 @@ pub mod ops;
 pub mod realm;
 pub mod runtime;
 pub mod strbuf;
+pub mod sweep;
 pub mod task;
 pub mod value;
 
