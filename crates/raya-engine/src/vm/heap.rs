@@ -6,8 +6,10 @@
 //! `&Obj` held by Rust code) stays valid for as long as the object is
 //! reachable. The heap remembers every object it handed out; a collection
 //! marks everything reachable from the roots with an explicit worklist (no
-//! recursion, so deep structures cannot overflow the Rust stack), then
-//! sweeps the unmarked objects. Cycles are collected like anything else.
+//! recursion, so deep structures cannot overflow the Rust stack), with the
+//! world stopped; the unmarked objects are then freed by the concurrent
+//! sweep (`vm::sweep`) while the program runs again. Cycles are collected
+//! like anything else.
 //!
 //! # When collections happen
 //!
@@ -28,8 +30,9 @@
 //! One [`SharedHeap`] per program; every thread that allocates (each
 //! worker, and the thread that starts and ends the program) has its own
 //! [`Heap`] handle with its own allocation list, so allocation takes no
-//! lock. The collector sweeps every list, which is sound because it runs
-//! only with the world stopped:
+//! lock. The collector takes every list for the sweep (leaving each thread
+//! an empty one), which is sound because it marks and takes them only with
+//! the world stopped:
 //!
 //! - A worker is a *mutator* while it runs a job ([`Heap::enter`] returns
 //!   a guard that ends it). Mutator state per worker: `RUNNING`, `PARKED`
