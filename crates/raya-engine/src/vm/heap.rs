@@ -164,6 +164,20 @@ pub fn parse_size(s: &str) -> Option<usize> {
     (bytes > 0).then_some(bytes)
 }
 
+/// CPU time this thread has used, in nanoseconds (0 where it cannot be
+/// read).
+pub(crate) fn thread_cpu_ns() -> u64 {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid out-pointer.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+        }
+    }
+    0
+}
+
 /// Bytes a thread allocates before it adds them to the shared count.
 const LOCAL_CHUNK: usize = 256 << 10;
 
@@ -354,11 +368,16 @@ pub struct GcStats {
     /// restarts it.
     pub total_pause_ns: u128,
     pub max_pause_ns: u128,
+    /// CPU time the collecting thread used in its pauses (total and the
+    /// longest): the pause's own work, which on a loaded machine is far
+    /// below its wall-clock length (the OS may deschedule the collector).
+    pub total_pause_cpu_ns: u64,
+    pub max_pause_cpu_ns: u64,
     /// Pauses by length: `pause_histogram[i]` counts those of at most
     /// `PAUSE_BUCKETS_US[i]` µs (and above the previous bound); the last
     /// entry, those longer than every bound.
     pub pause_histogram: [u64; PAUSE_BUCKETS_US.len() + 1],
-    /// Time spent sweeping, on every thread, with the world running.
+    /// CPU time spent sweeping, on every thread, with the world running.
     pub sweep_ns: u64,
     /// Time collectors waited, before stopping the world, for a sweep
     /// still in progress (helping with it or not).
@@ -838,6 +857,7 @@ impl Heap {
         }
         if s.stop.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
             let stopping = Instant::now();
+            let cpu = thread_cpu_ns();
             // The collector. Wait until every other mutator parked or idles.
             {
                 let mut g = s.gate.lock();
@@ -877,7 +897,7 @@ impl Heap {
                 s.stop.store(false, Ordering::SeqCst);
                 s.changed.notify_all();
             }
-            s.record_pause(stopping, Instant::now());
+            s.record_pause(stopping, Instant::now(), thread_cpu_ns() - cpu);
         } else {
             // Park: publish the running task, wait for the collector.
             let mut g = s.gate.lock();
@@ -898,8 +918,9 @@ impl Heap {
     pub fn collect(&mut self, roots: impl FnOnce(&mut Marker)) {
         self.wait_for_sweep();
         let start = Instant::now();
+        let cpu = thread_cpu_ns();
         self.collect_stopped(start, roots);
-        self.shared.record_pause(start, Instant::now());
+        self.shared.record_pause(start, Instant::now(), thread_cpu_ns() - cpu);
     }
 
     /// Finishes the last cycle's sweep (helping the background sweeper),
@@ -952,7 +973,7 @@ impl Heap {
 
 impl SharedHeap {
     /// Adds a stop-the-world pause to the totals and the histogram.
-    fn record_pause(&self, stopped: Instant, restarted: Instant) {
+    fn record_pause(&self, stopped: Instant, restarted: Instant, cpu_ns: u64) {
         let ns = (restarted - stopped).as_nanos();
         let us = (ns / 1000) as u64;
         let bucket = PAUSE_BUCKETS_US.iter().position(|&b| us < b).unwrap_or(PAUSE_BUCKETS_US.len());
@@ -960,6 +981,8 @@ impl SharedHeap {
         st.total_pause_ns += ns;
         st.max_pause_ns = st.max_pause_ns.max(ns);
         st.pause_histogram[bucket] += 1;
+        st.total_pause_cpu_ns += cpu_ns;
+        st.max_pause_cpu_ns = st.max_pause_cpu_ns.max(cpu_ns);
     }
 
     /// A collection is stopping (or has stopped) the world.
@@ -1340,7 +1363,7 @@ mod tests {
         let st = heap.stats();
         assert_eq!(st.pause_histogram.iter().sum::<u64>(), 3);
         assert!(st.max_pause_ns > 0 && st.total_pause_ns >= st.max_pause_ns);
-        heap.shared().record_pause(Instant::now() - Duration::from_millis(3), Instant::now());
+        heap.shared().record_pause(Instant::now() - Duration::from_millis(3), Instant::now(), 1000);
         let st = heap.stats();
         // 2 ms < 3 ms <= 5 ms: the sixth bucket.
         assert_eq!(st.pause_histogram[5], 1);

@@ -36,7 +36,7 @@ use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Once, OnceLock};
-use std::time::Instant;
+use super::heap::thread_cpu_ns;
 
 /// Objects swept in one go (the unit of work shared between the background
 /// sweeper and a helping collector).
@@ -62,7 +62,7 @@ struct State {
     /// Sweepers in the middle of a segment taken out of `pending`.
     active: usize,
     freed: u64,
-    /// Time spent sweeping, by every thread.
+    /// CPU time spent sweeping, by every thread.
     sweep_ns: u64,
 }
 
@@ -101,9 +101,9 @@ impl Sweep {
     pub(crate) fn help(&self) -> bool {
         let mut any = false;
         while let Some(mut seg) = self.take() {
-            let t = Instant::now();
+            let t = thread_cpu_ns();
             let freed = sweep_segment(&mut seg.0);
-            self.give_back(seg, freed, t.elapsed().as_nanos() as u64);
+            self.give_back(seg, freed, thread_cpu_ns() - t);
             any = true;
         }
         any
@@ -132,7 +132,7 @@ impl Sweep {
         st.pending.is_empty() && st.active == 0
     }
 
-    /// Objects freed and nanoseconds spent sweeping, so far.
+    /// Objects freed and CPU nanoseconds spent sweeping, so far.
     pub(crate) fn totals(&self) -> (u64, u64) {
         let st = self.state.lock();
         (st.freed, st.sweep_ns)
