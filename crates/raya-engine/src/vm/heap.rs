@@ -354,6 +354,8 @@ pub struct SharedHeap {
     stress: AtomicBool,
     /// The concurrent sweep of the last collection (`vm::sweep`).
     sweep: Arc<Sweep>,
+    /// Collectors finishing the last sweep before they stop the world.
+    finishing_sweep: AtomicUsize,
 }
 
 /// Upper bounds (in microseconds) of the buckets of the pause histogram;
@@ -646,6 +648,7 @@ impl Heap {
             limit: AtomicUsize::new(usize::MAX),
             stress: AtomicBool::new(false),
             sweep: Arc::new(Sweep::default()),
+            finishing_sweep: AtomicUsize::new(0),
         });
         Heap::on(shared)
     }
@@ -931,7 +934,9 @@ impl Heap {
             return;
         }
         let t = Instant::now();
+        self.shared.finishing_sweep.fetch_add(1, Ordering::Relaxed);
         sw.finish();
+        self.shared.finishing_sweep.fetch_sub(1, Ordering::Relaxed);
         self.shared.stats.lock().sweep_wait_ns += t.elapsed().as_nanos() as u64;
     }
 
@@ -985,9 +990,11 @@ impl SharedHeap {
         st.max_pause_cpu_ns = st.max_pause_cpu_ns.max(cpu_ns);
     }
 
-    /// A collection is stopping (or has stopped) the world.
+    /// A collection is under way: stopping (or having stopped) the world,
+    /// or finishing the last sweep first. A worker in one has not reached
+    /// its next safepoint for that reason, not because a task stalls.
     pub fn is_stopping(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed) || self.finishing_sweep.load(Ordering::Relaxed) > 0
     }
 
     /// Sets pacing and limit; the first goal is computed from the heap the
