@@ -725,7 +725,15 @@ fn cli_stats_report_the_peak_rss() {
     } else {
         assert_eq!(rss, "n/a");
     }
-    for what in ["total pause: ", "max pause: ", "live after the last: ", "gc pauses: <100us: ", ">=50ms: ", "gc time: ", "gc pause CPU: "] {
+    for what in [
+        "total pause: ",
+        "max pause: ",
+        "live after the last: ",
+        "gc pauses: <100us: ",
+        ">=50ms: ",
+        "gc time: ",
+        "gc pause CPU: ",
+    ] {
         assert!(stderr.contains(what), "{what}: {stderr}");
     }
 }

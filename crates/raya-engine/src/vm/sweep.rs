@@ -31,12 +31,12 @@
 //!   object (which no mutator can see). The live size is measured while
 //!   marking, with the world stopped.
 
+use super::heap::thread_cpu_ns;
 use super::object::Obj;
 use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Once, OnceLock};
-use super::heap::thread_cpu_ns;
 
 /// Objects swept in one go (the unit of work shared between the background
 /// sweeper and a helping collector).
