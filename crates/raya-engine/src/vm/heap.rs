@@ -764,6 +764,8 @@ impl Heap {
         let n = self.local_bytes + GROWN.replace(0);
         self.local_bytes = 0;
         self.shared.add_count(n);
+        // Allocation pays for the sweep (see `vm::sweep`).
+        self.shared.sweep.help_one();
     }
 
     pub fn alloc_str(&mut self, s: impl Into<Box<str>>) -> Value {

@@ -6,9 +6,15 @@
 //! existed at that moment — each thread's allocation list, and the
 //! survivors of earlier sweeps — to the program's [`Sweep`] as *segments*,
 //! and restarts the world. The segments are swept (unmarked objects freed,
-//! marks of the others cleared) by a background thread shared by every
-//! program of the process, and by the next collector, which helps before
-//! it stops the world and waits for whatever is still in progress.
+//! marks of the others cleared) in chunks by the allocating threads — one
+//! chunk each time a thread has allocated another 256 KiB, so the sweep is
+//! paid for by allocation, as Go's proportional sweep is, and frees land
+//! mostly on the thread that allocated them, where the allocator frees
+//! fastest — by a background thread shared by every program of the
+//! process, for a program that stopped allocating (it starts
+//! [`BACKGROUND_DELAY`] after the collection), and by the next collector,
+//! which helps before it stops the world and waits for whatever is still
+//! in progress.
 //!
 //! # Invariants
 //!
@@ -37,10 +43,17 @@ use parking_lot::{Condvar, Mutex};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Once, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Objects swept in one go (the unit of work shared between the background
 /// sweeper and a helping collector).
-pub(crate) const CHUNK: usize = 16 << 10;
+pub(crate) const CHUNK: usize = 4 << 10;
+
+/// How long after a collection the background sweeper starts on its
+/// segments: allocating threads sweep faster (their own frees), so the
+/// background thread is for a program that went quiet, whose garbage
+/// should still be given back.
+const BACKGROUND_DELAY: Duration = Duration::from_millis(50);
 
 /// Objects of one program, in no particular order.
 pub(crate) struct Segment(pub(crate) Vec<*mut Obj>);
@@ -61,6 +74,9 @@ struct State {
     merge: Vec<*mut Obj>,
     /// Sweepers in the middle of a segment taken out of `pending`.
     active: usize,
+    /// When the current sweep started (the background sweeper waits
+    /// [`BACKGROUND_DELAY`] from then).
+    started: Option<Instant>,
     freed: u64,
     /// CPU time spent sweeping, by every thread.
     sweep_ns: u64,
@@ -89,6 +105,7 @@ impl Sweep {
         }
         pending.extend(lists.filter(|l| !l.is_empty()).map(Segment));
         st.pending = pending;
+        st.started = Some(Instant::now());
         let work = !st.pending.is_empty();
         drop(st);
         if work {
@@ -100,13 +117,22 @@ impl Sweep {
     /// it swept any.
     pub(crate) fn help(&self) -> bool {
         let mut any = false;
-        while let Some(mut seg) = self.take() {
-            let t = thread_cpu_ns();
-            let freed = sweep_segment(&mut seg.0);
-            self.give_back(seg, freed, thread_cpu_ns() - t);
+        while self.help_one() {
             any = true;
         }
         any
+    }
+
+    /// Sweeps one chunk, if any is left; true if it did. The allocation
+    /// path's share of the sweep: it holds no object lock that a dead
+    /// object's drop could want (a dead object's drop touches no script
+    /// object, only what it owns).
+    pub(crate) fn help_one(&self) -> bool {
+        let Some(mut seg) = self.take() else { return false };
+        let t = thread_cpu_ns();
+        let freed = sweep_segment(&mut seg.0);
+        self.give_back(seg, freed, thread_cpu_ns() - t);
+        true
     }
 
     /// Helps, then waits for the other sweepers: afterwards every object
@@ -243,6 +269,13 @@ fn sweeper(q: &'static Queue) {
                 q.ready.wait(&mut jobs);
             }
         };
+        let started = job.state.lock().started;
+        if let Some(due) = started.map(|s| s + BACKGROUND_DELAY) {
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
         job.help();
     }
 }
