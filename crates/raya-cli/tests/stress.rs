@@ -620,6 +620,39 @@ fn stress_long_array_churn_is_collected() {
     check_churn("array_churn_4000", 4000, &[1, 2, 4], LONG_TIMEOUT);
 }
 
+/// A 100 MiB structure (100 arrays of 131,072 elements), built and
+/// dropped a hundred times: 10 GiB allocated in all, of which at most one
+/// or two structures may be alive at once. Pacing (twice the live heap)
+/// and the concurrent sweep must keep the peak to a few hundred MiB.
+#[test]
+#[cfg(target_os = "linux")]
+fn stress_dropped_100mb_structures_stay_bounded() {
+    let src = r#"let total = 0;
+for (let r = 0; r < 100; r++) {
+  const big: number[][] = [];
+  for (let i = 0; i < 100; i++) {
+    const a: number[] = [];
+    a.length = 131072;
+    a[131071] = r;
+    big.push(a);
+  }
+  for (const a of big) total += a.length + a[131071] - r;
+}
+console.log(total);
+"#;
+    let file = program("dropped_100mb_structures", src);
+    for w in [1, 4] {
+        let (o, peak) = run_measured(&file, w, LONG_TIMEOUT);
+        eprintln!("100 MiB x 100: --workers {w}: {:.2}s, peak {} MiB", o.elapsed.as_secs_f64(), peak / 1024);
+        assert!(!o.timed_out, "killed after {LONG_TIMEOUT:?}");
+        assert_eq!((o.code, o.stdout.as_str()), (Some(0), "1310720000\n"), "stderr {}", truncate(&o.stderr));
+        assert!(o.stderr.contains("gc cycles: "), "{}", truncate(&o.stderr));
+        // Live: one structure (100 MiB), plus the next one being built
+        // before the collection that frees the last; no leak of rounds.
+        assert!(peak < 600 * 1024, "--workers {w}: peak RSS {} MiB", peak / 1024);
+    }
+}
+
 /// Under an address-space limit, sizes a script chooses that the allocator
 /// refuses are RangeErrors, not aborts (exit 134).
 #[test]

@@ -464,6 +464,8 @@ fn run_inner<R>(
         write_trace(&mut rt, &shared, tracer);
     }
     if opts.stats {
+        // The last sweep's figures complete the totals.
+        rt.heap.finish_sweep();
         let gc = rt.heap.stats();
         let cfg = rt.heap.shared().config();
         let pacing = match cfg.percent {
@@ -484,12 +486,13 @@ fn run_inner<R>(
         }
         rt.write_stderr(&format!(
             "{stats}{rows}peak tasks alive: {}\ngc cycles: {}, total pause: {:.3} ms, max pause: {:.3} ms, live after the last: {:.1} MiB\n\
-             gc pacing: {pacing}, heap limit: {limit}, peak RSS: {rss}\n",
+             gc pacing: {pacing}, heap limit: {limit}, peak RSS: {rss}\n{}",
             rt.world.live_tasks.peak(),
             gc.collections,
             gc.total_pause_ns as f64 / 1e6,
             gc.max_pause_ns as f64 / 1e6,
-            gc.live_bytes as f64 / (1 << 20) as f64
+            gc.live_bytes as f64 / (1 << 20) as f64,
+            gc_detail(&gc)
         ));
     }
     rt.flush_stdout();
@@ -681,6 +684,31 @@ fn write_trace(rt: &mut Runtime, shared: &Shared, tracer: &crate::trace::Tracer)
 
 /// The process's peak resident set size in bytes (`VmHWM` of
 /// `/proc/self/status`); None where there is no such file.
+/// The `--stats` lines on where collection time went: the pause
+/// histogram and the time of the concurrent sweep.
+fn gc_detail(gc: &crate::vm::heap::GcStats) -> String {
+    use crate::vm::heap::PAUSE_BUCKETS_US;
+    let label = |us: u64| if us < 1000 { format!("{us}us") } else { format!("{}ms", us / 1000) };
+    let mut hist = String::from("gc pauses:");
+    for (i, n) in gc.pause_histogram.iter().enumerate() {
+        let bucket = match PAUSE_BUCKETS_US.get(i) {
+            Some(&b) => format!("<{}", label(b)),
+            None => format!(">={}", label(PAUSE_BUCKETS_US[i - 1])),
+        };
+        hist.push_str(&format!(" {bucket}: {n}{}", if i + 1 < gc.pause_histogram.len() { "," } else { "" }));
+    }
+    let pause_ms = gc.total_pause_ns as f64 / 1e6;
+    let sweep_ms = gc.sweep_ns as f64 / 1e6;
+    format!(
+        "{hist}\ngc time: {:.3} ms ({pause_ms:.3} ms paused, {sweep_ms:.3} ms CPU sweeping concurrently, {:.3} ms waiting for a sweep)\n\
+         gc pause CPU: {:.3} ms in all, {:.3} ms the longest\n",
+        pause_ms + sweep_ms + gc.sweep_wait_ns as f64 / 1e6,
+        gc.sweep_wait_ns as f64 / 1e6,
+        gc.total_pause_cpu_ns as f64 / 1e6,
+        gc.max_pause_cpu_ns as f64 / 1e6
+    )
+}
+
 pub fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;

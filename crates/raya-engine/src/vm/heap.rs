@@ -6,8 +6,10 @@
 //! `&Obj` held by Rust code) stays valid for as long as the object is
 //! reachable. The heap remembers every object it handed out; a collection
 //! marks everything reachable from the roots with an explicit worklist (no
-//! recursion, so deep structures cannot overflow the Rust stack), then
-//! sweeps the unmarked objects. Cycles are collected like anything else.
+//! recursion, so deep structures cannot overflow the Rust stack), with the
+//! world stopped; the unmarked objects are then freed by the concurrent
+//! sweep (`vm::sweep`) while the program runs again. Cycles are collected
+//! like anything else.
 //!
 //! # When collections happen
 //!
@@ -28,8 +30,9 @@
 //! One [`SharedHeap`] per program; every thread that allocates (each
 //! worker, and the thread that starts and ends the program) has its own
 //! [`Heap`] handle with its own allocation list, so allocation takes no
-//! lock. The collector sweeps every list, which is sound because it runs
-//! only with the world stopped:
+//! lock. The collector takes every list for the sweep (leaving each thread
+//! an empty one), which is sound because it marks and takes them only with
+//! the world stopped:
 //!
 //! - A worker is a *mutator* while it runs a job ([`Heap::enter`] returns
 //!   a guard that ends it). Mutator state per worker: `RUNNING`, `PARKED`
@@ -66,13 +69,14 @@
 use super::atom::Atom;
 use super::object::{ArrayBody, Body, Function, Header, IterState, JsStr, Mut, Obj};
 use super::ops::{Fault, OpResult};
+use super::sweep::Sweep;
 use super::task::Task;
 use super::value::Value;
 use parking_lot::{Condvar, Mutex};
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The smallest heap goal: a collection never starts before the heap
 /// holds this much (see "Pacing" in `design/memory.md`).
@@ -158,6 +162,20 @@ pub fn parse_size(s: &str) -> Option<usize> {
     };
     let bytes = n.checked_mul(1usize << shift)?;
     (bytes > 0).then_some(bytes)
+}
+
+/// CPU time this thread has used, in nanoseconds (0 where it cannot be
+/// read).
+pub(crate) fn thread_cpu_ns() -> u64 {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid out-pointer.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0 {
+            return ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+        }
+    }
+    0
 }
 
 /// Bytes a thread allocates before it adds them to the shared count.
@@ -334,13 +352,39 @@ pub struct SharedHeap {
     limit: AtomicUsize,
     /// Collect at every safepoint (see [`GcConfig::stress`]).
     stress: AtomicBool,
+    /// The concurrent sweep of the last collection (`vm::sweep`).
+    sweep: Arc<Sweep>,
+    /// Collectors finishing the last sweep before they stop the world.
+    finishing_sweep: AtomicUsize,
 }
+
+/// Upper bounds (in microseconds) of the buckets of the pause histogram;
+/// the last bucket holds every longer pause.
+pub const PAUSE_BUCKETS_US: [u64; 8] = [100, 250, 500, 1_000, 2_000, 5_000, 10_000, 50_000];
 
 #[derive(Default, Clone, Debug)]
 pub struct GcStats {
     pub collections: u64,
+    /// Stop-the-world time: from the moment a collector claims the world
+    /// (including the wait for every worker to reach a safepoint) until it
+    /// restarts it.
     pub total_pause_ns: u128,
     pub max_pause_ns: u128,
+    /// CPU time the collecting thread used in its pauses (total and the
+    /// longest): the pause's own work, which on a loaded machine is far
+    /// below its wall-clock length (the OS may deschedule the collector).
+    pub total_pause_cpu_ns: u64,
+    pub max_pause_cpu_ns: u64,
+    /// Pauses by length: `pause_histogram[i]` counts those of at most
+    /// `PAUSE_BUCKETS_US[i]` µs (and above the previous bound); the last
+    /// entry, those longer than every bound.
+    pub pause_histogram: [u64; PAUSE_BUCKETS_US.len() + 1],
+    /// CPU time spent sweeping, on every thread, with the world running.
+    pub sweep_ns: u64,
+    /// Time collectors waited, before stopping the world, for a sweep
+    /// still in progress (helping with it or not).
+    pub sweep_wait_ns: u64,
+    /// Objects freed (by sweeps finished so far).
     pub freed: u64,
     /// Bytes of the objects that survived the last collection, measured
     /// by the sweep.
@@ -352,6 +396,10 @@ pub struct GcStats {
 /// Marks reachable objects; given to root providers during a collection.
 pub struct Marker {
     stack: Vec<*const Obj>,
+    /// Bytes of the objects traced so far ([`body_size`]): the live heap
+    /// once marking is done. Measured here, with the world stopped, so the
+    /// concurrent sweep never reads a body a mutator may be changing.
+    live: usize,
 }
 
 impl Marker {
@@ -383,6 +431,8 @@ impl Marker {
         while let Some(p) = self.stack.pop() {
             // SAFETY: only live objects are pushed.
             let o = unsafe { &*p };
+            // SAFETY: the collector runs with every mutator stopped.
+            self.live += unsafe { body_size(&o.body) };
             self.trace(o);
         }
     }
@@ -597,6 +647,8 @@ impl Heap {
             live: AtomicUsize::new(0),
             limit: AtomicUsize::new(usize::MAX),
             stress: AtomicBool::new(false),
+            sweep: Arc::new(Sweep::default()),
+            finishing_sweep: AtomicUsize::new(0),
         });
         Heap::on(shared)
     }
@@ -712,6 +764,8 @@ impl Heap {
         let n = self.local_bytes + GROWN.replace(0);
         self.local_bytes = 0;
         self.shared.add_count(n);
+        // Allocation pays for the sweep (see `vm::sweep`).
+        self.shared.sweep.help_one();
     }
 
     pub fn alloc_str(&mut self, s: impl Into<Box<str>>) -> Value {
@@ -754,11 +808,20 @@ impl Heap {
         self.alloc(Body::Cell(Mut::new(v)))
     }
 
-    /// Number of objects on the program's heap (live or not yet swept).
-    /// Only meaningful while no other thread allocates.
+    /// Number of objects on the program's heap, once the sweep of the
+    /// last collection is finished (this waits for it). Only meaningful
+    /// while no other thread allocates.
     pub fn object_count(&self) -> usize {
+        self.shared.sweep.finish();
         // SAFETY: the caller guarantees no concurrent allocation.
-        self.shared.lists.lock().iter().map(|l| unsafe { (*l.objects.get()).len() }).sum()
+        let listed: usize = self.shared.lists.lock().iter().map(|l| unsafe { (*l.objects.get()).len() }).sum();
+        listed + self.shared.sweep.object_count()
+    }
+
+    /// Waits until the sweep of the last collection is done (helping with
+    /// it), so that `stats().freed` and memory figures are final.
+    pub fn finish_sweep(&self) {
+        self.shared.sweep.finish();
     }
 
     /// True when a collection is wanted: the caller, at a safepoint,
@@ -771,8 +834,12 @@ impl Heap {
         self.shared.requested.load(Ordering::Relaxed)
     }
 
+    /// The collector's figures; `freed` and `sweep_ns` cover the sweeps
+    /// done so far (see [`Heap::finish_sweep`]).
     pub fn stats(&self) -> GcStats {
-        self.shared.stats.lock().clone()
+        let mut st = self.shared.stats.lock().clone();
+        (st.freed, st.sweep_ns) = self.shared.sweep.totals();
+        st
     }
 
     /// Stops every worker (at its next safepoint, or between jobs) until
@@ -801,8 +868,16 @@ impl Heap {
     /// program's own roots (globals, realm, task table).
     pub fn safepoint(&mut self, slot: &MutatorSlot, task: &Task, roots: impl FnOnce(&mut Marker)) {
         let s = self.shared.clone();
+        // The last cycle's sweep must be over before the next mark (see
+        // `vm::sweep`); finishing it here, with the world running, keeps
+        // it out of the pause. Whatever a collector that wins the race
+        // below queues in the meantime, `collect_stopped` finishes.
+        if !s.stop.load(Ordering::SeqCst) {
+            self.wait_for_sweep();
+        }
         if s.stop.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_ok() {
-            let stopping = std::time::Instant::now();
+            let stopping = Instant::now();
+            let cpu = thread_cpu_ns();
             // The collector. Wait until every other mutator parked or idles.
             {
                 let mut g = s.gate.lock();
@@ -818,7 +893,7 @@ impl Heap {
                     s.changed.wait_for(&mut g, Duration::from_millis(1));
                 }
             }
-            self.collect(|m| {
+            self.collect_stopped(stopping, |m| {
                 roots(m);
                 for v in task.roots() {
                     m.mark(v);
@@ -836,13 +911,13 @@ impl Heap {
                     }
                 }
             });
-            if let Some(p) = s.stats.lock().log.as_mut().and_then(|l| l.last_mut()) {
-                p.stop = stopping;
+            {
+                let _g = s.gate.lock();
+                s.requested.store(s.stress.load(Ordering::Relaxed), Ordering::SeqCst);
+                s.stop.store(false, Ordering::SeqCst);
+                s.changed.notify_all();
             }
-            let _g = s.gate.lock();
-            s.requested.store(s.stress.load(Ordering::Relaxed), Ordering::SeqCst);
-            s.stop.store(false, Ordering::SeqCst);
-            s.changed.notify_all();
+            s.record_pause(stopping, Instant::now(), thread_cpu_ns() - cpu);
         } else {
             // Park: publish the running task, wait for the collector.
             let mut g = s.gate.lock();
@@ -861,31 +936,47 @@ impl Heap {
     /// Runs a full collection. `roots` marks every root. The caller must
     /// have stopped the world, or be the only thread of the program.
     pub fn collect(&mut self, roots: impl FnOnce(&mut Marker)) {
+        self.wait_for_sweep();
+        let start = Instant::now();
+        let cpu = thread_cpu_ns();
+        self.collect_stopped(start, roots);
+        self.shared.record_pause(start, Instant::now(), thread_cpu_ns() - cpu);
+    }
+
+    /// Finishes the last cycle's sweep (helping the background sweeper),
+    /// counting the time as the collector's wait.
+    fn wait_for_sweep(&self) {
+        let sw = &self.shared.sweep;
+        if sw.is_idle() {
+            return;
+        }
+        let t = Instant::now();
+        self.shared.finishing_sweep.fetch_add(1, Ordering::Relaxed);
+        sw.finish();
+        self.shared.finishing_sweep.fetch_sub(1, Ordering::Relaxed);
+        self.shared.stats.lock().sweep_wait_ns += t.elapsed().as_nanos() as u64;
+    }
+
+    /// Marks, then hands everything that existed before to the concurrent
+    /// sweep. The world is stopped (`stopping`: since when).
+    fn collect_stopped(&mut self, stopping: Instant, roots: impl FnOnce(&mut Marker)) {
+        // Normally done before the world stopped; a collection that ran
+        // between that and this one's stop may have queued more.
+        self.shared.sweep.finish();
         // Method caches may name objects this collection frees.
         super::shape::methods_changed();
-        let start = std::time::Instant::now();
-        let mut m = Marker { stack: Vec::with_capacity(256) };
+        let start = Instant::now();
+        let mut m = Marker { stack: Vec::with_capacity(256), live: 0 };
         roots(&mut m);
         m.drain();
-        let mut live = 0usize;
-        let mut freed = 0u64;
-        for list in self.shared.lists.lock().iter() {
-            // SAFETY: the world is stopped; every pointer in a list is a
-            // live allocation of ours, and unreachable ones are freed
-            // exactly once, here.
-            let objects = unsafe { &mut *list.objects.get() };
-            objects.retain(|&p| {
-                let o = unsafe { &*p };
-                if o.header.marked.swap(false, Ordering::Relaxed) {
-                    // SAFETY: the world is stopped.
-                    live += unsafe { body_size(&o.body) };
-                    true
-                } else {
-                    drop(unsafe { Box::from_raw(p) });
-                    freed += 1;
-                    false
-                }
-            });
+        let live = m.live;
+        // Every object allocated so far is swept; each thread starts a
+        // fresh list, so what it allocates from now on is not (see the
+        // invariants of `vm::sweep`).
+        {
+            let lists = self.shared.lists.lock();
+            // SAFETY: the world is stopped, so no owner touches its list.
+            self.shared.sweep.start(lists.iter().map(|l| std::mem::take(unsafe { &mut *l.objects.get() })));
         }
         self.shared.allocated_since_gc.store(0, Ordering::Relaxed);
         self.local_bytes = 0;
@@ -894,24 +985,35 @@ impl Heap {
         self.shared.live.store(live, Ordering::Relaxed);
         self.shared.threshold.store(goal.saturating_sub(live), Ordering::Relaxed);
         self.shared.requested.store(self.shared.stress.load(Ordering::Relaxed), Ordering::Relaxed);
-        let end = std::time::Instant::now();
-        let ns = (end - start).as_nanos();
+        let end = Instant::now();
         let mut st = self.shared.stats.lock();
         if let Some(log) = st.log.as_mut() {
-            log.push(crate::trace::GcPause { stop: start, start, end });
+            log.push(crate::trace::GcPause { stop: stopping, start, end });
         }
         st.collections += 1;
-        st.total_pause_ns += ns;
-        st.max_pause_ns = st.max_pause_ns.max(ns);
-        st.freed += freed;
         st.live_bytes = live as u64;
     }
 }
 
 impl SharedHeap {
-    /// A collection is stopping (or has stopped) the world.
+    /// Adds a stop-the-world pause to the totals and the histogram.
+    fn record_pause(&self, stopped: Instant, restarted: Instant, cpu_ns: u64) {
+        let ns = (restarted - stopped).as_nanos();
+        let us = (ns / 1000) as u64;
+        let bucket = PAUSE_BUCKETS_US.iter().position(|&b| us < b).unwrap_or(PAUSE_BUCKETS_US.len());
+        let mut st = self.stats.lock();
+        st.total_pause_ns += ns;
+        st.max_pause_ns = st.max_pause_ns.max(ns);
+        st.pause_histogram[bucket] += 1;
+        st.total_pause_cpu_ns += cpu_ns;
+        st.max_pause_cpu_ns = st.max_pause_cpu_ns.max(cpu_ns);
+    }
+
+    /// A collection is under way: stopping (or having stopped) the world,
+    /// or finishing the last sweep first. A worker in one has not reached
+    /// its next safepoint for that reason, not because a task stalls.
     pub fn is_stopping(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed) || self.finishing_sweep.load(Ordering::Relaxed) > 0
     }
 
     /// Sets pacing and limit; the first goal is computed from the heap the
@@ -958,6 +1060,15 @@ impl SharedHeap {
 
 impl Drop for SharedHeap {
     fn drop(&mut self) {
+        // The background sweeper may be in the middle of a segment.
+        self.sweep.finish();
+        for seg in self.sweep.drain_all() {
+            for p in seg.0 {
+                // SAFETY: the last handle is gone and the sweep finished;
+                // nothing else holds these objects.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
         for list in self.lists.get_mut().iter() {
             // SAFETY: the last handle is gone; nothing runs any more.
             for &p in unsafe { &*list.objects.get() } {
@@ -971,6 +1082,7 @@ impl Drop for SharedHeap {
 mod tests {
     use super::*;
     use crate::vm::object::{ObjectData, PropMap};
+    use crate::vm::ops;
 
     fn obj(heap: &mut Heap) -> Value {
         heap.alloc(Body::Object(Mut::new(ObjectData { class: Value::UNDEFINED, props: PropMap::new(), frozen: false })))
@@ -1155,8 +1267,133 @@ mod tests {
         let a = obj(&mut heap);
         heap.collect(|m| m.mark(a));
         heap.collect(|m| m.mark(a));
+        heap.finish_sweep();
         assert_eq!(heap.object_count(), 1);
         assert!(!a.as_obj().unwrap().header.marked.load(Ordering::Relaxed));
+    }
+
+    /// An object allocated after the mark, while the sweep of that cycle
+    /// may still run, is never freed by it, though it was never marked;
+    /// the next collection judges it.
+    #[test]
+    fn objects_allocated_during_the_sweep_are_not_swept_by_it() {
+        let mut heap = Heap::new();
+        let root = heap.alloc_array(vec![]);
+        for round in 0..20 {
+            for _ in 0..50_000 {
+                heap.alloc_str("garbage that keeps the sweeper busy");
+            }
+            heap.collect(|m| m.mark(root));
+            // Unmarked, allocated after the mark; reachable from here on.
+            let fresh = heap.alloc_str(format!("fresh {round}"));
+            ops::array_data(root).unwrap().push(fresh);
+            heap.finish_sweep();
+            let d = ops::array_data(root).unwrap();
+            for (i, v) in d.iter().enumerate() {
+                assert_eq!(ops::to_display(*v), format!("fresh {i}"));
+            }
+        }
+        assert_eq!(heap.object_count(), 21);
+        heap.collect(|_| {});
+        assert_eq!(heap.object_count(), 0);
+    }
+
+    /// Workers allocate, link new objects into old ones and drop old ones
+    /// while collections (hundreds of them) mark with
+    /// the world stopped and sweep with it running. Every object reachable
+    /// from a worker's table must keep its content; repeated, so the
+    /// sweeper races with mutators in many interleavings.
+    #[test]
+    fn nothing_reachable_is_freed_while_mutators_run_during_the_sweep() {
+        const THREADS: usize = 4;
+        const STEPS: usize = 6_000;
+        const SLOTS: usize = 64;
+        for _round in 0..3 {
+            let heap = Heap::new();
+            // A collection wanted at every safepoint; one every 25 steps.
+            heap.shared().configure(GcConfig { stress: true, ..GcConfig::default() });
+            let shared = heap.shared().clone();
+            let roots: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(vec![Value::UNDEFINED.bits(); THREADS]));
+            let threads: Vec<_> = (0..THREADS)
+                .map(|t| {
+                    let shared = shared.clone();
+                    let roots = roots.clone();
+                    std::thread::spawn(move || {
+                        let mut h = Heap::attach_to(&shared);
+                        let slot = h.new_slot();
+                        let task = Task::new(0);
+                        let table = {
+                            let _m = h.enter(&slot);
+                            let table = h.alloc_array(vec![Value::UNDEFINED; SLOTS]);
+                            roots.lock()[t] = table.bits();
+                            table
+                        };
+                        for step in 0..STEPS {
+                            let _m = h.enter(&slot);
+                            // A new string inside a new array, stored into an
+                            // old table: the previous occupant becomes garbage.
+                            let s = h.alloc_str(format!("w{t} s{step}"));
+                            let node = h.alloc_array(vec![s, Value::number(step as f64)]);
+                            ops::array_data(table).unwrap()[step % SLOTS] = node;
+                            for _ in 0..8 {
+                                h.alloc_array(vec![Value::number(1.0); 16]);
+                            }
+                            if step % 97 == 0 {
+                                // Every live node intact.
+                                let d = ops::array_data(table).unwrap().to_vec();
+                                for v in d.iter().filter(|v| !v.is_undefined()) {
+                                    let n = ops::array_data(*v).unwrap();
+                                    let k = n[1].as_number() as usize;
+                                    assert_eq!(ops::to_display(n[0]), format!("w{t} s{k}"));
+                                }
+                            }
+                            if step % 25 == 0 && h.wants_collection() {
+                                let roots = roots.clone();
+                                h.safepoint(&slot, &task, move |m| {
+                                    for &b in roots.lock().iter() {
+                                        m.mark(Value::from_bits(b));
+                                    }
+                                });
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for t in threads {
+                t.join().unwrap();
+            }
+            let st = heap.stats();
+            assert!(st.collections > 100, "the test must exercise collections ({})", st.collections);
+            heap.finish_sweep();
+            assert!(heap.stats().freed > 0);
+            // Each table holds its last SLOTS nodes.
+            for (t, &b) in roots.lock().iter().enumerate() {
+                let d = ops::array_data(Value::from_bits(b)).unwrap().to_vec();
+                for (i, v) in d.iter().enumerate() {
+                    let n = ops::array_data(*v).unwrap();
+                    let k = n[1].as_number() as usize;
+                    assert_eq!(k % SLOTS, i);
+                    assert!(k >= STEPS - SLOTS);
+                    assert_eq!(ops::to_display(n[0]), format!("w{t} s{k}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pauses_fill_the_histogram() {
+        let mut heap = Heap::new();
+        for _ in 0..3 {
+            heap.collect(|_| {});
+        }
+        let st = heap.stats();
+        assert_eq!(st.pause_histogram.iter().sum::<u64>(), 3);
+        assert!(st.max_pause_ns > 0 && st.total_pause_ns >= st.max_pause_ns);
+        heap.shared().record_pause(Instant::now() - Duration::from_millis(3), Instant::now(), 1000);
+        let st = heap.stats();
+        // 2 ms < 3 ms <= 5 ms: the sixth bucket.
+        assert_eq!(st.pause_histogram[5], 1);
+        assert!(st.max_pause_ns >= 3_000_000);
     }
 
     /// Several threads allocate at once, each keeping a chain alive through

@@ -27,6 +27,7 @@ pub mod realm;
 pub mod runtime;
 pub mod shape;
 pub mod strbuf;
+pub mod sweep;
 pub mod task;
 pub mod value;
 

@@ -1,0 +1,307 @@
+//! The concurrent sweep: freeing what a collection found unreachable
+//! after the world has restarted (see "The collector" in
+//! `design/memory.md`).
+//!
+//! A collection marks with the world stopped, then hands every object that
+//! existed at that moment — each thread's allocation list, and the
+//! survivors of earlier sweeps — to the program's [`Sweep`] as *segments*,
+//! and restarts the world. The segments are swept (unmarked objects freed,
+//! marks of the others cleared) in chunks by the allocating threads — one
+//! chunk each time a thread has allocated another 256 KiB, so the sweep is
+//! paid for by allocation, as Go's proportional sweep is, and frees land
+//! mostly on the thread that allocated them, where the allocator frees
+//! fastest — by a background thread shared by every program of the
+//! process, for a program that stopped allocating (it starts
+//! [`BACKGROUND_DELAY`] after the collection), and by the next collector,
+//! which helps before it stops the world and waits for whatever is still
+//! in progress.
+//!
+//! # Invariants
+//!
+//! - **Garbage stays garbage.** An object not marked when the world was
+//!   stopped was unreachable from every root; nothing can reach it again,
+//!   since a reference can only be copied from somewhere reachable. Freeing
+//!   it later, while mutators run, is therefore the same as freeing it
+//!   during the pause.
+//! - **Only what existed at the mark is swept.** Objects allocated after
+//!   the world restarts go to their thread's (now empty) list, never into
+//!   a segment of this cycle, so a new object — never marked — is never
+//!   freed by a sweep that started before it existed (the "sweep
+//!   generation" of other collectors is which list an object is on).
+//! - **Marks are clear before the next mark.** The next collection calls
+//!   [`Sweep::finish`] before it marks: every segment swept, no sweeper
+//!   in the middle of one (`active == 0`, read under the lock, which also
+//!   makes the sweepers' cleared marks visible to it).
+//! - **The sweep never reads a body.** It only tests and clears the mark
+//!   bit (an atomic, which no mutator writes) and drops the box of a dead
+//!   object (which no mutator can see). The live size is measured while
+//!   marking, with the world stopped.
+
+use super::heap::thread_cpu_ns;
+use super::object::Obj;
+use parking_lot::{Condvar, Mutex};
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Once, OnceLock};
+use std::time::{Duration, Instant};
+
+/// Objects swept in one go (the unit of work shared between the background
+/// sweeper and a helping collector).
+pub(crate) const CHUNK: usize = 4 << 10;
+
+/// How long after a collection the background sweeper starts on its
+/// segments: allocating threads sweep faster (their own frees), so the
+/// background thread is for a program that went quiet, whose garbage
+/// should still be given back.
+const BACKGROUND_DELAY: Duration = Duration::from_millis(50);
+
+/// Objects of one program, in no particular order.
+pub(crate) struct Segment(pub(crate) Vec<*mut Obj>);
+
+// SAFETY: a segment is owned by whoever holds it: the sweep state under
+// its lock, or the one sweeper that took it out. The objects themselves
+// are shared between threads anyway (`Obj` is `Sync`).
+unsafe impl Send for Segment {}
+
+#[derive(Default)]
+struct State {
+    /// Segments to sweep.
+    pending: Vec<Segment>,
+    /// Swept segments: survivors with their marks cleared.
+    swept: Vec<Segment>,
+    /// Survivors of mostly-dead segments, gathered so that the lists do
+    /// not fragment into many tiny vectors.
+    merge: Vec<*mut Obj>,
+    /// Sweepers in the middle of a segment taken out of `pending`.
+    active: usize,
+    /// When the current sweep started (the background sweeper waits
+    /// [`BACKGROUND_DELAY`] from then).
+    started: Option<Instant>,
+    freed: u64,
+    /// CPU time spent sweeping, by every thread.
+    sweep_ns: u64,
+}
+
+// SAFETY: as for `Segment`.
+unsafe impl Send for State {}
+
+/// One program's sweep (see the module's invariants).
+#[derive(Default)]
+pub(crate) struct Sweep {
+    state: Mutex<State>,
+    idle: Condvar,
+}
+
+impl Sweep {
+    /// Queues the segments of a collection. The world must be stopped and
+    /// the previous sweep finished ([`Sweep::finish`]); the swept
+    /// survivors of earlier cycles join the new segments.
+    pub(crate) fn start(self: &Arc<Self>, lists: impl Iterator<Item = Vec<*mut Obj>>) {
+        let mut st = self.state.lock();
+        debug_assert!(st.pending.is_empty() && st.active == 0, "a sweep is still running");
+        let mut pending = std::mem::take(&mut st.swept);
+        if !st.merge.is_empty() {
+            pending.push(Segment(std::mem::take(&mut st.merge)));
+        }
+        pending.extend(lists.filter(|l| !l.is_empty()).map(Segment));
+        st.pending = pending;
+        st.started = Some(Instant::now());
+        let work = !st.pending.is_empty();
+        drop(st);
+        if work {
+            background(self.clone());
+        }
+    }
+
+    /// Sweeps segments on this thread until none is left to take; true if
+    /// it swept any.
+    pub(crate) fn help(&self) -> bool {
+        let mut any = false;
+        while self.help_one() {
+            any = true;
+        }
+        any
+    }
+
+    /// Sweeps one chunk, if any is left; true if it did. The allocation
+    /// path's share of the sweep: it holds no object lock that a dead
+    /// object's drop could want (a dead object's drop touches no script
+    /// object, only what it owns).
+    pub(crate) fn help_one(&self) -> bool {
+        let Some(mut seg) = self.take() else { return false };
+        let t = thread_cpu_ns();
+        let freed = sweep_segment(&mut seg.0);
+        self.give_back(seg, freed, thread_cpu_ns() - t);
+        true
+    }
+
+    /// Helps, then waits for the other sweepers: afterwards every object
+    /// is on a swept segment or a thread's list, with its mark clear.
+    pub(crate) fn finish(&self) {
+        self.help();
+        let mut st = self.state.lock();
+        while st.active > 0 || !st.pending.is_empty() {
+            if !st.pending.is_empty() {
+                drop(st);
+                self.help();
+                st = self.state.lock();
+                continue;
+            }
+            self.idle.wait(&mut st);
+        }
+    }
+
+    /// Nothing waits to be swept (the background sweeper may still be
+    /// finishing a segment).
+    pub(crate) fn is_idle(&self) -> bool {
+        let st = self.state.lock();
+        st.pending.is_empty() && st.active == 0
+    }
+
+    /// Objects freed and CPU nanoseconds spent sweeping, so far.
+    pub(crate) fn totals(&self) -> (u64, u64) {
+        let st = self.state.lock();
+        (st.freed, st.sweep_ns)
+    }
+
+    /// Objects held here (swept or not). Only meaningful when finished.
+    pub(crate) fn object_count(&self) -> usize {
+        let st = self.state.lock();
+        st.pending.iter().chain(st.swept.iter()).map(|s| s.0.len()).sum::<usize>() + st.merge.len()
+    }
+
+    /// Takes every object held here, for the heap's teardown. The caller
+    /// has called [`Sweep::finish`], and the program has ended.
+    pub(crate) fn drain_all(&self) -> Vec<Segment> {
+        let mut st = self.state.lock();
+        let mut all = std::mem::take(&mut st.swept);
+        all.append(&mut st.pending);
+        if !st.merge.is_empty() {
+            all.push(Segment(std::mem::take(&mut st.merge)));
+        }
+        all
+    }
+
+    /// At most [`CHUNK`] objects out of `pending` (from the tail of a
+    /// segment, so splitting a big list copies each pointer once).
+    fn take(&self) -> Option<Segment> {
+        let mut st = self.state.lock();
+        let mut seg = st.pending.pop()?;
+        if seg.0.len() > CHUNK {
+            let tail = seg.0.split_off(seg.0.len() - CHUNK);
+            st.pending.push(seg);
+            seg = Segment(tail);
+        }
+        st.active += 1;
+        Some(seg)
+    }
+
+    fn give_back(&self, seg: Segment, freed: u64, ns: u64) {
+        let mut st = self.state.lock();
+        st.active -= 1;
+        st.freed += freed;
+        st.sweep_ns += ns;
+        if seg.0.len() < CHUNK / 2 {
+            st.merge.extend_from_slice(&seg.0);
+            if st.merge.len() >= CHUNK {
+                let full = std::mem::take(&mut st.merge);
+                st.swept.push(Segment(full));
+            }
+        } else if !seg.0.is_empty() {
+            st.swept.push(seg);
+        }
+        if st.active == 0 && st.pending.is_empty() {
+            self.idle.notify_all();
+        }
+    }
+}
+
+/// Frees the unmarked objects of `seg` and clears the marks of the others;
+/// returns how many were freed.
+fn sweep_segment(seg: &mut Vec<*mut Obj>) -> u64 {
+    let mut freed = 0;
+    seg.retain(|&p| {
+        // SAFETY: every pointer of a segment is a live allocation of the
+        // heap, held by this sweeper alone; an unmarked one is unreachable
+        // (the module's first invariant) and freed exactly once, here.
+        let o = unsafe { &*p };
+        if o.header.marked.swap(false, Ordering::Relaxed) {
+            true
+        } else {
+            drop(unsafe { Box::from_raw(p) });
+            freed += 1;
+            false
+        }
+    });
+    freed
+}
+
+/// Programs with segments for the background sweeper.
+struct Queue {
+    jobs: Mutex<VecDeque<Arc<Sweep>>>,
+    ready: Condvar,
+}
+
+static QUEUE: OnceLock<Queue> = OnceLock::new();
+
+/// Hands `sweep` to the background sweeper, a thread shared by every
+/// program of the process, started by the first collection (a program
+/// that never collects never starts it). If the thread cannot be started,
+/// the next collection sweeps everything itself ([`Sweep::finish`]).
+fn background(sweep: Arc<Sweep>) {
+    static STARTED: Once = Once::new();
+    let q = QUEUE.get_or_init(|| Queue { jobs: Mutex::new(VecDeque::new()), ready: Condvar::new() });
+    STARTED.call_once(|| {
+        let _ = std::thread::Builder::new().name("raya-sweep".into()).stack_size(64 << 10).spawn(move || sweeper(q));
+    });
+    q.jobs.lock().push_back(sweep);
+    q.ready.notify_one();
+}
+
+fn sweeper(q: &'static Queue) {
+    loop {
+        let job = {
+            let mut jobs = q.jobs.lock();
+            loop {
+                if let Some(j) = jobs.pop_front() {
+                    break j;
+                }
+                q.ready.wait(&mut jobs);
+            }
+        };
+        let started = job.state.lock().started;
+        if let Some(due) = started.map(|s| s + BACKGROUND_DELAY) {
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+        job.help();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn big_segments_are_split_into_chunks_from_the_tail() {
+        let sw = Sweep::default();
+        let v: Vec<*mut Obj> = (1..=CHUNK * 2 + 5).map(|i| i as *mut Obj).collect();
+        sw.state.lock().pending.push(Segment(v));
+        let a = sw.take().unwrap();
+        assert_eq!(a.0.len(), CHUNK);
+        assert_eq!(a.0[0] as usize, CHUNK + 6);
+        let b = sw.take().unwrap();
+        let c = sw.take().unwrap();
+        assert_eq!((b.0.len(), c.0.len()), (CHUNK, 5));
+        assert!(sw.take().is_none());
+        assert_eq!(sw.state.lock().active, 3);
+        // Nothing to free in these fake segments: give them back as swept.
+        for s in [a, b, c] {
+            sw.give_back(s, 0, 0);
+        }
+        assert!(sw.is_idle());
+        assert_eq!(sw.object_count(), CHUNK * 2 + 5);
+    }
+}
