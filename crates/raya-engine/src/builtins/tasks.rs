@@ -4,7 +4,7 @@
 //! `Task.all`, `Task.race`, `Task.any` and `Task.scope` are written in Raya
 //! (`stdlib/prelude.raya`) on top of the primitives here.
 
-use crate::sync::{Outcome, PromiseCell, Reaction, Resume, Settled, Wait};
+use crate::sync::{Job, Outcome, PromiseCell, Reaction, Resume, Settled, Wait};
 use crate::vm::atom::Atom;
 use crate::vm::interp::{is_waitable, TaskInterpreter};
 use crate::vm::native::{arg, NativeCtx};
@@ -34,12 +34,16 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     b.method(p, "__trySettle", try_settle);
     b.method(p, "__resolveWith", resolve_with_native);
     b.method(p, "__settleAfter", settle_after);
-    b.method(p, "__react", react);
-    b.method(&mut realm.methods.task, "__react", react);
+    b.method(p, "__rejectOnce", resolver_reject);
+    for m in [&mut realm.methods.promise, &mut realm.methods.task] {
+        b.method(m, "then", then);
+        b.method(m, "catch", catch);
+        b.method(m, "finally", finally);
+    }
     b.static_native(realm.classes.promise, "resolved", resolved);
     b.static_native(realm.classes.promise, "__isWaitable", is_waitable_native);
     b.static_native(realm.classes.promise, "__nextMicrotask", next_microtask);
-    b.static_native(realm.classes.promise, "__queueJob", queue_job);
+    b.static_native(realm.classes.promise, "__queueMicrotask", queue_microtask);
 }
 
 fn number_arg(ctx: &mut NativeCtx, args: &[Value], i: usize, what: &str) -> Result<f64, Value> {
@@ -234,11 +238,12 @@ pub fn start_drain(rt: &mut Runtime) {
     }
 }
 
-/// `Promise.__nextMicrotask()`: the next job of the microtask queue, with
-/// its outcome stored in the job's slots 4 (succeeded) and 5 (value or
-/// error); undefined when the queue is empty, which also ends the current
-/// drain task's turn (`Microtasks::running`).
-fn next_microtask(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
+/// `Promise.__nextMicrotask(slots)`: takes the next job of the microtask
+/// queue into the drain task's array `slots` (`[kind, a, b, c, ok, value,
+/// d]`, `ok` and `value` being the outcome of the job's source) and
+/// returns true; false when the queue is empty, which also ends the drain
+/// task's turn (`Microtasks::running`).
+fn next_microtask(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let next = {
         let mut q = ctx.rt.world.microtasks.lock();
         let next = q.queue.pop_front();
@@ -247,31 +252,63 @@ fn next_microtask(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<
         }
         next
     };
-    let Some((job, o)) = next else { return Ok(Value::UNDEFINED) };
-    if let Some(mut items) = ops::array_data(job) {
-        if items.len() >= 6 {
-            items[4] = Value::bool(matches!(o, Outcome::Value(_)));
-            items[5] = o.value();
-        }
-    }
-    Ok(job)
+    let Some((job, o)) = next else { return Ok(Value::FALSE) };
+    let Some(mut slots) = ops::array_data(arg(args, 0)) else {
+        return Err(ctx.type_error("Promise.__nextMicrotask expects an array"));
+    };
+    slots.clear();
+    slots.extend_from_slice(&[
+        Value::number(job.kind as f64),
+        job.a,
+        job.b,
+        job.c,
+        Value::bool(matches!(o, Outcome::Value(_))),
+        o.value(),
+        job.d,
+    ]);
+    Ok(Value::TRUE)
 }
 
-/// `Promise.__queueJob(job)`: queues a job that needs no source
-/// (`queueMicrotask`).
-fn queue_job(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
-    if ctx.rt.world.microtasks.lock().push(arg(args, 0), Outcome::Value(Value::UNDEFINED)) {
+/// Job kinds, as the prelude's `REACT_*` constants.
+const REACT_THEN: u8 = 0;
+const REACT_FINALLY: u8 = 1;
+const REACT_THENABLE: u8 = 2;
+const REACT_MICROTASK: u8 = 3;
+
+fn job(kind: u8, a: Value, b: Value, c: Value, d: Value) -> Job {
+    Job { kind, a, b, c, d }
+}
+
+/// `Promise.__queueMicrotask(fn)`: queues `fn` as a job of its own.
+fn queue_microtask(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let u = Value::UNDEFINED;
+    if ctx.rt.world.microtasks.lock().push(job(REACT_MICROTASK, arg(args, 0), u, u, u), Outcome::Value(u)) {
         start_drain(ctx.rt);
     }
     Ok(Value::UNDEFINED)
 }
 
-/// `src.__react(job)` on a promise or task: runs the prelude's reaction
-/// record `job` once `src` settles (at once if it has).
-fn react(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let job = arg(args, 0);
-    add_reaction(ctx.rt, this, Reaction::Job(job)).map_err(|m| ctx.type_error(m))?;
-    Ok(Value::UNDEFINED)
+/// `then(onOk, onErr)` on a promise or task: a new promise, settled by the
+/// handler's job once `this` settles.
+fn then(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    handler(ctx, this, REACT_THEN, arg(args, 0), arg(args, 1))
+}
+
+/// `catch(onErr)`: `then(undefined, onErr)`.
+fn catch(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    handler(ctx, this, REACT_THEN, Value::UNDEFINED, arg(args, 0))
+}
+
+/// `finally(fn)`: `fn` runs whatever the outcome, which passes through.
+fn finally(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
+    handler(ctx, this, REACT_FINALLY, arg(args, 0), Value::UNDEFINED)
+}
+
+fn handler(ctx: &mut NativeCtx, src: Value, kind: u8, a: Value, b: Value) -> Result<Value, Value> {
+    let out = ctx.heap().alloc(Body::Promise(Arc::new(PromiseCell::default())));
+    let r = Reaction::Job(job(kind, a, b, out, Value::UNDEFINED));
+    add_reaction(ctx.rt, src, r).map_err(|m| ctx.type_error(m))?;
+    Ok(out)
 }
 
 fn add_reaction(rt: &mut Runtime, src: Value, r: Reaction) -> Result<(), &'static str> {
@@ -327,10 +364,9 @@ pub fn resolve_with(ctx: &mut NativeCtx, p: Value, v: Value) -> Result<(), Value
             // have their own "first call wins"), which `p` adopts.
             let q = ctx.heap().alloc(Body::Promise(Arc::new(PromiseCell::default())));
             add_reaction(ctx.rt, q, Reaction::Adopt { target: p, pass: None }).map_err(|m| ctx.type_error(m))?;
-            let (res, rej) = resolvers(ctx.rt, q);
-            // Slots 4 and 5 are the outcome's, as in every job.
-            let job = ctx.array(vec![Value::number(2.0), v, then, res, Value::UNDEFINED, Value::UNDEFINED, rej]);
-            if ctx.rt.world.microtasks.lock().push(job, Outcome::Value(Value::UNDEFINED)) {
+            let (res, rej) = resolvers(ctx.rt, q, 2);
+            let j = job(REACT_THENABLE, v, then, res, rej);
+            if ctx.rt.world.microtasks.lock().push(j, Outcome::Value(Value::UNDEFINED)) {
                 start_drain(ctx.rt);
             }
         }
@@ -343,10 +379,14 @@ pub fn resolve_with(ctx: &mut NativeCtx, p: Value, v: Value) -> Result<(), Value
 
 /// The `resolve` and `reject` functions `new Promise(executor)` passes to
 /// its executor: natives bound to the promise (its `data`, which the
-/// interpreter passes as `this`). The first call of either wins.
-pub fn resolvers(rt: &mut Runtime, p: Value) -> (Value, Value) {
-    let res = rt.heap.alloc(Body::Function(Function::Native(Native { name: "", f: resolver_resolve, data: p })));
-    let rej = rt.heap.alloc(Body::Function(Function::Native(Native { name: "", f: resolver_reject, data: p })));
+/// interpreter passes as `this`). The first call of either wins. Only the
+/// first `wants` are made (the others are undefined).
+pub fn resolvers(rt: &mut Runtime, p: Value, wants: u16) -> (Value, Value) {
+    let mut make = |f: crate::vm::object::NativeFn| {
+        rt.heap.alloc(Body::Function(Function::Native(Native { name: "", f, data: p })))
+    };
+    let res = if wants >= 1 { make(resolver_resolve) } else { Value::UNDEFINED };
+    let rej = if wants >= 2 { make(resolver_reject) } else { Value::UNDEFINED };
     (res, rej)
 }
 

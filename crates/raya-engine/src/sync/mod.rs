@@ -176,20 +176,41 @@ pub struct CompletionInner {
 /// see design/concurrency.md "Node's forms").
 #[derive(Clone, Copy)]
 pub enum Reaction {
-    /// A job for the microtask queue: the prelude's reaction record (an
-    /// array naming the handler and the promise it settles), run with the
-    /// outcome by the task draining the queue.
-    Job(Value),
+    /// A job for the microtask queue, run with the outcome by the task
+    /// draining the queue.
+    Job(Job),
     /// Settle the promise `target` with the same outcome (a promise that
     /// adopted this one); with `pass`, a success settles it with `pass`
     /// instead (`finally` passes its source's outcome through).
     Adopt { target: Value, pass: Option<Outcome> },
 }
 
+/// A microtask job: what the prelude's drain task runs. `kind` says what
+/// the values are (the prelude's `REACT_*`: a `then` handler pair and the
+/// promise it settles, a `finally` callback, a thenable to follow, a
+/// `queueMicrotask` callback).
+#[derive(Clone, Copy)]
+pub struct Job {
+    pub kind: u8,
+    pub a: Value,
+    pub b: Value,
+    pub c: Value,
+    pub d: Value,
+}
+
+impl Job {
+    pub fn roots(&self, mut f: impl FnMut(Value)) {
+        f(self.a);
+        f(self.b);
+        f(self.c);
+        f(self.d);
+    }
+}
+
 impl Reaction {
     pub fn roots(&self, mut f: impl FnMut(Value)) {
         match *self {
-            Reaction::Job(v) => f(v),
+            Reaction::Job(j) => j.roots(f),
             Reaction::Adopt { target, pass } => {
                 f(target);
                 if let Some(o) = pass {
@@ -218,13 +239,13 @@ impl Outcome {
 /// empty queue with `running` false sets it and must start one.
 #[derive(Default)]
 pub struct Microtasks {
-    pub queue: std::collections::VecDeque<(Value, Outcome)>,
+    pub queue: std::collections::VecDeque<(Job, Outcome)>,
     pub running: bool,
 }
 
 impl Microtasks {
     /// Queues a job; true when the caller must start a drain task.
-    pub fn push(&mut self, job: Value, o: Outcome) -> bool {
+    pub fn push(&mut self, job: Job, o: Outcome) -> bool {
         self.queue.push_back((job, o));
         !std::mem::replace(&mut self.running, true)
     }
@@ -546,6 +567,42 @@ mod tests {
         assert!(g2 > g);
         assert!(!t.claim(g), "a stale generation never claims");
         assert!(t.claim_current());
+    }
+
+    fn job(n: u8) -> Reaction {
+        let u = Value::UNDEFINED;
+        Reaction::Job(Job { kind: n, a: u, b: u, c: u, d: u })
+    }
+
+    #[test]
+    fn reactions_queue_in_the_order_added_around_the_settlement() {
+        let c = Completion::default();
+        let mq = Mutex::new(Microtasks::default());
+        assert!(matches!(c.react(job(1), &mq), Ok(false)), "pending: kept, nothing queued");
+        assert!(matches!(c.react(job(2), &mq), Ok(false)));
+        let s = c.settle(Outcome::Value(Value::UNDEFINED), &mq).expect("first settlement");
+        assert!(s.start_drain, "the first job queued starts a drain task");
+        assert!(c.settle(Outcome::Value(Value::UNDEFINED), &mq).is_none(), "settles once");
+        assert!(matches!(c.react(job(3), &mq), Ok(false)), "a drain task is already running");
+        let kinds: Vec<u8> = mq.lock().queue.iter().map(|(j, _)| j.kind).collect();
+        assert_eq!(kinds, [1, 2, 3]);
+        assert!(c.inner.lock().observed, "a handler counts as observing the outcome");
+        // The drain task ends its turn; the next job starts another.
+        let mut q = mq.lock();
+        q.queue.clear();
+        q.running = false;
+        drop(q);
+        assert!(matches!(c.react(job(4), &mq), Ok(true)));
+    }
+
+    #[test]
+    fn adoption_of_a_settled_source_is_handed_back() {
+        let c = Completion::default();
+        let mq = Mutex::new(Microtasks::default());
+        c.settle(Outcome::Error(Value::UNDEFINED), &mq).expect("settles");
+        let r = Reaction::Adopt { target: Value::UNDEFINED, pass: None };
+        assert!(matches!(c.react(r, &mq), Err((Reaction::Adopt { .. }, Outcome::Error(_)))));
+        assert!(mq.lock().queue.is_empty());
     }
 
     #[test]

@@ -920,8 +920,14 @@ impl<'rt> TaskInterpreter<'rt> {
             // bound to the promise, and returns the promise.
             let exec = ops::lookup_static(callee, names::PROMISE_EXEC).unwrap_or(Value::UNDEFINED);
             let p = self.rt.heap.alloc(Body::Promise(Arc::new(crate::sync::PromiseCell::default())));
-            let (res, rej) = tasks::resolvers(self.rt, p);
             let executor = task.regs[f + 2];
+            // A script function declaring fewer than two parameters can
+            // never see `reject` (there is no `arguments`): it is not made.
+            let wants = match closure_of(executor) {
+                Some(c) if !c.proto.proto.has_rest => c.proto.proto.arity.min(2),
+                _ => 2,
+            };
+            let (res, rej) = tasks::resolvers(self.rt, p, wants);
             return self.call_above(task, exec, Value::UNDEFINED, &[p, executor, res, rej], f, 0);
         }
         if let Some(ctor) = builtin {

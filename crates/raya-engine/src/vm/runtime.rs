@@ -287,7 +287,7 @@ impl World {
         self.live_tasks.mark(m);
         m.mark_all(&self.failed_tasks.lock());
         for (job, o) in self.microtasks.lock().queue.iter() {
-            m.mark(*job);
+            job.roots(|v| m.mark(v));
             m.mark(o.value());
         }
         self.realm.lock().mark_roots(m);
