@@ -1268,14 +1268,14 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
     cell.exec.lock().take();
     // A task that ends holding a mutex releases it to the next waiter.
     crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
-    if let Some(waiters) = cell.completion.settle(o) {
+    if let Some(s) = cell.completion.settle(o, &rt.world.microtasks) {
         if matches!(o, Outcome::Error(_) | Outcome::Cancelled(_))
-            && waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT)
+            && s.waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT)
         {
             // Thrown into an awaiting task: observed.
             cell.completion.inner.lock().observed = true;
         }
-        wake_all(rt, waiters, o);
+        wake_all(rt, s, o);
     }
     rt.world.live_tasks.remove(cell.id);
     let on_done = cell.on_done.lock().take();
@@ -1290,7 +1290,18 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
 /// Claims each waiter of a completion that just settled with `o` and
 /// queues those claimed: they re-run their wait, except that an `await`
 /// registration gets a failure thrown at once (fail-fast `await [..]`).
-pub fn wake_all(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
+pub fn wake_all(rt: &mut Runtime, s: crate::sync::Settled, o: Outcome) {
+    wake_waiters(rt, s.waiters, o);
+    if s.start_drain {
+        crate::builtins::tasks::start_drain(rt);
+    }
+    if !s.adopts.is_empty() {
+        crate::builtins::tasks::carry_out(rt, s.adopts, o);
+    }
+}
+
+/// The waiters' part of [`wake_all`].
+pub fn wake_waiters(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
     for w in waiters {
         if w.claim() {
             let r = match o {

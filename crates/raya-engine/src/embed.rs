@@ -800,11 +800,11 @@ impl ExternalPromise {
                     Ok(v) => Outcome::Value(from_host(rt, &v)),
                     Err(m) => Outcome::Error(host_error(rt, &m)),
                 };
-                if let Some(waiters) = cell.completion.settle(o) {
-                    if matches!(o, Outcome::Error(_)) && waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
+                if let Some(s) = cell.completion.settle(o, &rt.world.microtasks) {
+                    if matches!(o, Outcome::Error(_)) && s.waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
                         cell.completion.inner.lock().observed = true;
                     }
-                    driver::wake_all(rt, waiters, o);
+                    driver::wake_all(rt, s, o);
                 }
             }),
         );

@@ -164,9 +164,99 @@ pub struct Completion {
 pub struct CompletionInner {
     pub outcome: Option<Outcome>,
     pub waiters: Vec<Waiter>,
+    /// `then` handlers and adoptions waiting for the outcome, in the order
+    /// added (see [`Reaction`]).
+    pub reactions: Vec<Reaction>,
     /// Someone awaited (or otherwise consumed) the outcome: a failure is
     /// then not an unhandled error.
     pub observed: bool,
+}
+
+/// What a settlement does besides waking tasks (Node's promise reactions;
+/// see design/concurrency.md "Node's forms").
+#[derive(Clone, Copy)]
+pub enum Reaction {
+    /// A job for the microtask queue, run with the outcome by the task
+    /// draining the queue.
+    Job(Job),
+    /// Settle the promise `target` with the same outcome (a promise that
+    /// adopted this one); with `pass`, a success settles it with `pass`
+    /// instead (`finally` passes its source's outcome through).
+    Adopt { target: Value, pass: Option<Outcome> },
+}
+
+/// A microtask job: what the prelude's drain task runs. `kind` says what
+/// the values are (the prelude's `REACT_*`: a `then` handler pair and the
+/// promise it settles, a `finally` callback, a thenable to follow, a
+/// `queueMicrotask` callback).
+#[derive(Clone, Copy)]
+pub struct Job {
+    pub kind: u8,
+    pub a: Value,
+    pub b: Value,
+    pub c: Value,
+    pub d: Value,
+}
+
+impl Job {
+    pub fn roots(&self, mut f: impl FnMut(Value)) {
+        f(self.a);
+        f(self.b);
+        f(self.c);
+        f(self.d);
+    }
+}
+
+impl Reaction {
+    pub fn roots(&self, mut f: impl FnMut(Value)) {
+        match *self {
+            Reaction::Job(j) => j.roots(f),
+            Reaction::Adopt { target, pass } => {
+                f(target);
+                if let Some(o) = pass {
+                    f(o.value());
+                }
+            }
+        }
+    }
+}
+
+impl Outcome {
+    /// The value or error it carries.
+    pub fn value(self) -> Value {
+        match self {
+            Outcome::Value(v) | Outcome::Error(v) | Outcome::Cancelled(v) => v,
+        }
+    }
+}
+
+/// The microtask queue: reaction jobs whose source has settled, with the
+/// outcome, in the order they became ready (one per program, shared by
+/// the workers).
+///
+/// Invariant: `running` is true exactly while a drain task exists that
+/// will pop the queue again before it ends; whoever pushes a job onto an
+/// empty queue with `running` false sets it and must start one.
+#[derive(Default)]
+pub struct Microtasks {
+    pub queue: std::collections::VecDeque<(Job, Outcome)>,
+    pub running: bool,
+}
+
+impl Microtasks {
+    /// Queues a job; true when the caller must start a drain task.
+    pub fn push(&mut self, job: Job, o: Outcome) -> bool {
+        self.queue.push_back((job, o));
+        !std::mem::replace(&mut self.running, true)
+    }
+}
+
+/// What a settlement hands its caller: tasks to wake, adoptions to carry
+/// out, and whether a drain task must be started for the jobs it queued.
+pub struct Settled {
+    pub waiters: Vec<Waiter>,
+    pub adopts: Vec<Reaction>,
+    pub start_drain: bool,
 }
 
 impl Completion {
@@ -175,14 +265,46 @@ impl Completion {
     }
 
     /// Sets the outcome once; returns the waiters to wake (the caller
-    /// claims and requeues them), or None if it was already settled.
-    pub fn settle(&self, o: Outcome) -> Option<Vec<Waiter>> {
+    /// claims and requeues them) and the reactions to carry out, or None
+    /// if it was already settled. Jobs go onto `mq` here, under the
+    /// completion's lock, so a handler added after the settlement (which
+    /// queues itself under the same lock) always comes after those added
+    /// before it.
+    pub fn settle(&self, o: Outcome, mq: &Mutex<Microtasks>) -> Option<Settled> {
         let mut g = self.inner.lock();
         if g.outcome.is_some() {
             return None;
         }
         g.outcome = Some(o);
-        Some(std::mem::take(&mut g.waiters))
+        let mut start_drain = false;
+        let mut adopts = Vec::new();
+        if !g.reactions.is_empty() {
+            let mut q = mq.lock();
+            for r in g.reactions.drain(..) {
+                match r {
+                    Reaction::Job(job) => start_drain |= q.push(job, o),
+                    Reaction::Adopt { .. } => adopts.push(r),
+                }
+            }
+        }
+        Some(Settled { waiters: std::mem::take(&mut g.waiters), adopts, start_drain })
+    }
+
+    /// Adds a reaction and marks the outcome observed (a handler counts as
+    /// handling a rejection). If already settled, a job is queued at once
+    /// (`Ok(true)`: the caller must start a drain task) and an adoption is
+    /// handed back with the outcome to carry out.
+    pub fn react(&self, r: Reaction, mq: &Mutex<Microtasks>) -> Result<bool, (Reaction, Outcome)> {
+        let mut g = self.inner.lock();
+        g.observed = true;
+        match (g.outcome, r) {
+            (None, r) => {
+                g.reactions.push(r);
+                Ok(false)
+            }
+            (Some(o), Reaction::Job(job)) => Ok(mq.lock().push(job, o)),
+            (Some(o), r) => Err((r, o)),
+        }
     }
 
     /// Registers `w` unless already settled (step 2: re-check under the
@@ -445,6 +567,42 @@ mod tests {
         assert!(g2 > g);
         assert!(!t.claim(g), "a stale generation never claims");
         assert!(t.claim_current());
+    }
+
+    fn job(n: u8) -> Reaction {
+        let u = Value::UNDEFINED;
+        Reaction::Job(Job { kind: n, a: u, b: u, c: u, d: u })
+    }
+
+    #[test]
+    fn reactions_queue_in_the_order_added_around_the_settlement() {
+        let c = Completion::default();
+        let mq = Mutex::new(Microtasks::default());
+        assert!(matches!(c.react(job(1), &mq), Ok(false)), "pending: kept, nothing queued");
+        assert!(matches!(c.react(job(2), &mq), Ok(false)));
+        let s = c.settle(Outcome::Value(Value::UNDEFINED), &mq).expect("first settlement");
+        assert!(s.start_drain, "the first job queued starts a drain task");
+        assert!(c.settle(Outcome::Value(Value::UNDEFINED), &mq).is_none(), "settles once");
+        assert!(matches!(c.react(job(3), &mq), Ok(false)), "a drain task is already running");
+        let kinds: Vec<u8> = mq.lock().queue.iter().map(|(j, _)| j.kind).collect();
+        assert_eq!(kinds, [1, 2, 3]);
+        assert!(c.inner.lock().observed, "a handler counts as observing the outcome");
+        // The drain task ends its turn; the next job starts another.
+        let mut q = mq.lock();
+        q.queue.clear();
+        q.running = false;
+        drop(q);
+        assert!(matches!(c.react(job(4), &mq), Ok(true)));
+    }
+
+    #[test]
+    fn adoption_of_a_settled_source_is_handed_back() {
+        let c = Completion::default();
+        let mq = Mutex::new(Microtasks::default());
+        c.settle(Outcome::Error(Value::UNDEFINED), &mq).expect("settles");
+        let r = Reaction::Adopt { target: Value::UNDEFINED, pass: None };
+        assert!(matches!(c.react(r, &mq), Err((Reaction::Adopt { .. }, Outcome::Error(_)))));
+        assert!(mq.lock().queue.is_empty());
     }
 
     #[test]

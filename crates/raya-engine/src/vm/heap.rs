@@ -419,11 +419,12 @@ impl Marker {
     }
 
     fn mark_completion(&mut self, c: &crate::sync::Completion) {
-        match c.outcome() {
-            Some(
-                crate::sync::Outcome::Value(v) | crate::sync::Outcome::Error(v) | crate::sync::Outcome::Cancelled(v),
-            ) => self.mark(v),
-            None => {}
+        let g = c.inner.lock();
+        if let Some(o) = g.outcome {
+            self.mark(o.value());
+        }
+        for r in &g.reactions {
+            r.roots(|v| self.mark(v));
         }
     }
 

@@ -761,7 +761,14 @@ impl<'rt> TaskInterpreter<'rt> {
                 self.push_frame(task, callee, c, f + 1, argc, ret, flags)?;
                 Ok(Invoked::Pushed)
             }
-            Body::Function(Function::Native(n)) => self.invoke_native(task, n.f, f, argc, ret, flags),
+            Body::Function(Function::Native(n)) => {
+                if !n.data.is_undefined() {
+                    // A native made at run time (a promise's `resolve`)
+                    // gets its data as `this`.
+                    task.regs[f + 1] = n.data;
+                }
+                self.invoke_native(task, n.f, f, argc, ret, flags)
+            }
             Body::Function(Function::Bound(b)) => {
                 // The bound arguments go before the call's own, so the
                 // window moves above the caller's frame (the registers
@@ -915,11 +922,19 @@ impl<'rt> TaskInterpreter<'rt> {
         };
         if kind == BuiltinKind::Promise && argc >= 1 {
             // `new Promise(executor)`: the prelude's `Promise.__exec` runs
-            // the executor on this task and returns the promise.
+            // the executor on this task with native resolve functions
+            // bound to the promise, and returns the promise.
             let exec = ops::lookup_static(callee, names::PROMISE_EXEC).unwrap_or(Value::UNDEFINED);
             let p = self.rt.heap.alloc(Body::Promise(Arc::new(crate::sync::PromiseCell::default())));
             let executor = task.regs[f + 2];
-            return self.call_above(task, exec, Value::UNDEFINED, &[p, executor], f, 0);
+            // A script function declaring fewer than two parameters can
+            // never see `reject` (there is no `arguments`): it is not made.
+            let wants = match closure_of(executor) {
+                Some(c) if !c.proto.proto.has_rest => c.proto.proto.arity.min(2),
+                _ => 2,
+            };
+            let (res, rej) = tasks::resolvers(self.rt, p, wants);
+            return self.call_above(task, exec, Value::UNDEFINED, &[p, executor, res, rej], f, 0);
         }
         if let Some(ctor) = builtin {
             return self.construct_builtin(task, ctor, f, argc);

@@ -252,6 +252,8 @@ pub struct World {
     pub live_tasks: TaskTable,
     /// Failed tasks whose error nobody observed yet, in failure order.
     pub failed_tasks: Mutex<Vec<Value>>,
+    /// Promise reactions ready to run (Node's microtask queue): GC roots.
+    pub microtasks: Mutex<crate::sync::Microtasks>,
     /// Classes of host objects made so far (`vm::host`): GC roots.
     pub host_classes: super::host::HostClasses,
     /// Constants of code linked after the program started (an embedder's
@@ -284,6 +286,10 @@ impl World {
         m.mark_all(&self.const_roots);
         self.live_tasks.mark(m);
         m.mark_all(&self.failed_tasks.lock());
+        for (job, o) in self.microtasks.lock().queue.iter() {
+            job.roots(|v| m.mark(v));
+            m.mark(o.value());
+        }
         self.realm.lock().mark_roots(m);
         m.mark_all(&self.host_classes.values());
         m.mark_all(&self.late_roots.lock());
@@ -365,6 +371,7 @@ impl Runtime {
             stdout_closed: AtomicBool::new(false),
             live_tasks: Default::default(),
             failed_tasks: Default::default(),
+            microtasks: Default::default(),
             host_classes: Default::default(),
             template_raw: parking_lot::RwLock::new(template_raw),
             late_roots: Default::default(),
