@@ -162,20 +162,27 @@ impl Instance {
     /// (an `async` function's too): `instance.call::<f64>("add", (1, 2))`.
     /// The call is a task of its own on the instance's workers; the
     /// instance's [`Limits`] apply to it.
+    ///
+    /// The call runs on the calling thread (which takes part in the
+    /// program's collections while it does, as the workers do), so a
+    /// short function costs no thread hand-off; if it suspends (awaits,
+    /// sleeps, waits on a channel) it is left to the workers and this
+    /// waits for it. Calls from a host function of a running program
+    /// (a worker thread) go to this instance's workers instead.
     pub fn call<R: FromValue>(&self, name: &str, args: impl IntoArgs) -> Result<R, HostError> {
-        R::from_value(self.start(name, args.into_args(), self.inner.limits.clone()).wait()?)
+        R::from_value(self.begin(name, args.into_args(), self.inner.limits.clone(), true).wait()?)
     }
 
     /// Starts a call of exported function `name` and returns at once: the
     /// [`Call`] is waited for, `.await`ed, or cancelled.
     pub fn call_async(&self, name: &str, args: impl IntoArgs) -> Call {
-        self.start(name, args.into_args(), self.inner.limits.clone())
+        self.begin(name, args.into_args(), self.inner.limits.clone(), false)
     }
 
     /// [`Instance::call_async`] with other limits than the instance's
     /// (a per-call time-out).
     pub fn call_with(&self, name: &str, args: impl IntoArgs, limits: Limits) -> Call {
-        self.start(name, args.into_args(), limits)
+        self.begin(name, args.into_args(), limits, false)
     }
 
     /// Evaluates `src` inside the loaded program and returns its
@@ -257,7 +264,9 @@ impl Instance {
         true
     }
 
-    fn start(&self, name: &str, args: Vec<HostValue>, limits: Limits) -> Call {
+    /// Starts a call: on this thread if `here` (see [`Instance::call`]),
+    /// else as a task on the workers.
+    fn begin(&self, name: &str, args: Vec<HostValue>, limits: Limits, here: bool) -> Call {
         let state = Arc::new(CallState::new(&limits, self.inner.table.interrupt.clone()));
         let call = Call { state: state.clone(), instance: self.clone() };
         let slot = match self.slot(name) {
@@ -270,9 +279,6 @@ impl Instance {
         if !self.track(&state) {
             return call;
         }
-        let name = name.to_string();
-        let finisher = Finisher(state.clone());
-        self.handle().on_runtime(Box::new(move |rt| spawn_call(rt, finisher, slot, &name, &args)));
         if let Some(t) = limits.time {
             let st = Arc::downgrade(&state);
             let key = self.handle().at(
@@ -286,6 +292,20 @@ impl Instance {
             );
             *state.timer.lock() = Some((self.handle().clone(), key));
         }
+        let finisher = Finisher(state.clone());
+        let name = name.to_string();
+        let start = move |rt: &mut Runtime| spawn_call(rt, finisher, slot, &name, &args);
+        let start = if here {
+            match self.inner.live.run_here(start) {
+                Ok(()) => return call,
+                Err(start) => start,
+            }
+        } else {
+            start
+        };
+        self.handle().on_runtime(Box::new(move |rt| {
+            start(rt);
+        }));
         call
     }
 }
@@ -311,22 +331,24 @@ impl Drop for Finisher {
     }
 }
 
-/// On a worker: starts the task of a call.
-fn spawn_call(rt: &mut Runtime, fin: Finisher, slot: u32, name: &str, args: &[HostValue]) {
+/// On a mutator (a worker, or a caller running the call itself): starts
+/// the task of a call; returns its cell.
+fn spawn_call(rt: &mut Runtime, fin: Finisher, slot: u32, name: &str, args: &[HostValue]) -> Option<Arc<TaskCell>> {
     if fin.0.guard.stopped.load(Ordering::Acquire) {
-        return; // cancelled before it started: the finisher reports it
+        return None; // cancelled before it started: the finisher reports it
     }
     let f = rt.world.globals.get(slot as usize);
     if !ops::is_callable(f) {
         fin.0.finish(Err(HostError::Export(format!("export `{name}` is not a function"))));
-        return;
+        return None;
     }
     let argv: Vec<Value> = args.iter().map(|a| from_host(rt, a)).collect();
-    spawn_task(rt, fin, f, &argv);
+    spawn_task(rt, fin, f, &argv)
 }
 
-/// On a worker: starts `f(...argv)` as the task of a call.
-fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) {
+/// On a mutator: starts `f(...argv)` as the task of a call (queued when
+/// the worker's job returns, or run by the caller); returns its cell.
+fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) -> Option<Arc<TaskCell>> {
     match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, argv) {
         Ok(task) => {
             let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else { unreachable!("spawn returns a task") };
@@ -339,8 +361,12 @@ fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) {
                 state.finish(outcome_result(o, &state.guard));
                 drop(fin);
             }));
+            Some(cell.clone())
         }
-        Err(e) => fin.0.finish(Err(HostError::Uncaught(Box::new(ScriptError::from_value(e))))),
+        Err(e) => {
+            fin.0.finish(Err(HostError::Uncaught(Box::new(ScriptError::from_value(e)))));
+            None
+        }
     }
 }
 
