@@ -1427,6 +1427,9 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
         wake_all(rt, waiters, o);
     }
     rt.world.live_tasks.remove(cell.id);
+    if let Some(g) = cell.guard.get() {
+        g.task_ended();
+    }
     let on_done = cell.on_done.lock().take();
     match (on_done, o) {
         // An embedder's call: its error is the embedder's, not unhandled.

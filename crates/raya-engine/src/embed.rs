@@ -546,17 +546,24 @@ pub(crate) struct HostTable {
 pub type Interrupt = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// Limits on one run: the main module of [`Vm::execute`], or one call
-/// into an [`Instance`]. A run past one is stopped as [`Call::cancel`]
-/// stops it and ends with [`HostError::Cancelled`] naming the limit. The
+/// into an [`Instance`], together with every task it spawns. A run past
+/// its time or instruction limit is stopped as [`Call::cancel`] stops it
+/// (its tasks too, where each is next preempted) and ends with
+/// [`HostError::Cancelled`] naming the limit. The
 /// heap's limit is [`VmBuilder::max_heap`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Limits {
     /// Wall-clock time from the start of the run.
     pub time: Option<Duration>,
     /// Instructions, counted in safepoints (each loop iteration and each
-    /// call is one); checked at every time slice's end, so a run may go
-    /// up to one slice (10,000 safepoints) past it.
+    /// call is one) over the run's task and every task it spawns; checked
+    /// at every time slice's end, so a run may go up to one slice (10,000
+    /// safepoints) per task past it.
     pub instructions: Option<u64>,
+    /// Most tasks of the run alive at once, its own included: spawning
+    /// one more throws a catchable `RangeError` ("too many tasks: limit
+    /// of n tasks of this run reached").
+    pub tasks: Option<usize>,
 }
 
 impl Limits {
@@ -574,6 +581,12 @@ impl Limits {
     /// An instruction budget (see [`Limits::instructions`]).
     pub fn instructions(mut self, n: u64) -> Limits {
         self.instructions = Some(n);
+        self
+    }
+
+    /// A task limit (see [`Limits::tasks`]).
+    pub fn tasks(mut self, n: usize) -> Limits {
+        self.tasks = Some(n);
         self
     }
 }

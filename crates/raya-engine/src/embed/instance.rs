@@ -19,7 +19,7 @@ use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -374,7 +374,18 @@ fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) -> Opti
 pub(crate) fn outcome_result(o: Outcome, guard: &CallGuard) -> Result<HostValue, HostError> {
     match o {
         Outcome::Value(v) => to_host(v, &mut Vec::new()).map_err(HostError::Conversion),
-        Outcome::Error(e) => Err(HostError::Uncaught(Box::new(ScriptError::from_value(e)))),
+        Outcome::Error(e) => {
+            let err = ScriptError::from_value(e);
+            // A task of the run stopped by a limit, its cancellation
+            // rethrown by an `await` of the run's own task: the run was
+            // stopped, for the guard's reason.
+            if err.name == "TaskCancelledError" {
+                if let Some(reason) = guard.reason.lock().clone() {
+                    return Err(HostError::Cancelled(reason));
+                }
+            }
+            Err(HostError::Uncaught(Box::new(err)))
+        }
         Outcome::Cancelled(e) => {
             Err(HostError::Cancelled(guard.reason.lock().clone().unwrap_or_else(|| ScriptError::from_value(e).message)))
         }
@@ -383,9 +394,15 @@ pub(crate) fn outcome_result(o: Outcome, guard: &CallGuard) -> Result<HostValue,
 
 /// How much a run may do, checked at every preemption of its task (see
 /// [`crate::sync::RunGuard`]) and by a timer for the time limit.
+///
+/// One guard covers a run's task and every task it spawns (they share
+/// it), so its counters are updated from several workers at once.
 pub(crate) struct CallGuard {
     /// Safepoints left (`u64::MAX`: no budget).
     steps_left: AtomicU64,
+    /// Tasks of the run alive now (the run's own counts from the start).
+    alive: AtomicUsize,
+    max_tasks: Option<usize>,
     interrupt: Option<super::Interrupt>,
     stopped: AtomicBool,
     reason: Mutex<Option<String>>,
@@ -397,6 +414,8 @@ impl CallGuard {
     pub(crate) fn new(limits: &Limits, interrupt: Option<super::Interrupt>) -> CallGuard {
         CallGuard {
             steps_left: AtomicU64::new(limits.instructions.unwrap_or(u64::MAX)),
+            alive: AtomicUsize::new(1),
+            max_tasks: limits.tasks,
             interrupt,
             stopped: AtomicBool::new(false),
             reason: Mutex::new(None),
@@ -424,11 +443,10 @@ impl std::fmt::Debug for CallGuard {
 impl RunGuard for CallGuard {
     fn check(&self, safepoints: u32) -> Option<String> {
         if !self.stopped.load(Ordering::Acquire) {
-            let left = self.steps_left.load(Ordering::Relaxed);
-            if left != u64::MAX {
-                let now = left.saturating_sub(safepoints as u64);
-                self.steps_left.store(now, Ordering::Relaxed);
-                if now == 0 {
+            // Atomically: tasks of the run on several workers spend it.
+            let spend = |left: u64| (left != u64::MAX).then(|| left.saturating_sub(safepoints as u64));
+            if let Ok(left) = self.steps_left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, spend) {
+                if left <= safepoints as u64 {
                     self.stop("instruction budget exhausted".into());
                 }
             }
@@ -445,6 +463,22 @@ impl RunGuard for CallGuard {
             return self.reason.lock().clone();
         }
         None
+    }
+
+    fn task_started(&self) -> Result<(), String> {
+        let Some(max) = self.max_tasks else {
+            self.alive.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        };
+        let more = |n: usize| (n < max).then_some(n + 1);
+        match self.alive.fetch_update(Ordering::AcqRel, Ordering::Acquire, more) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(format!("too many tasks: limit of {max} tasks of this run reached")),
+        }
+    }
+
+    fn task_ended(&self) {
+        self.alive.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

@@ -90,6 +90,16 @@ pub trait RunGuard: Send + Sync + std::fmt::Debug {
     /// `Some(reason)` stops the task: it is cancelled (the script sees
     /// `TaskCancelledError`) and, if it goes on running after that, ended.
     fn check(&self, safepoints: u32) -> Option<String>;
+
+    /// A task of the run spawns another, which will share this guard;
+    /// `Err(message)` refuses it (the spawn throws a catchable
+    /// `RangeError` with that message).
+    fn task_started(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// A task of the run ended (each task once, the first one included).
+    fn task_ended(&self) {}
 }
 
 impl TaskCell {
