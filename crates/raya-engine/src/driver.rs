@@ -511,6 +511,29 @@ fn run_inner<R>(
 /// top-level declarations of code evaluated in it later.
 pub const LIVE_EXTRA_GLOBALS: usize = 4096;
 
+/// On a mutator: links code compiled into a live program
+/// (`compiler::compile_live`: a REPL input, an instance's `eval`) and
+/// returns its function, to run as a task. Installs the built-in modules
+/// it imports, keeps its constants alive for the program's life (late
+/// roots), and makes `sources` the program's source map, so stack traces
+/// name the code's file. Maps only grow (each compile extends the
+/// previous scope's), so the longest is the newest: one raced by an
+/// older map's job is not replaced by it.
+pub fn link_live(rt: &mut Runtime, program: &Program, sources: &Arc<crate::syntax::diagnostic::SourceMap>) -> Value {
+    {
+        let mut current = rt.world.sources.write();
+        if sources.len() > current.len() {
+            *current = sources.clone();
+        }
+    }
+    crate::std::install(rt, &program.std_modules);
+    let mut linked = crate::vm::link::Linked::default();
+    let proto = crate::vm::link::link(&program.entry, &mut rt.heap, &mut linked);
+    rt.world.late_roots.lock().extend(linked.roots);
+    rt.world.template_raw.write().extend(linked.template_raw);
+    crate::vm::runtime::make_closure(&mut rt.heap, proto, Box::new([]))
+}
+
 /// A program kept loaded for an embedder (`embed::Instance`): its main
 /// task runs as in [`run_program_hosted`], but the run does not end when
 /// main does. Its globals stay alive, and host threads start more tasks

@@ -1,20 +1,21 @@
 //! Interactive sessions (the `raya` REPL): one live program to which each
 //! input is added as it is entered.
 //!
-//! Each input is compiled on its own ([`compile_repl_input`]) as an entry
-//! module that sees the earlier inputs' top-level bindings as an outer
-//! scope: their global slots. Its own declarations get slots after every
-//! slot used so far, so the session's program only ever grows. The input
-//! then runs as a new task of the session's program: a host job links its
-//! code (its constants kept alive by a global slot of its own), installs
-//! the `std:` modules it imports and the session's grown source map, and
-//! spawns its body. Tasks an input started go on running after it ends.
+//! Each input is compiled on its own ([`compile_live`], as an instance's
+//! `eval` is) as an entry module that sees the earlier inputs' top-level
+//! bindings as an outer scope: their global slots. Its own declarations
+//! get slots after every slot used so far, so the session's program only
+//! ever grows. The input then runs as a new task of the session's
+//! program: a host job links its code ([`crate::driver::link_live`]:
+//! constants, the `std:` modules it imports, the session's grown source
+//! map) and spawns its body. Tasks an input started go on running after
+//! it ends.
 //!
 //! The session's global table cannot grow while workers read it, so it is
 //! made [`GLOBAL_CAPACITY`] slots large at the start; an input that would
 //! go past it is refused.
 
-use crate::compiler::{compile_repl_input, CompileError, Program, ReplScope};
+use crate::compiler::{compile_live, CompileError, LiveInput, LiveScope, Program};
 use crate::driver::{LiveRun, RunOptions};
 use crate::sync::{Outcome, RunGuard};
 use crate::vm::interp::TaskInterpreter;
@@ -29,6 +30,13 @@ use std::time::{Duration, Instant};
 /// hidden ones; the built-ins and the prelude use the first thousand or
 /// so).
 pub const GLOBAL_CAPACITY: usize = 1 << 18;
+
+/// How an input is compiled: it may import modules, and its value is
+/// read from its completion slot (a task it ends with is shown, not
+/// awaited).
+fn input() -> LiveInput {
+    LiveInput { capabilities: crate::std::Capabilities::all(), imports: true, returns_completion: false }
+}
 
 /// How an input ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +91,10 @@ impl RunGuard for StopGuard {
     fn check(&self, _safepoints: u32) -> Option<String> {
         self.stopped.load(Ordering::Acquire).then(|| "interrupted".to_string())
     }
+
+    fn covers_spawned(&self) -> bool {
+        false
+    }
 }
 
 impl Evaluation {
@@ -119,7 +131,7 @@ impl Evaluation {
 /// An interactive session: a live program and what its inputs declared.
 pub struct Session {
     live: LiveRun,
-    scope: ReplScope,
+    scope: LiveScope,
     /// The running input, which `exit()` ends.
     current: Arc<Mutex<std::sync::Weak<EvalState>>>,
 }
@@ -130,7 +142,7 @@ impl Session {
     /// line editor redraws its prompt after a task's output), else to the
     /// process's streams.
     pub fn start(opts: RunOptions, output: Option<Arc<dyn crate::vm::runtime::OutputSink>>) -> Session {
-        let (mut first, scope) = compile_repl_input("<repl>", "", &ReplScope::default()).expect("the prelude compiles");
+        let (mut first, scope) = compile_live("<repl>", "", &LiveScope::default(), input()).expect("the prelude compiles");
         first.global_names.resize(GLOBAL_CAPACITY.max(first.global_names.len()), String::new());
         let state = Arc::new(EvalState::default());
         let st = state.clone();
@@ -158,13 +170,13 @@ impl Session {
 
     /// Compiles `src` as the next input (named `name` in stack traces)
     /// without running it; a compile error leaves the session unchanged.
-    pub fn compile(&self, name: &str, src: &str) -> Result<(Program, ReplScope), CompileError> {
-        compile_repl_input(name, src, &self.scope)
+    pub fn compile(&self, name: &str, src: &str) -> Result<(Program, LiveScope), CompileError> {
+        compile_live(name, src, &self.scope, input())
     }
 
     /// Runs an input [`Session::compile`] returned; its declarations are
     /// visible to the inputs compiled after this call.
-    pub fn run(&mut self, program: Program, scope: ReplScope) -> Evaluation {
+    pub fn run(&mut self, program: Program, scope: LiveScope) -> Evaluation {
         let state = Arc::new(EvalState::default());
         let ev = Evaluation { state: state.clone(), handle: self.live.handle().clone() };
         if let Some(code) = self.live.exited() {
@@ -199,20 +211,9 @@ fn start_input(
     sources: Arc<crate::syntax::diagnostic::SourceMap>,
     st: Arc<EvalState>,
 ) {
-    *rt.world.sources.write() = sources;
-    crate::std::install(rt, &program.std_modules);
-    let mut linked = crate::vm::link::Linked::default();
-    let proto = crate::vm::link::link(&program.entry, &mut rt.heap, &mut linked);
-    rt.world.template_raw.write().extend(linked.template_raw);
-    // The constants are reachable from this slot for as long as the
-    // session lives, as a program's own are from `World::const_roots`.
-    let keep = rt.heap.alloc_array(linked.roots);
-    let body = crate::vm::runtime::make_closure(&mut rt.heap, proto, Box::new([]));
-    // The last slot of an input (see `compile_repl_input`).
-    let slot_of_roots = program.global_names.len() - 1;
-    rt.world.globals.set(slot_of_roots, keep);
+    let body = crate::driver::link_live(rt, program, &sources);
     let completion = program.completion_slot as usize;
-    let declared: Vec<usize> = program.repl_declared.iter().map(|&(_, g, _)| g as usize).collect();
+    let declared: Vec<usize> = program.declared.iter().map(|&(_, g, _)| g as usize).collect();
     match TaskInterpreter::new(rt).spawn(body, Value::UNDEFINED, &[]) {
         Ok(task) => {
             let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else { unreachable!("spawn returns a task") };

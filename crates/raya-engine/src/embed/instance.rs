@@ -66,18 +66,23 @@ impl Instance {
         limits: Limits,
         capabilities: crate::std::Capabilities,
     ) -> Instance {
-        // Host functions and exports, by name (an export shadows a host
-        // function of the same name, as in the program's own code).
+        // Host functions and exports, by name, read-only (an export
+        // shadows a host function of the same name, as in the program's
+        // own code).
         let first = crate::builtins::GLOBAL_NAMES.len();
-        let mut visible: Vec<(String, u32)> = Vec::new();
+        let mut bindings = std::collections::HashMap::new();
         for (i, name) in program.global_names.iter().skip(first).take(program.host_globals).enumerate() {
-            visible.push((name.clone(), (first + i) as u32));
+            bindings.insert(name.clone(), ((first + i) as u32, true));
         }
         for (name, slot) in &program.exports {
-            visible.retain(|(n, _)| n != name);
-            visible.push((name.clone(), *slot));
+            bindings.insert(name.clone(), (*slot, true));
         }
-        let evals = Mutex::new(EvalScope { globals: program.global_names.clone(), visible, count: 0 });
+        let scope = crate::compiler::LiveScope {
+            globals: program.global_names.clone(),
+            bindings,
+            sources: program.sources.clone(),
+        };
+        let evals = Mutex::new(EvalScope { scope, count: 0 });
         let inner = Arc::new(InstanceInner {
             live,
             program,
@@ -198,39 +203,39 @@ impl Instance {
     /// [`Limits`]; it cannot import modules. A compile error is
     /// [`HostError::Compile`].
     pub fn eval<T: FromValue>(&self, src: &str) -> Result<T, HostError> {
-        T::from_value(self.eval_async(src)?.wait()?)
+        T::from_value(self.eval_start(src, true)?.wait()?)
     }
 
-    /// Compiles `src` as [`Instance::eval`] does and starts it.
+    /// Compiles `src` as [`Instance::eval`] does and starts it on the
+    /// workers.
     pub fn eval_async(&self, src: &str) -> Result<Call, HostError> {
-        let entry = {
-            let mut scope = self.inner.evals.lock();
-            scope.count += 1;
-            let name = format!("<eval {}>", scope.count);
-            let code = crate::compiler::compile_eval(
-                &name,
-                src,
-                &scope.globals,
-                &self.inner.program.sources,
-                &scope.visible,
-                self.inner.capabilities,
-            )?;
+        self.eval_start(src, false)
+    }
+
+    /// Compiles `src` (see [`Instance::eval`]) and starts it: on this
+    /// thread if `here` (as [`Instance::call`] runs a call), else on a
+    /// worker.
+    fn eval_start(&self, src: &str, here: bool) -> Result<Call, HostError> {
+        let (program, sources) = {
+            let mut evals = self.inner.evals.lock();
+            evals.count += 1;
+            let name = format!("<eval {}>", evals.count);
+            let input = crate::compiler::LiveInput {
+                capabilities: self.inner.capabilities,
+                imports: false,
+                returns_completion: true,
+            };
+            let (program, next) = crate::compiler::compile_live(&name, src, &evals.scope, input)?;
             let room = self.inner.program.global_names.len() + crate::driver::LIVE_EXTRA_GLOBALS;
-            if scope.globals.len() + code.new_globals.len() > room {
+            if program.global_names.len() > room {
                 return Err(HostError::Internal(format!(
                     "eval: no room left for more top-level declarations ({} over the instance's life)",
                     crate::driver::LIVE_EXTRA_GLOBALS
                 )));
             }
-            for name in code.new_globals {
-                let slot = scope.globals.len() as u32;
-                if !name.starts_with('<') {
-                    scope.visible.retain(|(n, _)| *n != name);
-                    scope.visible.push((name.clone(), slot));
-                }
-                scope.globals.push(name);
-            }
-            code.entry
+            let sources = Arc::new(next.sources.clone());
+            evals.scope = next;
+            (program, sources)
         };
         let state = Arc::new(CallState::new(&self.inner.limits, self.inner.table.interrupt.clone()));
         let call = Call { state: state.clone(), instance: self.clone() };
@@ -238,13 +243,20 @@ impl Instance {
             return Ok(call);
         }
         let fin = Finisher(state);
+        let start = move |rt: &mut Runtime| {
+            let f = crate::driver::link_live(rt, &program, &sources);
+            spawn_task(rt, fin, f, &[])
+        };
+        let start = if here {
+            match self.inner.live.run_here(start) {
+                Ok(()) => return Ok(call),
+                Err(start) => start,
+            }
+        } else {
+            start
+        };
         self.handle().on_runtime(Box::new(move |rt| {
-            let mut linked = crate::vm::link::Linked::default();
-            let proto = crate::vm::link::link(&entry, &mut rt.heap, &mut linked);
-            rt.world.late_roots.lock().extend(linked.roots);
-            rt.world.template_raw.write().extend(linked.template_raw);
-            let f = crate::vm::runtime::make_closure(&mut rt.heap, proto, Box::new([]));
-            spawn_task(rt, fin, f, &[]);
+            start(rt);
         }));
         Ok(call)
     }
@@ -312,10 +324,11 @@ impl Instance {
 
 /// See [`InstanceInner::evals`].
 struct EvalScope {
-    /// Every global slot's name, the program's and earlier evals'.
-    globals: Vec<String>,
-    /// The names eval'd code sees, with their slots.
-    visible: Vec<(String, u32)>,
+    /// The program's and earlier evals' slots, the names eval'd code sees
+    /// (exports and host functions read-only, earlier evals' declarations)
+    /// and the files (each eval's is kept: functions it declared may
+    /// outlive it, and their stack frames point into it).
+    scope: crate::compiler::LiveScope,
     /// Evals so far (each names its file `<eval N>`).
     count: u64,
 }

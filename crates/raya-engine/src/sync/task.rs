@@ -91,6 +91,13 @@ pub trait RunGuard: Send + Sync + std::fmt::Debug {
     /// `TaskCancelledError`) and, if it goes on running after that, ended.
     fn check(&self, safepoints: u32) -> Option<String>;
 
+    /// Whether the tasks the run spawns share this guard (a run's limits
+    /// cover them); if not, they run unguarded (the REPL's interrupt
+    /// stops an input, not the tasks it started).
+    fn covers_spawned(&self) -> bool {
+        true
+    }
+
     /// A task of the run spawns another, which will share this guard;
     /// `Err(message)` refuses it (the spawn throws a catchable
     /// `RangeError` with that message).

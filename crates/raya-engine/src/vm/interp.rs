@@ -585,7 +585,7 @@ impl<'rt> TaskInterpreter<'rt> {
         }
         // A run's limits (an embedder's call, `Vm::execute`'s main task)
         // cover the tasks it spawns: the child shares the parent's guard.
-        let guard = task.cell.as_ref().and_then(|c| c.guard.get()).cloned();
+        let guard = task.cell.as_ref().and_then(|c| c.guard.get()).filter(|g| g.covers_spawned()).cloned();
         if let Some(g) = &guard {
             g.task_started().map_err(Fault::Range)?;
         }
