@@ -92,8 +92,9 @@ pub struct RunOptions {
     pub blocking_pool: Option<Arc<BlockingPool>>,
     /// Collector pacing, heap limit and stress mode.
     pub gc: crate::vm::heap::GcConfig,
-    /// An embedder's limits on the main task (see [`crate::sync::RunGuard`]).
-    pub guard: Option<Arc<dyn crate::sync::RunGuard>>,
+    /// An embedder's limits on the run (`crate::limits`): the main task's
+    /// guard, which the tasks it spawns share.
+    pub guard: Option<Arc<Guard>>,
     /// Record a trace of the run into this file (`crate::trace`).
     pub trace: Option<std::path::PathBuf>,
     /// Seeded scheduling (`raya run --seed N`): one worker, every
@@ -101,42 +102,10 @@ pub struct RunOptions {
     /// `Math.random` drawn from generators seeded with this, on virtual
     /// time (`scheduler/seeded.rs`). Overrides `workers`.
     pub seed: Option<u64>,
-    /// An embedder's limits on this run.
-    pub limits: Limits,
 }
 
-/// Limits an embedder puts on one run (`VmBuilder::step_limit`,
-/// `time_limit`, `max_tasks`). Passing the step or time limit stops the
-/// whole program (no script can catch it); [`RunEnd::limit`] says which.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// Most safepoints (calls and loop iterations) the program's tasks may
-    /// run in total. Counted per time slice, so the program stops within
-    /// one slice (`scheduler::TIME_SLICE` safepoints) past the limit.
-    pub steps: Option<u64>,
-    /// Most wall-clock time the run may take (checked every slice and
-    /// every 20 ms while all tasks wait).
-    pub time: Option<Duration>,
-    /// Most tasks alive at once, the main task included; spawning past it
-    /// throws a catchable `RangeError`.
-    pub tasks: Option<usize>,
-}
-
-/// Which [`Limits`] entry stopped a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LimitHit {
-    Steps(u64),
-    Time(Duration),
-}
-
-impl std::fmt::Display for LimitHit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LimitHit::Steps(n) => write!(f, "step limit of {n} reached"),
-            LimitHit::Time(d) => write!(f, "time limit of {} ms reached", d.as_millis()),
-        }
-    }
-}
+pub use crate::limits::LimitHit;
+use crate::limits::{Guard, Stop};
 
 struct Shared {
     world: Arc<World>,
@@ -148,10 +117,6 @@ struct Shared {
     main: Arc<TaskCell>,
     /// See [`RunOptions::seed`].
     seed: Option<u64>,
-    limits: Limits,
-    /// Safepoints run so far (counted only under a step limit).
-    steps: std::sync::atomic::AtomicU64,
-    started: std::time::Instant,
     /// The limit that stopped the run, if one did.
     limit_hit: Mutex<Option<LimitHit>>,
     exit_code: AtomicI32,
@@ -179,20 +144,10 @@ struct Shared {
 }
 
 impl Shared {
-    /// The embedder's step and time limits ([`Limits`]), charged with the
-    /// `spent` safepoints of a slice that just ended. Past one, the program
-    /// stops as after `exit(1)`: the flag makes every worker drop its jobs
-    /// and the main thread end the run.
-    fn check_limits(&self, spent: u32) {
-        let hit = match self.limits {
-            Limits { steps: Some(max), .. }
-                if self.steps.fetch_add(spent as u64, Ordering::Relaxed) + spent as u64 > max =>
-            {
-                LimitHit::Steps(max)
-            }
-            Limits { time: Some(max), .. } if self.started.elapsed() > max => LimitHit::Time(max),
-            _ => return,
-        };
+    /// A guard's program-wide limit was passed: the program stops as
+    /// after `exit(1)`: the flag makes every worker drop its jobs and the
+    /// main thread end the run.
+    fn end_by_limit(&self, hit: LimitHit) {
         self.limit_hit.lock().get_or_insert(hit);
         self.exit_code.store(1, Ordering::Release);
         self.exited.store(true, Ordering::Release);
@@ -366,7 +321,6 @@ fn run_inner<R>(
     crate::builtins::process::set_args(&mut rt);
     crate::std::install(&mut rt, &program.std_modules);
     rt.heap.shared().configure(opts.gc);
-    rt.world.live_tasks.set_limit(opts.limits.tasks);
     // This thread's view of the limit (workers take theirs as they enter).
     rt.heap.count_growth_here();
     setup(&mut rt);
@@ -398,9 +352,6 @@ fn run_inner<R>(
         parallel: workers > 1,
         main: main.clone(),
         seed: opts.seed,
-        limits: opts.limits,
-        steps: std::sync::atomic::AtomicU64::new(0),
-        started: std::time::Instant::now(),
         limit_hit: Mutex::new(None),
         exit_code: AtomicI32::new(0),
         exited: AtomicBool::new(false),
@@ -441,8 +392,10 @@ fn run_inner<R>(
         if sched.wait_quiescent_timeout(Duration::from_millis(20)) {
             break;
         }
-        // The time limit also holds while every task waits.
-        shared.check_limits(0);
+        // A program's time limit also holds while every task waits.
+        if let Some(Stop::End(hit)) = opts.guard.as_ref().and_then(|g| g.check(0)) {
+            shared.end_by_limit(hit);
+        }
     }
     if let Some(Ok(p)) = shared.poller.get() {
         p.stop();
@@ -595,12 +548,8 @@ impl LiveRun {
             tracer: None,
             stalls: None,
             busy: None,
-            // An instance's calls have limits of their own (`embed::Limits`,
-            // checked by `check_guard`).
+            // An instance's calls have limits of their own (their guards).
             seed: None,
-            limits: Limits::default(),
-            steps: std::sync::atomic::AtomicU64::new(0),
-            started: std::time::Instant::now(),
             limit_hit: Mutex::new(None),
         });
         let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
@@ -731,10 +680,9 @@ impl Drop for LiveRun {
     }
 }
 
-/// The one place a task's limits are checked (see
-/// [`crate::sync::RunGuard`]): where it is preempted, after running
-/// `safepoints` safepoints.
-fn check_guard(cell: &TaskCell, safepoints: u32) -> Option<String> {
+/// The one place a task's limits are checked (`crate::limits`): where a
+/// run of it ends, after running `safepoints` safepoints.
+fn check_guard(cell: &TaskCell, safepoints: u32) -> Option<Stop> {
     cell.guard.get()?.check(safepoints)
 }
 
@@ -1272,12 +1220,22 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
                     interp.rt.write_stderr(&line);
                 }
                 cx.set_slice_left(budget);
-                shared.check_limits(given.saturating_sub(budget));
-                if matches!(outcome, RunOutcome::Preempted) {
-                    if let Some(reason) = check_guard(&cell, given - budget) {
-                        stop_guarded(rt, cx, cell, exec, &reason);
-                        return;
-                    }
+                match check_guard(&cell, given.saturating_sub(budget)) {
+                    Some(Stop::End(hit)) => shared.end_by_limit(hit),
+                    Some(Stop::Cancel(reason)) => match outcome {
+                        RunOutcome::Preempted => {
+                            stop_guarded(rt, cx, cell, exec, &reason);
+                            return;
+                        }
+                        // Suspending: cancelled as it parks (a run that
+                        // only ever yields is stopped too).
+                        RunOutcome::Suspended(_) if !cell.cancel_delivered.load(Ordering::Acquire) => {
+                            cell.cancel.store(true, Ordering::SeqCst);
+                            cell.run_on_cancel();
+                        }
+                        _ => {}
+                    },
+                    None => {}
                 }
                 outcome
             }

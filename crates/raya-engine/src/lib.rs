@@ -224,6 +224,7 @@ pub mod compiler;
 pub mod driver;
 pub mod embed;
 pub mod io;
+pub mod limits;
 pub mod repl;
 pub mod scheduler;
 pub mod std;

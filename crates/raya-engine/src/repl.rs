@@ -17,12 +17,12 @@
 
 use crate::compiler::{compile_live, CompileError, LiveInput, LiveScope, Program};
 use crate::driver::{LiveRun, RunOptions};
-use crate::sync::{Outcome, RunGuard};
+use crate::limits::{Guard, Limits, OnLimit};
+use crate::sync::Outcome;
 use crate::vm::interp::TaskInterpreter;
 use crate::vm::object::Body;
 use crate::vm::{Runtime, Value};
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -59,13 +59,27 @@ pub struct Evaluation {
     handle: crate::driver::Handle,
 }
 
-#[derive(Default)]
 struct EvalState {
     result: Mutex<Option<Evaluated>>,
     cv: Condvar,
     /// The input's task, once started.
     cell: Mutex<Option<Arc<crate::sync::TaskCell>>>,
-    guard: Arc<StopGuard>,
+    /// Stops the input's task where it is next preempted or suspends
+    /// (so a `while (true) {}` stops too); a suspended task is woken with
+    /// `TaskCancelledError` by [`Evaluation::cancel`] itself. Not shared
+    /// by the tasks the input starts.
+    guard: Arc<Guard>,
+}
+
+impl Default for EvalState {
+    fn default() -> Self {
+        EvalState {
+            result: Mutex::new(None),
+            cv: Condvar::new(),
+            cell: Mutex::new(None),
+            guard: Arc::new(Guard::new(&Limits::none(), OnLimit::Cancel, None).task_only()),
+        }
+    }
 }
 
 impl EvalState {
@@ -76,24 +90,6 @@ impl EvalState {
             *g = Some(r);
             self.cv.notify_all();
         }
-    }
-}
-
-/// Stops the input's task where it is next preempted once raised (so a
-/// `while (true) {}` stops too); a suspended task is woken with
-/// `TaskCancelledError` by [`Evaluation::cancel`] itself.
-#[derive(Debug, Default)]
-struct StopGuard {
-    stopped: AtomicBool,
-}
-
-impl RunGuard for StopGuard {
-    fn check(&self, _safepoints: u32) -> Option<String> {
-        self.stopped.load(Ordering::Acquire).then(|| "interrupted".to_string())
-    }
-
-    fn covers_spawned(&self) -> bool {
-        false
     }
 }
 
@@ -115,7 +111,7 @@ impl Evaluation {
     /// the evaluation ends as [`Evaluated::Cancelled`]. Tasks it started
     /// are not cancelled.
     pub fn cancel(&self) {
-        self.state.guard.stopped.store(true, Ordering::Release);
+        self.state.guard.cancel("interrupted");
         let st = self.state.clone();
         self.handle.on_runtime(Box::new(move |rt| {
             if let Some(cell) = st.cell.lock().clone() {
@@ -231,7 +227,7 @@ fn start_input(
                     }
                 }
                 let r = match o {
-                    _ if st2.guard.stopped.load(Ordering::Acquire) => Evaluated::Cancelled,
+                    _ if st2.guard.is_stopped() => Evaluated::Cancelled,
                     Outcome::Value(_) => {
                         let v = rt.world.globals.get(completion);
                         match crate::builtins::inspect::format_log_args(&[v]) {

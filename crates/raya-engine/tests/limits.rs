@@ -91,6 +91,8 @@ fn a_calls_limits_cover_the_tasks_it_spawns() {
           await ts;
           return 0;
         }
+        // Never preempted: it suspends at every iteration.
+        export async function yielder(): Task<void> { for (;;) await Task.yield(); }
         export async function many(n: number): Task<string> {
           const ts: Task<void>[] = [];
           let err = "";
@@ -117,9 +119,12 @@ fn a_calls_limits_cover_the_tasks_it_spawns() {
     let r = inst.call_with("fanOut", (3,), Limits::none().instructions(300_000)).wait();
     assert_eq!(r, Err(HostError::Cancelled("instruction budget exhausted".into())));
     assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    // Steps are charged where every run ends, not only at preemptions.
+    let r = inst.call_with("yielder", (), Limits::none().instructions(20_000)).wait();
+    assert_eq!(r, Err(HostError::Cancelled("instruction budget exhausted".into())));
     // At most `tasks` alive at once, the call's own included; catchable.
     let r = inst.call_with("many", (10,), Limits::none().tasks(5)).wait();
-    assert_eq!(r, Ok(HostValue::from("4 RangeError: too many tasks: limit of 5 tasks of this run reached")));
+    assert_eq!(r, Ok(HostValue::from("4 RangeError: too many tasks: limit of 5 live tasks reached")));
     // Finished tasks no longer count, and other calls are not limited.
     let r = inst.call_with("many", (4,), Limits::none().tasks(5)).wait();
     assert_eq!(r, Ok(HostValue::from("4 ")));

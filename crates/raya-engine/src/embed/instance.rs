@@ -12,14 +12,14 @@ use super::{from_host, to_host, HostError, HostTable, HostValue, Limits, ScriptE
 use super::{FromValue, IntoArgs, IntoValue};
 use crate::compiler::Program;
 use crate::driver::{Handle, LiveRun};
-use crate::sync::{Outcome, Resume, RunGuard, TaskCell};
+use crate::limits::{Guard, OnLimit};
+use crate::sync::{Outcome, Resume, TaskCell};
 use crate::vm::interp::TaskInterpreter;
 use crate::vm::object::Body;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -297,7 +297,7 @@ impl Instance {
                 Instant::now() + t,
                 Box::new(move |rt| {
                     if let Some(st) = st.upgrade() {
-                        st.guard.stop(format!("time limit of {t:?} reached"));
+                        st.guard.cancel(format!("time limit of {t:?} reached"));
                         st.deliver_cancel(rt);
                     }
                 }),
@@ -339,7 +339,7 @@ struct Finisher(Arc<CallState>);
 
 impl Drop for Finisher {
     fn drop(&mut self) {
-        let reason = self.0.guard.reason.lock().clone();
+        let reason = self.0.guard.cancel_reason();
         self.0.finish(Err(HostError::Cancelled(reason.unwrap_or_else(|| "the instance was shut down".into()))));
     }
 }
@@ -347,7 +347,7 @@ impl Drop for Finisher {
 /// On a mutator (a worker, or a caller running the call itself): starts
 /// the task of a call; returns its cell.
 fn spawn_call(rt: &mut Runtime, fin: Finisher, slot: u32, name: &str, args: &[HostValue]) -> Option<Arc<TaskCell>> {
-    if fin.0.guard.stopped.load(Ordering::Acquire) {
+    if fin.0.guard.is_stopped() {
         return None; // cancelled before it started: the finisher reports it
     }
     let f = rt.world.globals.get(slot as usize);
@@ -384,7 +384,7 @@ fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) -> Opti
 }
 
 /// A finished task's outcome as the host sees it.
-pub(crate) fn outcome_result(o: Outcome, guard: &CallGuard) -> Result<HostValue, HostError> {
+pub(crate) fn outcome_result(o: Outcome, guard: &Guard) -> Result<HostValue, HostError> {
     match o {
         Outcome::Value(v) => to_host(v, &mut Vec::new()).map_err(HostError::Conversion),
         Outcome::Error(e) => {
@@ -393,111 +393,21 @@ pub(crate) fn outcome_result(o: Outcome, guard: &CallGuard) -> Result<HostValue,
             // rethrown by an `await` of the run's own task: the run was
             // stopped, for the guard's reason.
             if err.name == "TaskCancelledError" {
-                if let Some(reason) = guard.reason.lock().clone() {
+                if let Some(reason) = guard.cancel_reason() {
                     return Err(HostError::Cancelled(reason));
                 }
             }
             Err(HostError::Uncaught(Box::new(err)))
         }
         Outcome::Cancelled(e) => {
-            Err(HostError::Cancelled(guard.reason.lock().clone().unwrap_or_else(|| ScriptError::from_value(e).message)))
+            Err(HostError::Cancelled(guard.cancel_reason().unwrap_or_else(|| ScriptError::from_value(e).message)))
         }
-    }
-}
-
-/// How much a run may do, checked at every preemption of its task (see
-/// [`crate::sync::RunGuard`]) and by a timer for the time limit.
-///
-/// One guard covers a run's task and every task it spawns (they share
-/// it), so its counters are updated from several workers at once.
-pub(crate) struct CallGuard {
-    /// Safepoints left (`u64::MAX`: no budget).
-    steps_left: AtomicU64,
-    /// Tasks of the run alive now (the run's own counts from the start).
-    alive: AtomicUsize,
-    max_tasks: Option<usize>,
-    interrupt: Option<super::Interrupt>,
-    stopped: AtomicBool,
-    reason: Mutex<Option<String>>,
-    deadline: Option<Instant>,
-    time: Option<Duration>,
-}
-
-impl CallGuard {
-    pub(crate) fn new(limits: &Limits, interrupt: Option<super::Interrupt>) -> CallGuard {
-        CallGuard {
-            steps_left: AtomicU64::new(limits.instructions.unwrap_or(u64::MAX)),
-            alive: AtomicUsize::new(1),
-            max_tasks: limits.tasks,
-            interrupt,
-            stopped: AtomicBool::new(false),
-            reason: Mutex::new(None),
-            deadline: limits.time.map(|t| Instant::now() + t),
-            time: limits.time,
-        }
-    }
-
-    /// Stops the run (the first reason given is kept).
-    pub(crate) fn stop(&self, reason: String) {
-        let mut r = self.reason.lock();
-        if r.is_none() {
-            *r = Some(reason);
-        }
-        self.stopped.store(true, Ordering::Release);
-    }
-}
-
-impl std::fmt::Debug for CallGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallGuard").field("stopped", &self.stopped.load(Ordering::Relaxed)).finish()
-    }
-}
-
-impl RunGuard for CallGuard {
-    fn check(&self, safepoints: u32) -> Option<String> {
-        if !self.stopped.load(Ordering::Acquire) {
-            // Atomically: tasks of the run on several workers spend it.
-            let spend = |left: u64| (left != u64::MAX).then(|| left.saturating_sub(safepoints as u64));
-            if let Ok(left) = self.steps_left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, spend) {
-                if left <= safepoints as u64 {
-                    self.stop("instruction budget exhausted".into());
-                }
-            }
-            if let (Some(d), Some(t)) = (self.deadline, self.time) {
-                if Instant::now() >= d {
-                    self.stop(format!("time limit of {t:?} reached"));
-                }
-            }
-            if self.interrupt.as_ref().is_some_and(|f| f()) {
-                self.stop("interrupted by the host".into());
-            }
-        }
-        if self.stopped.load(Ordering::Acquire) {
-            return self.reason.lock().clone();
-        }
-        None
-    }
-
-    fn task_started(&self) -> Result<(), String> {
-        let Some(max) = self.max_tasks else {
-            self.alive.fetch_add(1, Ordering::Relaxed);
-            return Ok(());
-        };
-        let more = |n: usize| (n < max).then_some(n + 1);
-        match self.alive.fetch_update(Ordering::AcqRel, Ordering::Acquire, more) {
-            Ok(_) => Ok(()),
-            Err(_) => Err(format!("too many tasks: limit of {max} tasks of this run reached")),
-        }
-    }
-
-    fn task_ended(&self) {
-        self.alive.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
 pub(crate) struct CallState {
     result: super::ResultCell,
-    pub(crate) guard: Arc<CallGuard>,
+    pub(crate) guard: Arc<Guard>,
     /// The call's task, once started.
     cell: Mutex<Option<Arc<TaskCell>>>,
     /// The time-limit timer, released when the call ends.
@@ -508,7 +418,7 @@ impl CallState {
     pub(crate) fn new(limits: &Limits, interrupt: Option<super::Interrupt>) -> CallState {
         CallState {
             result: super::ResultCell::default(),
-            guard: Arc::new(CallGuard::new(limits, interrupt)),
+            guard: Arc::new(Guard::new(limits, OnLimit::Cancel, interrupt)),
             cell: Mutex::new(None),
             timer: Mutex::new(None),
         }
@@ -597,7 +507,7 @@ fn cancel(state: &Arc<CallState>, instance: &Instance) {
     if state.result().is_some() {
         return;
     }
-    state.guard.stop("cancelled by the host".into());
+    state.guard.cancel("cancelled by the host");
     let st = state.clone();
     instance.handle().on_runtime(Box::new(move |rt| st.deliver_cancel(rt)));
 }

@@ -580,9 +580,6 @@ impl<'rt> TaskInterpreter<'rt> {
         argc: usize,
         ret: usize,
     ) -> Result<(), Fault> {
-        if let Some(max) = self.rt.world.live_tasks.full() {
-            return Err(Fault::Range(format!("too many tasks: limit of {max} live tasks reached")));
-        }
         // A run's limits (an embedder's call, `Vm::execute`'s main task)
         // cover the tasks it spawns: the child shares the parent's guard.
         let guard = task.cell.as_ref().and_then(|c| c.guard.get()).filter(|g| g.covers_spawned()).cloned();
