@@ -179,7 +179,7 @@ impl Session {
             state.finish(Evaluated::Exited(code));
             return ev;
         }
-        if program.global_names.len() > GLOBAL_CAPACITY {
+        if program.global_base + program.global_names.len() > GLOBAL_CAPACITY {
             state.finish(Evaluated::Error(
                 "Uncaught RangeError: this session has declared too many names; start a new one".into(),
             ));

@@ -49,8 +49,12 @@ pub struct Program {
     /// Every file loaded (for diagnostics and stack traces).
     pub sources: SourceMap,
     /// Global slot -> name: `builtins::GLOBAL_NAMES` first, then every
-    /// module's top-level bindings.
+    /// module's top-level bindings. For code added to a live program
+    /// ([`compile_live`]), only the slots it added, from `global_base` on.
     pub global_names: Vec<String>,
+    /// The slot of `global_names[0]`: 0, or for code added to a live
+    /// program the slots used before it.
+    pub global_base: usize,
     /// Number of host globals (see [`compile_source_with`]): they
     /// occupy the slots right after `builtins::GLOBAL_NAMES`.
     pub host_globals: usize,
@@ -99,10 +103,12 @@ impl Default for CompileOptions {
 /// its files.
 #[derive(Clone, Debug, Default)]
 pub struct LiveScope {
-    /// Every global slot the live program has used (slot = index); empty
-    /// before anything was compiled (then the code is the program's first
-    /// and brings the prelude).
-    pub globals: Vec<String>,
+    /// How many global slots the live program has used; 0 before
+    /// anything was compiled (then the code is the program's first and
+    /// brings the prelude). Only the count: later code's slots come after
+    /// these, and copying a program's slot names for every `eval` would
+    /// cost more than compiling it.
+    pub slots: usize,
     /// The names later code sees: name -> (global slot, read-only). The
     /// REPL's earlier inputs' top-level bindings (read-only: `const`); an
     /// instance's exports and host functions (read-only, as imports are)
@@ -148,7 +154,7 @@ pub fn compile_live(
     let program =
         compile_here(PathBuf::from(name), name.to_string(), src.to_string(), &opts, Some((scope, input)))?;
     let mut next = LiveScope {
-        globals: program.global_names.clone(),
+        slots: program.global_base + program.global_names.len(),
         bindings: scope.bindings.clone(),
         sources: program.sources.clone(),
     };
@@ -238,6 +244,8 @@ pub(crate) struct ModInfo {
 
 pub(crate) struct Linker {
     pub globals: Vec<String>,
+    /// The slot of `globals[0]` (see [`Program::global_base`]).
+    pub global_base: usize,
     /// Global slots holding a `const` with a literal value.
     pub global_consts: HashMap<u32, resolve::ConstVal>,
     pub modules: Vec<ModInfo>,
@@ -258,7 +266,7 @@ pub(crate) type OuterBindings = HashMap<String, (u32, bool)>;
 impl Linker {
     pub(crate) fn add_global(&mut self, name: &str) -> u32 {
         self.globals.push(name.to_string());
-        (self.globals.len() - 1) as u32
+        (self.global_base + self.globals.len() - 1) as u32
     }
 
     /// The hidden slot holding module `m`'s namespace object.
@@ -694,13 +702,14 @@ fn compile_here(
 ) -> Result<Program, CompileError> {
     let extra = &opts.host_globals[..];
     let repl = live.map(|(scope, _)| scope);
-    let continued = repl.filter(|r| !r.globals.is_empty());
+    let continued = repl.filter(|r| r.slots > 0);
     let mut ld = Loader {
         linker: Linker {
             globals: match continued {
-                Some(r) => r.globals.clone(),
+                Some(_) => Vec::new(),
                 None => GLOBAL_NAMES.iter().map(|s| s.to_string()).chain(extra.iter().cloned()).collect(),
             },
+            global_base: continued.map_or(0, |r| r.slots),
             global_consts: HashMap::new(),
             modules: Vec::new(),
             sources: continued.map(|r| r.sources.clone()).unwrap_or_default(),
@@ -870,6 +879,7 @@ fn compile_here(
         entry: Arc::new(entry),
         sources: ld.linker.sources,
         global_names: ld.linker.globals,
+        global_base: ld.linker.global_base,
         host_globals: extra.len(),
         std_modules,
         needs,

@@ -78,7 +78,7 @@ impl Instance {
             bindings.insert(name.clone(), (*slot, true));
         }
         let scope = crate::compiler::LiveScope {
-            globals: program.global_names.clone(),
+            slots: program.global_names.len(),
             bindings,
             sources: program.sources.clone(),
         };
@@ -227,7 +227,7 @@ impl Instance {
             };
             let (program, next) = crate::compiler::compile_live(&name, src, &evals.scope, input)?;
             let room = self.inner.program.global_names.len() + crate::driver::LIVE_EXTRA_GLOBALS;
-            if program.global_names.len() > room {
+            if program.global_base + program.global_names.len() > room {
                 return Err(HostError::Internal(format!(
                     "eval: no room left for more top-level declarations ({} over the instance's life)",
                     crate::driver::LIVE_EXTRA_GLOBALS
