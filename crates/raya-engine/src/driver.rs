@@ -1084,7 +1084,10 @@ enum Cx<'a> {
     /// the call's own task: that is kept in `again` and run on here (a
     /// preempted or yielding call goes on at once, as the caller has
     /// nothing else to do).
-    Caller { sched: &'a Scheduler<Job>, again: std::cell::RefCell<Option<Arc<TaskCell>>> },
+    Caller {
+        sched: &'a Scheduler<Job>,
+        again: std::cell::RefCell<Option<Arc<TaskCell>>>,
+    },
 }
 
 impl Cx<'_> {

@@ -138,7 +138,8 @@ impl Session {
     /// line editor redraws its prompt after a task's output), else to the
     /// process's streams.
     pub fn start(opts: RunOptions, output: Option<Arc<dyn crate::vm::runtime::OutputSink>>) -> Session {
-        let (mut first, scope) = compile_live("<repl>", "", &LiveScope::default(), input()).expect("the prelude compiles");
+        let (mut first, scope) =
+            compile_live("<repl>", "", &LiveScope::default(), input()).expect("the prelude compiles");
         first.global_names.resize(GLOBAL_CAPACITY.max(first.global_names.len()), String::new());
         let state = Arc::new(EvalState::default());
         let st = state.clone();

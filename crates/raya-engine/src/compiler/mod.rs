@@ -151,8 +151,7 @@ pub fn compile_live(
     input: LiveInput,
 ) -> Result<(Program, LiveScope), CompileError> {
     let opts = CompileOptions { host_globals: Vec::new(), capabilities: input.capabilities };
-    let program =
-        compile_here(PathBuf::from(name), name.to_string(), src.to_string(), &opts, Some((scope, input)))?;
+    let program = compile_here(PathBuf::from(name), name.to_string(), src.to_string(), &opts, Some((scope, input)))?;
     let mut next = LiveScope {
         slots: program.global_base + program.global_names.len(),
         bindings: scope.bindings.clone(),

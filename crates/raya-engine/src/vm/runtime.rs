@@ -129,11 +129,7 @@ struct TaskCount {
 
 impl Default for TaskTable {
     fn default() -> Self {
-        let count = TaskCount {
-            on: Default::default(),
-            live: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
-        };
+        let count = TaskCount { on: Default::default(), live: AtomicUsize::new(0), peak: AtomicUsize::new(0) };
         TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), count)
     }
 }
