@@ -92,8 +92,9 @@ pub struct RunOptions {
     pub blocking_pool: Option<Arc<BlockingPool>>,
     /// Collector pacing, heap limit and stress mode.
     pub gc: crate::vm::heap::GcConfig,
-    /// An embedder's limits on the main task (see [`crate::sync::RunGuard`]).
-    pub guard: Option<Arc<dyn crate::sync::RunGuard>>,
+    /// An embedder's limits on the run (`crate::limits`): the main task's
+    /// guard, which the tasks it spawns share.
+    pub guard: Option<Arc<Guard>>,
     /// Record a trace of the run into this file (`crate::trace`).
     pub trace: Option<std::path::PathBuf>,
     /// Seeded scheduling (`raya run --seed N`): one worker, every
@@ -101,42 +102,10 @@ pub struct RunOptions {
     /// `Math.random` drawn from generators seeded with this, on virtual
     /// time (`scheduler/seeded.rs`). Overrides `workers`.
     pub seed: Option<u64>,
-    /// An embedder's limits on this run.
-    pub limits: Limits,
 }
 
-/// Limits an embedder puts on one run (`VmBuilder::step_limit`,
-/// `time_limit`, `max_tasks`). Passing the step or time limit stops the
-/// whole program (no script can catch it); [`RunEnd::limit`] says which.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// Most safepoints (calls and loop iterations) the program's tasks may
-    /// run in total. Counted per time slice, so the program stops within
-    /// one slice (`scheduler::TIME_SLICE` safepoints) past the limit.
-    pub steps: Option<u64>,
-    /// Most wall-clock time the run may take (checked every slice and
-    /// every 20 ms while all tasks wait).
-    pub time: Option<Duration>,
-    /// Most tasks alive at once, the main task included; spawning past it
-    /// throws a catchable `RangeError`.
-    pub tasks: Option<usize>,
-}
-
-/// Which [`Limits`] entry stopped a run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LimitHit {
-    Steps(u64),
-    Time(Duration),
-}
-
-impl std::fmt::Display for LimitHit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LimitHit::Steps(n) => write!(f, "step limit of {n} reached"),
-            LimitHit::Time(d) => write!(f, "time limit of {} ms reached", d.as_millis()),
-        }
-    }
-}
+pub use crate::limits::LimitHit;
+use crate::limits::{Guard, Stop};
 
 struct Shared {
     world: Arc<World>,
@@ -148,10 +117,6 @@ struct Shared {
     main: Arc<TaskCell>,
     /// See [`RunOptions::seed`].
     seed: Option<u64>,
-    limits: Limits,
-    /// Safepoints run so far (counted only under a step limit).
-    steps: std::sync::atomic::AtomicU64,
-    started: std::time::Instant,
     /// The limit that stopped the run, if one did.
     limit_hit: Mutex<Option<LimitHit>>,
     exit_code: AtomicI32,
@@ -179,20 +144,10 @@ struct Shared {
 }
 
 impl Shared {
-    /// The embedder's step and time limits ([`Limits`]), charged with the
-    /// `spent` safepoints of a slice that just ended. Past one, the program
-    /// stops as after `exit(1)`: the flag makes every worker drop its jobs
-    /// and the main thread end the run.
-    fn check_limits(&self, spent: u32) {
-        let hit = match self.limits {
-            Limits { steps: Some(max), .. }
-                if self.steps.fetch_add(spent as u64, Ordering::Relaxed) + spent as u64 > max =>
-            {
-                LimitHit::Steps(max)
-            }
-            Limits { time: Some(max), .. } if self.started.elapsed() > max => LimitHit::Time(max),
-            _ => return,
-        };
+    /// A guard's program-wide limit was passed: the program stops as
+    /// after `exit(1)`: the flag makes every worker drop its jobs and the
+    /// main thread end the run.
+    fn end_by_limit(&self, hit: LimitHit) {
         self.limit_hit.lock().get_or_insert(hit);
         self.exit_code.store(1, Ordering::Release);
         self.exited.store(true, Ordering::Release);
@@ -366,7 +321,6 @@ fn run_inner<R>(
     crate::builtins::process::set_args(&mut rt);
     crate::std::install(&mut rt, &program.std_modules);
     rt.heap.shared().configure(opts.gc);
-    rt.world.live_tasks.set_limit(opts.limits.tasks);
     // This thread's view of the limit (workers take theirs as they enter).
     rt.heap.count_growth_here();
     setup(&mut rt);
@@ -398,9 +352,6 @@ fn run_inner<R>(
         parallel: workers > 1,
         main: main.clone(),
         seed: opts.seed,
-        limits: opts.limits,
-        steps: std::sync::atomic::AtomicU64::new(0),
-        started: std::time::Instant::now(),
         limit_hit: Mutex::new(None),
         exit_code: AtomicI32::new(0),
         exited: AtomicBool::new(false),
@@ -441,8 +392,10 @@ fn run_inner<R>(
         if sched.wait_quiescent_timeout(Duration::from_millis(20)) {
             break;
         }
-        // The time limit also holds while every task waits.
-        shared.check_limits(0);
+        // A program's time limit also holds while every task waits.
+        if let Some(Stop::End(hit)) = opts.guard.as_ref().and_then(|g| g.check(0)) {
+            shared.end_by_limit(hit);
+        }
     }
     if let Some(Ok(p)) = shared.poller.get() {
         p.stop();
@@ -514,6 +467,29 @@ fn run_inner<R>(
 /// top-level declarations of code evaluated in it later.
 pub const LIVE_EXTRA_GLOBALS: usize = 4096;
 
+/// On a mutator: links code compiled into a live program
+/// (`compiler::compile_live`: a REPL input, an instance's `eval`) and
+/// returns its function, to run as a task. Installs the built-in modules
+/// it imports, keeps its constants alive for the program's life (late
+/// roots), and makes `sources` the program's source map, so stack traces
+/// name the code's file. Maps only grow (each compile extends the
+/// previous scope's), so the longest is the newest: one raced by an
+/// older map's job is not replaced by it.
+pub fn link_live(rt: &mut Runtime, program: &Program, sources: &Arc<crate::syntax::diagnostic::SourceMap>) -> Value {
+    {
+        let mut current = rt.world.sources.write();
+        if sources.len() > current.len() {
+            *current = sources.clone();
+        }
+    }
+    crate::std::install(rt, &program.std_modules);
+    let mut linked = crate::vm::link::Linked::default();
+    let proto = crate::vm::link::link(&program.entry, &mut rt.heap, &mut linked);
+    rt.world.late_roots.lock().extend(linked.roots);
+    rt.world.template_raw.write().extend(linked.template_raw);
+    crate::vm::runtime::make_closure(&mut rt.heap, proto, Box::new([]))
+}
+
 /// A program kept loaded for an embedder (`embed::Instance`): its main
 /// task runs as in [`run_program_hosted`], but the run does not end when
 /// main does. Its globals stay alive, and host threads start more tasks
@@ -524,6 +500,11 @@ pub struct LiveRun {
     /// The starting thread's runtime: it owns the heap's first handle;
     /// used by nobody after the workers started.
     _rt: Mutex<Runtime>,
+    /// Runtimes for host threads that run calls themselves
+    /// ([`LiveRun::run_here`]): one per thread calling at the same time,
+    /// reused by later calls (a runtime is a heap handle with its own
+    /// allocation list and mutator slot, and a copy of the realm).
+    callers: Mutex<Vec<Runtime>>,
 }
 
 impl LiveRun {
@@ -570,12 +551,8 @@ impl LiveRun {
             tracer: None,
             stalls: None,
             busy: None,
-            // An instance's calls have limits of their own (`embed::Limits`,
-            // checked by `check_guard`).
+            // An instance's calls have limits of their own (their guards).
             seed: None,
-            limits: Limits::default(),
-            steps: std::sync::atomic::AtomicU64::new(0),
-            started: std::time::Instant::now(),
             limit_hit: Mutex::new(None),
         });
         let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
@@ -591,7 +568,7 @@ impl LiveRun {
                 sched.spawn(Job::Run(main));
             }
         }
-        LiveRun { handle: Handle { shared, sched }, _rt: Mutex::new(rt) }
+        LiveRun { handle: Handle { shared, sched }, _rt: Mutex::new(rt), callers: Mutex::new(Vec::new()) }
     }
 
     /// The handle host threads reach the program through.
@@ -602,6 +579,79 @@ impl LiveRun {
     /// `exit()` was called: the program runs nothing more.
     pub fn exited(&self) -> Option<i32> {
         self.handle.shared.exited.load(Ordering::Acquire).then(|| self.handle.shared.exit_code.load(Ordering::Acquire))
+    }
+
+    /// Runs a task on the calling thread, which is not a worker: an
+    /// embedder's synchronous call, without the round trip through a
+    /// worker's queue. `start` spawns the task (with
+    /// `TaskInterpreter::spawn`) and returns its cell, or None if it ran
+    /// nothing. The task runs here until it completes, fails or suspends;
+    /// a task that suspends is left to the workers (whoever wakes it
+    /// queues it), so its end reaches the caller through its `on_done`
+    /// hook either way. Tasks it spawned or woke go to the workers.
+    ///
+    /// Gives `start` back, running nothing, when the calling thread is a
+    /// worker of any program (a host function calling back into an
+    /// instance): that thread is a mutator of its own program already,
+    /// mid-instruction and not at a safepoint, so it must not become a
+    /// second one (a collection of this program would wait for it).
+    ///
+    /// Invariants:
+    /// - The thread is a GC mutator exactly while it holds a caller
+    ///   runtime here (`Heap::enter`), with its own slot: a collection
+    ///   started by a worker waits for it to reach a safepoint or leave,
+    ///   and one it starts at a safepoint waits for the workers, as
+    ///   between workers (the handshake of `design/memory.md`).
+    /// - Objects lock for real from the first such call on, even with one
+    ///   worker: the caller's task runs beside whatever the worker runs.
+    /// - The task's execution state is out of its cell only while it runs
+    ///   here; a waker can claim it only after `park` armed its token,
+    ///   which happens after the state was put back (as on a worker).
+    pub fn run_here<F: FnOnce(&mut Runtime) -> Option<Arc<TaskCell>>>(&self, start: F) -> Result<(), F> {
+        if CURRENT.with(|c| c.borrow().is_some()) {
+            return Err(start);
+        }
+        let shared = &self.handle.shared;
+        let mut rt = self.callers.lock().pop().unwrap_or_else(|| Runtime::for_worker(&shared.world));
+        crate::vm::object::enable_parallel_mutators();
+        {
+            let _mutator = rt.heap.enter(rt.slot.as_ref().expect("caller runtimes have a slot"));
+            rt.refresh_realm();
+            // Host functions find their program through `current_handle`.
+            let _current = CurrentGuard::set(self.handle.clone());
+            if let Some(cell) = start(&mut rt) {
+                rt.spawned.retain(|c| !Arc::ptr_eq(c, &cell));
+                let cx = Cx::Caller { sched: &self.handle.sched, again: std::cell::RefCell::new(None) };
+                let mut next = Some(cell);
+                while let Some(cell) = next.take() {
+                    run_task(shared, &mut rt, &cx, cell.clone());
+                    next = cx_take_again(&cx);
+                    for t in rt.woken.drain(..) {
+                        if next.is_none() && Arc::ptr_eq(&t, &cell) {
+                            next = Some(t);
+                        } else {
+                            sched_wake(&self.handle.sched, Job::Run(t));
+                        }
+                    }
+                    for t in rt.spawned.drain(..) {
+                        crate::vm::object::enable_parallel_mutators();
+                        self.handle.sched.spawn(Job::Run(t));
+                    }
+                    if shared.exited.load(Ordering::Acquire) {
+                        break;
+                    }
+                }
+            }
+            // What `start` spawned besides (if it ran no task).
+            for t in rt.spawned.drain(..) {
+                self.handle.sched.spawn(Job::Run(t));
+            }
+            for t in rt.woken.drain(..) {
+                sched_wake(&self.handle.sched, Job::Run(t));
+            }
+        }
+        self.callers.lock().push(rt);
+        Ok(())
     }
 
     /// Adds what runs when `exit()` ends the program (at once, if it has).
@@ -633,10 +683,9 @@ impl Drop for LiveRun {
     }
 }
 
-/// The one place a task's limits are checked (see
-/// [`crate::sync::RunGuard`]): where it is preempted, after running
-/// `safepoints` safepoints.
-fn check_guard(cell: &TaskCell, safepoints: u32) -> Option<String> {
+/// The one place a task's limits are checked (`crate::limits`): where a
+/// run of it ends, after running `safepoints` safepoints.
+fn check_guard(cell: &TaskCell, safepoints: u32) -> Option<Stop> {
     cell.guard.get()?.check(safepoints)
 }
 
@@ -644,7 +693,7 @@ fn check_guard(cell: &TaskCell, safepoints: u32) -> Option<String> {
 /// a `TaskCancelledError` thrown where it stopped (so `finally` blocks
 /// run and the error can be reported); if it is still running at the
 /// next check (it caught the error and went on), it is ended.
-fn stop_guarded(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: Arc<TaskCell>, exec: Box<Task>, reason: &str) {
+fn stop_guarded(rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>, exec: Box<Task>, reason: &str) {
     if !cell.cancel_delivered.swap(true, Ordering::AcqRel) {
         cell.cancel.store(true, Ordering::SeqCst);
         cell.run_on_cancel();
@@ -992,7 +1041,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
             rec.resume_at = None;
         }
         while let Some(cell) = next {
-            self.run_task(rt, cx, cell);
+            run_task(&self.shared, rt, &Cx::Worker(cx), cell);
             if self.shared.exited.load(Ordering::Acquire) {
                 return;
             }
@@ -1002,139 +1051,6 @@ impl crate::scheduler::Runner<Job> for VmRunner {
 }
 
 impl VmRunner {
-    /// Runs one task until it completes, fails, suspends or is preempted.
-    fn run_task(&self, rt: &mut Runtime, cx: &WorkerCx<Job>, cell: Arc<TaskCell>) {
-        // Timers of the wait that just ended (a select's timeout, the
-        // sleep of a cancelled task) must not keep the program alive.
-        if cell.timers_armed.load(Ordering::SeqCst) {
-            cancel_timers(cx, &cell);
-        }
-        let Some(mut exec) = cell.exec.lock().take() else { return };
-        // Traces: one branch when off.
-        let traced_from = rt.trace.as_mut().map(|rec| trace_run_start(rec));
-        let first_run = !cell.started.swap(true, Ordering::AcqRel);
-        let mut interp = TaskInterpreter::new(rt);
-        let outcome = if first_run && cell.is_cancel_requested() {
-            // A task cancelled before it started never runs.
-            RunOutcome::Failed(Value::UNDEFINED)
-        } else {
-            let resume = cell.resume.lock().take();
-            match resume.map(|r| interp.resume(&mut exec, r)) {
-                Some(Err(e)) => RunOutcome::Failed(e),
-                _ => {
-                    // Safepoints count against the worker's time slice,
-                    // which a task woken by direct handoff inherits.
-                    let mut budget = cx.slice_left();
-                    if exec.preempted && self.shared.seed.is_some() {
-                        // A seeded slice counts the safepoints to reach
-                        // after the one this task was preempted at (where
-                        // it stands again: a slice of 1 would stop it
-                        // there, with no progress).
-                        budget = budget.saturating_add(1);
-                    }
-                    let given = budget;
-                    if let Some(s) = &self.shared.stalls {
-                        s.enter(cx.worker_index(), cell.id);
-                    }
-                    let outcome = interp.run(&mut exec, &mut budget);
-                    if self.shared.stalls.as_ref().is_some_and(|s| s.leave(cx.worker_index())) {
-                        let stack = interp.rt.stack_trace(&exec);
-                        let (id, w) = (cell.id, cx.worker_index());
-                        let line = if stack.is_empty() {
-                            format!("raya: stall: task {id} on worker {w} is running again (its stalled run ended with the task)\n")
-                        } else {
-                            format!("raya: stall: task {id} on worker {w} reached a safepoint again, at:{stack}\n")
-                        };
-                        interp.rt.write_stderr(&line);
-                    }
-                    cx.set_slice_left(budget);
-                    self.shared.check_limits(given.saturating_sub(budget));
-                    if matches!(outcome, RunOutcome::Preempted) {
-                        if let Some(reason) = check_guard(&cell, given - budget) {
-                            stop_guarded(rt, cx, cell, exec, &reason);
-                            return;
-                        }
-                    }
-                    outcome
-                }
-            }
-        };
-
-        let traced = traced_from.map(|start| (start, trace_stop(rt, &cell, &exec, &outcome)));
-        let id = cell.id;
-        exec.preempted = matches!(outcome, RunOutcome::Preempted);
-        match outcome {
-            RunOutcome::Preempted => {
-                *cell.exec.lock() = Some(exec);
-                cx.preempted(Job::Run(cell));
-            }
-            RunOutcome::Completed(v) if is_waitable(v) && crate::vm::interp::settled(v).is_none() => {
-                // `return someTask` in an async function: finish with that
-                // task's outcome (flattening), by awaiting it first.
-                let w = Wait::Settled(vec![v]);
-                exec.blocked_on = w.describe();
-                exec.blocker = w.blocker();
-                *cell.exec.lock() = Some(exec);
-                park(rt, cx, &cell, w);
-            }
-            RunOutcome::Completed(v) => {
-                let o = match crate::vm::interp::settled(v) {
-                    Some(o) => o,
-                    None => Outcome::Value(v),
-                };
-                complete(rt, &cell, &exec, o);
-                cx.completed();
-            }
-            RunOutcome::Failed(e) => {
-                let o = if cell.is_cancel_requested() && (e.is_undefined() || is_cancelled_error(rt, e)) {
-                    let e = if e.is_undefined() {
-                        let c = rt.realm.classes.task_cancelled_error;
-                        rt.make_error(&exec, c, "task was cancelled")
-                    } else {
-                        e
-                    };
-                    Outcome::Cancelled(e)
-                } else {
-                    Outcome::Error(e)
-                };
-                complete(rt, &cell, &exec, o);
-                cx.completed();
-                if let (Outcome::Error(e), true, false) = (o, Arc::ptr_eq(&cell, &self.shared.main), self.shared.live) {
-                    // An uncaught error in the main task ends the program at
-                    // once, whatever other tasks are still doing.
-                    report_uncaught(rt, e);
-                    rt.flush_stdout();
-                    self.shared.exit_code.store(1, Ordering::Release);
-                    self.shared.exited.store(true, Ordering::Release);
-                }
-            }
-            RunOutcome::Suspended(w) => {
-                exec.blocked_on = w.describe();
-                exec.blocker = w.blocker();
-                *cell.exec.lock() = Some(exec);
-                park(rt, cx, &cell, w);
-            }
-            RunOutcome::Exited(code) => {
-                self.shared.exit_code.store(code, Ordering::Release);
-                self.shared.exited.store(true, Ordering::Release);
-                rt.flush_stdout();
-                for f in std::mem::take(&mut *self.shared.on_exit.lock()) {
-                    f(code);
-                }
-            }
-        }
-        if let Some((start, stop)) = traced {
-            trace_run_end(rt, id, start, stop);
-        }
-        // Output leaves the buffer when the task that wrote it stops
-        // running, so nothing waits for the program's end (a server's log,
-        // progress lines of a long computation).
-        if !rt.flush_pending() && !self.shared.exited.swap(true, Ordering::AcqRel) {
-            // stdout is a closed pipe: end quietly with code 0.
-            self.shared.exit_code.store(0, Ordering::Release);
-        }
-    }
-
     /// This worker's runtime (created on first use), as a GC mutator until
     /// the returned guard drops.
     fn runtime(
@@ -1184,6 +1100,251 @@ impl VmRunner {
             unreachable!("hand_off gives back the job it was given")
         };
         Some(t)
+    }
+}
+
+/// Where a task runs: on a worker of the scheduler, or on an embedder's
+/// thread that called into a live program ([`LiveRun::run_here`]).
+enum Cx<'a> {
+    Worker(&'a WorkerCx<Job>),
+    /// The caller's thread runs one task, its call's. What would go to
+    /// this worker's queue goes to the scheduler's injector instead, but
+    /// the call's own task: that is kept in `again` and run on here (a
+    /// preempted or yielding call goes on at once, as the caller has
+    /// nothing else to do).
+    Caller {
+        sched: &'a Scheduler<Job>,
+        again: std::cell::RefCell<Option<Arc<TaskCell>>>,
+    },
+}
+
+impl Cx<'_> {
+    fn scheduler(&self) -> &Scheduler<Job> {
+        match self {
+            Cx::Worker(cx) => cx.scheduler(),
+            Cx::Caller { sched, .. } => sched,
+        }
+    }
+
+    fn worker_index(&self) -> Option<usize> {
+        match self {
+            Cx::Worker(cx) => Some(cx.worker_index()),
+            Cx::Caller { .. } => None,
+        }
+    }
+
+    fn slice_left(&self) -> u32 {
+        match self {
+            Cx::Worker(cx) => cx.slice_left(),
+            Cx::Caller { .. } => crate::scheduler::TIME_SLICE,
+        }
+    }
+
+    fn set_slice_left(&self, left: u32) {
+        if let Cx::Worker(cx) = self {
+            cx.set_slice_left(left);
+        }
+    }
+
+    fn preempted(&self, job: Job) {
+        match self {
+            Cx::Worker(cx) => cx.preempted(job),
+            Cx::Caller { .. } => self.push_local(job),
+        }
+    }
+
+    fn completed(&self) {
+        if let Cx::Worker(cx) = self {
+            cx.completed();
+        }
+    }
+
+    /// Queues a task to run on this thread (only ever the task that is
+    /// running here, requeued).
+    fn push_local(&self, job: Job) {
+        match self {
+            Cx::Worker(cx) => cx.push_local(job),
+            Cx::Caller { again, .. } => match job {
+                Job::Run(cell) => *again.borrow_mut() = Some(cell),
+                other => sched_wake(self.scheduler(), other),
+            },
+        }
+    }
+}
+
+fn cx_take_again(cx: &Cx<'_>) -> Option<Arc<TaskCell>> {
+    match cx {
+        Cx::Caller { again, .. } => again.borrow_mut().take(),
+        Cx::Worker(_) => None,
+    }
+}
+
+/// Makes a thread's [`current_handle`] a program's while it runs a call
+/// of that program ([`LiveRun::run_here`]), and none again after.
+struct CurrentGuard;
+
+impl CurrentGuard {
+    fn set(h: Handle) -> CurrentGuard {
+        CURRENT.with(|c| *c.borrow_mut() = Some(h));
+        CurrentGuard
+    }
+}
+
+impl Drop for CurrentGuard {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.borrow_mut().take());
+    }
+}
+
+/// Queues a job from a thread that is not a worker (to the injector).
+fn sched_wake(sched: &Scheduler<Job>, job: Job) {
+    crate::vm::object::enable_parallel_mutators();
+    sched.wake(job);
+}
+
+/// Runs one task until it completes, fails, suspends or is preempted.
+fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>) {
+    // Timers of the wait that just ended (a select's timeout, the
+    // sleep of a cancelled task) must not keep the program alive.
+    if cell.timers_armed.load(Ordering::SeqCst) {
+        cancel_timers(cx, &cell);
+    }
+    let Some(mut exec) = cell.exec.lock().take() else { return };
+    // Traces: one branch when off.
+    let traced_from = rt.trace.as_mut().map(|rec| trace_run_start(rec));
+    let first_run = !cell.started.swap(true, Ordering::AcqRel);
+    let mut interp = TaskInterpreter::new(rt);
+    let outcome = if first_run && cell.is_cancel_requested() {
+        // A task cancelled before it started never runs.
+        RunOutcome::Failed(Value::UNDEFINED)
+    } else {
+        let resume = cell.resume.lock().take();
+        match resume.map(|r| interp.resume(&mut exec, r)) {
+            Some(Err(e)) => RunOutcome::Failed(e),
+            _ => {
+                // Safepoints count against the worker's time slice,
+                // which a task woken by direct handoff inherits.
+                let mut budget = cx.slice_left();
+                if exec.preempted && shared.seed.is_some() {
+                    // A seeded slice counts the safepoints to reach
+                    // after the one this task was preempted at (where
+                    // it stands again: a slice of 1 would stop it
+                    // there, with no progress).
+                    budget = budget.saturating_add(1);
+                }
+                let given = budget;
+                // Stall warnings watch workers only (a live run, whose
+                // calls run on their callers' threads, has none).
+                let stalls = shared.stalls.as_ref().zip(cx.worker_index());
+                if let Some((s, w)) = stalls {
+                    s.enter(w, cell.id);
+                }
+                let outcome = interp.run(&mut exec, &mut budget);
+                if let Some((w, true)) = stalls.map(|(s, w)| (w, s.leave(w))) {
+                    let stack = interp.rt.stack_trace(&exec);
+                    let id = cell.id;
+                    let line = if stack.is_empty() {
+                        format!("raya: stall: task {id} on worker {w} is running again (its stalled run ended with the task)\n")
+                    } else {
+                        format!("raya: stall: task {id} on worker {w} reached a safepoint again, at:{stack}\n")
+                    };
+                    interp.rt.write_stderr(&line);
+                }
+                cx.set_slice_left(budget);
+                match check_guard(&cell, given.saturating_sub(budget)) {
+                    Some(Stop::End(hit)) => shared.end_by_limit(hit),
+                    Some(Stop::Cancel(reason)) => match outcome {
+                        RunOutcome::Preempted => {
+                            stop_guarded(rt, cx, cell, exec, &reason);
+                            return;
+                        }
+                        // Suspending: cancelled as it parks (a run that
+                        // only ever yields is stopped too).
+                        RunOutcome::Suspended(_) if !cell.cancel_delivered.load(Ordering::Acquire) => {
+                            cell.cancel.store(true, Ordering::SeqCst);
+                            cell.run_on_cancel();
+                        }
+                        _ => {}
+                    },
+                    None => {}
+                }
+                outcome
+            }
+        }
+    };
+
+    let traced = traced_from.map(|start| (start, trace_stop(rt, &cell, &exec, &outcome)));
+    let id = cell.id;
+    exec.preempted = matches!(outcome, RunOutcome::Preempted);
+    match outcome {
+        RunOutcome::Preempted => {
+            *cell.exec.lock() = Some(exec);
+            cx.preempted(Job::Run(cell));
+        }
+        RunOutcome::Completed(v) if is_waitable(v) && crate::vm::interp::settled(v).is_none() => {
+            // `return someTask` in an async function: finish with that
+            // task's outcome (flattening), by awaiting it first.
+            let w = Wait::Settled(vec![v]);
+            exec.blocked_on = w.describe();
+            exec.blocker = w.blocker();
+            *cell.exec.lock() = Some(exec);
+            park(rt, cx, &cell, w);
+        }
+        RunOutcome::Completed(v) => {
+            let o = match crate::vm::interp::settled(v) {
+                Some(o) => o,
+                None => Outcome::Value(v),
+            };
+            complete(rt, &cell, &exec, o);
+            cx.completed();
+        }
+        RunOutcome::Failed(e) => {
+            let o = if cell.is_cancel_requested() && (e.is_undefined() || is_cancelled_error(rt, e)) {
+                let e = if e.is_undefined() {
+                    let c = rt.realm.classes.task_cancelled_error;
+                    rt.make_error(&exec, c, "task was cancelled")
+                } else {
+                    e
+                };
+                Outcome::Cancelled(e)
+            } else {
+                Outcome::Error(e)
+            };
+            complete(rt, &cell, &exec, o);
+            cx.completed();
+            if let (Outcome::Error(e), true, false) = (o, Arc::ptr_eq(&cell, &shared.main), shared.live) {
+                // An uncaught error in the main task ends the program at
+                // once, whatever other tasks are still doing.
+                report_uncaught(rt, e);
+                rt.flush_stdout();
+                shared.exit_code.store(1, Ordering::Release);
+                shared.exited.store(true, Ordering::Release);
+            }
+        }
+        RunOutcome::Suspended(w) => {
+            exec.blocked_on = w.describe();
+            exec.blocker = w.blocker();
+            *cell.exec.lock() = Some(exec);
+            park(rt, cx, &cell, w);
+        }
+        RunOutcome::Exited(code) => {
+            shared.exit_code.store(code, Ordering::Release);
+            shared.exited.store(true, Ordering::Release);
+            rt.flush_stdout();
+            for f in std::mem::take(&mut *shared.on_exit.lock()) {
+                f(code);
+            }
+        }
+    }
+    if let Some((start, stop)) = traced {
+        trace_run_end(rt, id, start, stop);
+    }
+    // Output leaves the buffer when the task that wrote it stops
+    // running, so nothing waits for the program's end (a server's log,
+    // progress lines of a long computation).
+    if !rt.flush_pending() && !shared.exited.swap(true, Ordering::AcqRel) {
+        // stdout is a closed pipe: end quietly with code 0.
+        shared.exit_code.store(0, Ordering::Release);
     }
 }
 
@@ -1278,6 +1439,9 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
         wake_all(rt, s, o);
     }
     rt.world.live_tasks.remove(cell.id);
+    if let Some(g) = cell.guard.get() {
+        g.task_ended();
+    }
     let on_done = cell.on_done.lock().take();
     match (on_done, o) {
         // An embedder's call: its error is the embedder's, not unhandled.
@@ -1376,7 +1540,7 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
 /// the flag. All four accesses are SeqCst, so at least one side sees the
 /// other's write; and since both then claim the same generation, exactly
 /// one of them delivers the cancellation.
-fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
+fn park(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
     if cell.is_cancel_requested() {
         // Cancellation is sticky: every suspension of a cancelled task
         // throws at once.
@@ -1395,7 +1559,7 @@ fn park(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) {
 
 /// Arms the token and registers the task with what it waits for; returns
 /// the generation of the wait it is left in.
-fn register_wait(rt: &mut Runtime, cx: &WorkerCx<Job>, cell: &Arc<TaskCell>, w: Wait) -> u64 {
+fn register_wait(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) -> u64 {
     if let Wait::All(array) = w {
         return park_all(rt, cell, array);
     }
@@ -1499,7 +1663,7 @@ fn keep_timer(sched: &Scheduler<Job>, cell: &TaskCell, gen: u64, key: crate::sch
     }
 }
 
-fn cancel_timers(cx: &WorkerCx<Job>, cell: &TaskCell) {
+fn cancel_timers(cx: &Cx<'_>, cell: &TaskCell) {
     cell.timers_armed.store(false, Ordering::SeqCst);
     for key in std::mem::take(&mut *cell.timers.lock()) {
         cx.scheduler().cancel_timer(key);

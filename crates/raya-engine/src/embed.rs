@@ -36,10 +36,12 @@
 //!   A call into an [`Instance`] is a host job that spawns a task for the
 //!   exported function; the task's `on_done` hook (run on the worker that
 //!   settles it) converts the outcome and hands it to the [`Call`].
-//! * Cancellation, the interrupt callback and [`Limits`] meet in one
-//!   place: the task's `RunGuard`, checked where the task is preempted
-//!   (`driver::check_guard`); a time limit also arms a scheduler timer, so
-//!   a suspended call is stopped too.
+//! * Cancellation, the interrupt callback, [`Limits`] and the whole-program
+//!   limits of [`VmBuilder::step_limit`] and its siblings are one
+//!   mechanism: the run's `limits::Guard`, shared by every task of the run
+//!   and charged where each task's run ends (`driver::check_guard`); a
+//!   call's time limit also arms a scheduler timer, so a suspended call is
+//!   stopped too.
 //! * An [`ExternalPromise`] settles its promise from any thread: the
 //!   settlement (which allocates the value and wakes the awaiting tasks)
 //!   runs as a host job on a worker, because only workers may touch the
@@ -542,41 +544,7 @@ pub(crate) struct HostTable {
     spawner: Arc<dyn Spawner>,
 }
 
-/// See [`VmBuilder::interrupt`].
-pub type Interrupt = Arc<dyn Fn() -> bool + Send + Sync>;
-
-/// Limits on one run: the main module of [`Vm::execute`], or one call
-/// into an [`Instance`]. A run past one is stopped as [`Call::cancel`]
-/// stops it and ends with [`HostError::Cancelled`] naming the limit. The
-/// heap's limit is [`VmBuilder::max_heap`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Limits {
-    /// Wall-clock time from the start of the run.
-    pub time: Option<Duration>,
-    /// Instructions, counted in safepoints (each loop iteration and each
-    /// call is one); checked at every time slice's end, so a run may go
-    /// up to one slice (10,000 safepoints) past it.
-    pub instructions: Option<u64>,
-}
-
-impl Limits {
-    /// No limits.
-    pub fn none() -> Limits {
-        Limits::default()
-    }
-
-    /// A time limit.
-    pub fn time(mut self, t: Duration) -> Limits {
-        self.time = Some(t);
-        self
-    }
-
-    /// An instruction budget (see [`Limits::instructions`]).
-    pub fn instructions(mut self, n: u64) -> Limits {
-        self.instructions = Some(n);
-        self
-    }
-}
+pub use crate::limits::{Interrupt, Limits};
 
 /// Function names live as long as the process (a native's name is
 /// `&'static str`); each distinct name is leaked once.
@@ -839,7 +807,7 @@ pub struct VmBuilder {
     spawner: Option<Arc<dyn Spawner>>,
     trace: Option<std::path::PathBuf>,
     /// Whole-program limits (`step_limit`, `time_limit`, `max_tasks`).
-    run_limits: driver::Limits,
+    run_limits: Limits,
 }
 
 impl std::fmt::Debug for VmBuilder {
@@ -998,7 +966,7 @@ impl VmBuilder {
     /// taken per time slice, so a program may run up to one slice (10,000
     /// safepoints) past it.
     pub fn step_limit(mut self, steps: u64) -> Self {
-        self.run_limits.steps = Some(steps);
+        self.run_limits.instructions = Some(steps);
         self
     }
 
@@ -1224,7 +1192,15 @@ impl Vm {
         self.check_capabilities(program)?;
         let table = self.table();
         let mut setup = self.setup(program, &table, self.inner.opts.output.clone());
-        let guard = Arc::new(instance::CallGuard::new(&self.inner.opts.limits, table.interrupt.clone()));
+        // The VM's per-run limits cancel; the whole-program ones (behind
+        // them) end the program.
+        let run_limits = &self.inner.opts.run_limits;
+        let program_guard = (*run_limits != Limits::none())
+            .then(|| Arc::new(crate::limits::Guard::new(run_limits, crate::limits::OnLimit::EndProgram, None)));
+        let guard = Arc::new(
+            crate::limits::Guard::new(&self.inner.opts.limits, crate::limits::OnLimit::Cancel, table.interrupt.clone())
+                .with_parent(program_guard),
+        );
         let g = guard.clone();
         let completion = program.completion_slot as usize;
         let mut end = |rt: &mut Runtime, end: driver::RunEnd| -> Result<HostValue, HostError> {
@@ -1259,7 +1235,6 @@ impl Vm {
             gc: self.inner.opts.gc,
             guard: Some(guard),
             trace: self.inner.opts.trace.clone(),
-            limits: self.inner.opts.run_limits,
             ..Default::default()
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table;

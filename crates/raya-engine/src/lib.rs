@@ -29,16 +29,23 @@
 //! ([`Instance::call`], or [`Instance::call_async`], whose [`Call`] is a
 //! `Future`), reads and writes its exports ([`Instance::get`],
 //! [`Instance::set`]) and evaluates code inside it ([`Instance::eval`]).
-//! An `Instance` is `Send + Sync` and cheap to clone: every call is a
-//! task on the VM's workers, so calls from many threads run in parallel.
+//! An `Instance` is `Send + Sync` and cheap to clone. Every call is a
+//! task: [`Instance::call`] runs it on the calling thread (no hand-off to
+//! another thread; if it suspends, the VM's workers take it over), and
+//! [`Instance::call_async`] on the workers; calls from many threads run in
+//! parallel, so state they share is guarded as in any concurrent script.
 //!
 //! ```
 //! use raya_engine::Vm;
 //!
 //! let vm = Vm::builder().build();
 //! let program = vm.compile_source("counter.raya", r#"
+//!     const lock = new Mutex();
 //!     export let count = 0;
-//!     export function add(n: number): number { count += n; return count; }
+//!     export async function add(n: number): Task<number> {
+//!       await lock.lock();
+//!       try { count += n; return count; } finally { lock.unlock(); }
+//!     }
 //! "#).unwrap();
 //! let counter = vm.load(&program).unwrap();
 //! let threads: Vec<_> = (0..4).map(|_| {
@@ -48,7 +55,7 @@
 //! for t in threads { t.join().unwrap(); }
 //! assert_eq!(counter.get::<f64>("count"), Ok(4.0));
 //! counter.set("count", 10).unwrap();
-//! assert_eq!(counter.eval::<f64>("add(5) * 2"), Ok(30.0));
+//! assert_eq!(counter.eval::<f64>("(await add(5)) * 2"), Ok(30.0));
 //! ```
 //!
 //! # Typed values across the boundary
@@ -136,8 +143,9 @@
 //! `TaskCancelledError` at its next suspension, or where it is next
 //! preempted (within one time slice), so even `while (true) {}` stops. An
 //! interrupt callback ([`VmBuilder::interrupt`]) is polled there too, and
-//! [`Limits`] (time, instruction budget) apply to `execute` and to each
-//! call; the heap's limit is [`VmBuilder::max_heap`].
+//! [`Limits`] (time, instruction budget, tasks alive) apply to `execute`
+//! and to each call, together with the tasks they spawn; the heap's limit
+//! is [`VmBuilder::max_heap`].
 //!
 //! ```
 //! use raya_engine::{HostError, Limits, Vm};
@@ -224,6 +232,7 @@ pub mod compiler;
 pub mod driver;
 pub mod embed;
 pub mod io;
+pub mod limits;
 pub mod repl;
 pub mod scheduler;
 pub mod std;

@@ -1,27 +1,28 @@
 //! Interactive sessions (the `raya` REPL): one live program to which each
 //! input is added as it is entered.
 //!
-//! Each input is compiled on its own ([`compile_repl_input`]) as an entry
-//! module that sees the earlier inputs' top-level bindings as an outer
-//! scope: their global slots. Its own declarations get slots after every
-//! slot used so far, so the session's program only ever grows. The input
-//! then runs as a new task of the session's program: a host job links its
-//! code (its constants kept alive by a global slot of its own), installs
-//! the `std:` modules it imports and the session's grown source map, and
-//! spawns its body. Tasks an input started go on running after it ends.
+//! Each input is compiled on its own ([`compile_live`], as an instance's
+//! `eval` is) as an entry module that sees the earlier inputs' top-level
+//! bindings as an outer scope: their global slots. Its own declarations
+//! get slots after every slot used so far, so the session's program only
+//! ever grows. The input then runs as a new task of the session's
+//! program: a host job links its code ([`crate::driver::link_live`]:
+//! constants, the `std:` modules it imports, the session's grown source
+//! map) and spawns its body. Tasks an input started go on running after
+//! it ends.
 //!
 //! The session's global table cannot grow while workers read it, so it is
 //! made [`GLOBAL_CAPACITY`] slots large at the start; an input that would
 //! go past it is refused.
 
-use crate::compiler::{compile_repl_input, CompileError, Program, ReplScope};
+use crate::compiler::{compile_live, CompileError, LiveInput, LiveScope, Program};
 use crate::driver::{LiveRun, RunOptions};
-use crate::sync::{Outcome, RunGuard};
+use crate::limits::{Guard, Limits, OnLimit};
+use crate::sync::Outcome;
 use crate::vm::interp::TaskInterpreter;
 use crate::vm::object::Body;
 use crate::vm::{Runtime, Value};
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,6 +30,13 @@ use std::time::{Duration, Instant};
 /// hidden ones; the built-ins and the prelude use the first thousand or
 /// so).
 pub const GLOBAL_CAPACITY: usize = 1 << 18;
+
+/// How an input is compiled: it may import modules, and its value is
+/// read from its completion slot (a task it ends with is shown, not
+/// awaited).
+fn input() -> LiveInput {
+    LiveInput { capabilities: crate::std::Capabilities::all(), imports: true, returns_completion: false }
+}
 
 /// How an input ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,13 +59,27 @@ pub struct Evaluation {
     handle: crate::driver::Handle,
 }
 
-#[derive(Default)]
 struct EvalState {
     result: Mutex<Option<Evaluated>>,
     cv: Condvar,
     /// The input's task, once started.
     cell: Mutex<Option<Arc<crate::sync::TaskCell>>>,
-    guard: Arc<StopGuard>,
+    /// Stops the input's task where it is next preempted or suspends
+    /// (so a `while (true) {}` stops too); a suspended task is woken with
+    /// `TaskCancelledError` by [`Evaluation::cancel`] itself. Not shared
+    /// by the tasks the input starts.
+    guard: Arc<Guard>,
+}
+
+impl Default for EvalState {
+    fn default() -> Self {
+        EvalState {
+            result: Mutex::new(None),
+            cv: Condvar::new(),
+            cell: Mutex::new(None),
+            guard: Arc::new(Guard::new(&Limits::none(), OnLimit::Cancel, None).task_only()),
+        }
+    }
 }
 
 impl EvalState {
@@ -68,20 +90,6 @@ impl EvalState {
             *g = Some(r);
             self.cv.notify_all();
         }
-    }
-}
-
-/// Stops the input's task where it is next preempted once raised (so a
-/// `while (true) {}` stops too); a suspended task is woken with
-/// `TaskCancelledError` by [`Evaluation::cancel`] itself.
-#[derive(Debug, Default)]
-struct StopGuard {
-    stopped: AtomicBool,
-}
-
-impl RunGuard for StopGuard {
-    fn check(&self, _safepoints: u32) -> Option<String> {
-        self.stopped.load(Ordering::Acquire).then(|| "interrupted".to_string())
     }
 }
 
@@ -103,7 +111,7 @@ impl Evaluation {
     /// the evaluation ends as [`Evaluated::Cancelled`]. Tasks it started
     /// are not cancelled.
     pub fn cancel(&self) {
-        self.state.guard.stopped.store(true, Ordering::Release);
+        self.state.guard.cancel("interrupted");
         let st = self.state.clone();
         self.handle.on_runtime(Box::new(move |rt| {
             if let Some(cell) = st.cell.lock().clone() {
@@ -119,7 +127,7 @@ impl Evaluation {
 /// An interactive session: a live program and what its inputs declared.
 pub struct Session {
     live: LiveRun,
-    scope: ReplScope,
+    scope: LiveScope,
     /// The running input, which `exit()` ends.
     current: Arc<Mutex<std::sync::Weak<EvalState>>>,
 }
@@ -130,7 +138,8 @@ impl Session {
     /// line editor redraws its prompt after a task's output), else to the
     /// process's streams.
     pub fn start(opts: RunOptions, output: Option<Arc<dyn crate::vm::runtime::OutputSink>>) -> Session {
-        let (mut first, scope) = compile_repl_input("<repl>", "", &ReplScope::default()).expect("the prelude compiles");
+        let (mut first, scope) =
+            compile_live("<repl>", "", &LiveScope::default(), input()).expect("the prelude compiles");
         first.global_names.resize(GLOBAL_CAPACITY.max(first.global_names.len()), String::new());
         let state = Arc::new(EvalState::default());
         let st = state.clone();
@@ -158,20 +167,20 @@ impl Session {
 
     /// Compiles `src` as the next input (named `name` in stack traces)
     /// without running it; a compile error leaves the session unchanged.
-    pub fn compile(&self, name: &str, src: &str) -> Result<(Program, ReplScope), CompileError> {
-        compile_repl_input(name, src, &self.scope)
+    pub fn compile(&self, name: &str, src: &str) -> Result<(Program, LiveScope), CompileError> {
+        compile_live(name, src, &self.scope, input())
     }
 
     /// Runs an input [`Session::compile`] returned; its declarations are
     /// visible to the inputs compiled after this call.
-    pub fn run(&mut self, program: Program, scope: ReplScope) -> Evaluation {
+    pub fn run(&mut self, program: Program, scope: LiveScope) -> Evaluation {
         let state = Arc::new(EvalState::default());
         let ev = Evaluation { state: state.clone(), handle: self.live.handle().clone() };
         if let Some(code) = self.live.exited() {
             state.finish(Evaluated::Exited(code));
             return ev;
         }
-        if program.global_names.len() > GLOBAL_CAPACITY {
+        if program.global_base + program.global_names.len() > GLOBAL_CAPACITY {
             state.finish(Evaluated::Error(
                 "Uncaught RangeError: this session has declared too many names; start a new one".into(),
             ));
@@ -199,20 +208,9 @@ fn start_input(
     sources: Arc<crate::syntax::diagnostic::SourceMap>,
     st: Arc<EvalState>,
 ) {
-    *rt.world.sources.write() = sources;
-    crate::std::install(rt, &program.std_modules);
-    let mut linked = crate::vm::link::Linked::default();
-    let proto = crate::vm::link::link(&program.entry, &mut rt.heap, &mut linked);
-    rt.world.template_raw.write().extend(linked.template_raw);
-    // The constants are reachable from this slot for as long as the
-    // session lives, as a program's own are from `World::const_roots`.
-    let keep = rt.heap.alloc_array(linked.roots);
-    let body = crate::vm::runtime::make_closure(&mut rt.heap, proto, Box::new([]));
-    // The last slot of an input (see `compile_repl_input`).
-    let slot_of_roots = program.global_names.len() - 1;
-    rt.world.globals.set(slot_of_roots, keep);
+    let body = crate::driver::link_live(rt, program, &sources);
     let completion = program.completion_slot as usize;
-    let declared: Vec<usize> = program.repl_declared.iter().map(|&(_, g, _)| g as usize).collect();
+    let declared: Vec<usize> = program.declared.iter().map(|&(_, g, _)| g as usize).collect();
     match TaskInterpreter::new(rt).spawn(body, Value::UNDEFINED, &[]) {
         Ok(task) => {
             let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else { unreachable!("spawn returns a task") };
@@ -230,7 +228,7 @@ fn start_input(
                     }
                 }
                 let r = match o {
-                    _ if st2.guard.stopped.load(Ordering::Acquire) => Evaluated::Cancelled,
+                    _ if st2.guard.is_stopped() => Evaluated::Cancelled,
                     Outcome::Value(_) => {
                         let v = rt.world.globals.get(completion);
                         match crate::builtins::inspect::format_log_args(&[v]) {

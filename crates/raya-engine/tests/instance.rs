@@ -464,3 +464,32 @@ fn eval_runs_inside_a_loaded_program() {
         assert_eq!(inst.eval::<f64>(&format!("{i} + 1")), Ok(i as f64 + 1.0));
     }
 }
+
+#[test]
+fn frames_of_evaluated_code_name_its_file_line_and_column() {
+    let vm = Vm::builder().workers(1).build();
+    let inst = load(&vm, "export function call(f: () => number): number { return f(); }");
+    // A function one eval declares and a later eval calls: both files
+    // stay named.
+    inst.eval::<HostValue>("function boom(): number {\n  throw new RangeError(\"deep\");\n}").unwrap();
+    match inst.eval::<f64>("const x = 1;\nboom()") {
+        Err(HostError::Uncaught(e)) => {
+            let at: Vec<(&str, &str, u32, u32)> =
+                e.frames.iter().map(|f| (f.function.as_str(), f.file.as_str(), f.line, f.column)).collect();
+            assert_eq!(at, vec![("boom", "<eval 1>", 2, 9), ("<main>", "<eval 2>", 2, 1)], "{}", e.stack);
+        }
+        other => panic!("{other:?}"),
+    }
+    // Through the program's own function, called inline.
+    inst.eval::<HostValue>("let n = 0;").unwrap();
+    match inst.eval::<f64>("n = 5;\ncall(() => { throw new Error(\"cb\"); })") {
+        Err(HostError::Uncaught(e)) => {
+            assert_eq!(e.frames[0].file, "<eval 4>", "{}", e.stack);
+            assert_eq!((e.frames[0].line, e.frames[0].column), (2, 20), "{}", e.stack);
+            assert_eq!(e.frames[1].file, "app.raya", "{}", e.stack);
+        }
+        other => panic!("{other:?}"),
+    }
+    // An earlier eval's `let` is assignable by later ones.
+    assert_eq!(inst.eval::<f64>("n + 1"), Ok(6.0));
+}

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{register_report, run};
-use raya_engine::{HostError, HostValue, Vm};
+use raya_engine::{HostError, HostValue, Limits, Vm};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -69,4 +69,64 @@ fn max_tasks_is_a_catchable_range_error() {
         *seen.lock().unwrap(),
         vec![HostValue::String("9 RangeError: too many tasks: limit of 10 live tasks reached 7".into())]
     );
+}
+
+fn load(vm: &Vm, src: &str) -> raya_engine::Instance {
+    vm.load(&vm.compile_source("app.raya", src).expect("compiles")).expect("loads")
+}
+
+#[test]
+fn a_calls_limits_cover_the_tasks_it_spawns() {
+    let vm = Vm::builder().workers(2).build();
+    let inst = load(
+        &vm,
+        r#"
+        export let spins = 0;
+        // Returns at once, leaving a spinning task behind.
+        export function leaveSpinner(): number { (async () => { for (;;) { spins++; } })(); return 1; }
+        // Waits for spinning tasks.
+        export async function fanOut(n: number): Task<number> {
+          const ts: Task<void>[] = [];
+          for (let i = 0; i < n; i++) ts.push((async () => { for (;;) {} })());
+          await ts;
+          return 0;
+        }
+        // Never preempted: it suspends at every iteration.
+        export async function yielder(): Task<void> { for (;;) await Task.yield(); }
+        export async function many(n: number): Task<string> {
+          const ts: Task<void>[] = [];
+          let err = "";
+          try {
+            for (let i = 0; i < n; i++) ts.push((async () => { await sleep(5); })());
+          } catch (e) {
+            err = `${(e as Error).name}: ${(e as Error).message}`;
+          }
+          await ts;
+          return `${ts.length} ${err}`;
+        }
+        "#,
+    );
+    // The time limit reaches a task the call left running.
+    let limits = Limits::none().time(Duration::from_millis(100));
+    assert_eq!(inst.call_with("leaveSpinner", (), limits).wait(), Ok(HostValue::Number(1.0)));
+    std::thread::sleep(Duration::from_millis(400));
+    let a: f64 = inst.get("spins").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let b: f64 = inst.get("spins").unwrap();
+    assert!(a > 0.0 && a == b, "the spinner was stopped: {a} then {b}");
+    // The instruction budget is spent by the spawned tasks together.
+    let start = Instant::now();
+    let r = inst.call_with("fanOut", (3,), Limits::none().instructions(300_000)).wait();
+    assert_eq!(r, Err(HostError::Cancelled("instruction budget exhausted".into())));
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
+    // Steps are charged where every run ends, not only at preemptions.
+    let r = inst.call_with("yielder", (), Limits::none().instructions(20_000)).wait();
+    assert_eq!(r, Err(HostError::Cancelled("instruction budget exhausted".into())));
+    // At most `tasks` alive at once, the call's own included; catchable.
+    let r = inst.call_with("many", (10,), Limits::none().tasks(5)).wait();
+    assert_eq!(r, Ok(HostValue::from("4 RangeError: too many tasks: limit of 5 live tasks reached")));
+    // Finished tasks no longer count, and other calls are not limited.
+    let r = inst.call_with("many", (4,), Limits::none().tasks(5)).wait();
+    assert_eq!(r, Ok(HostValue::from("4 ")));
+    assert_eq!(inst.call::<String>("many", (10,)), Ok("10 ".into()));
 }

@@ -49,8 +49,12 @@ pub struct Program {
     /// Every file loaded (for diagnostics and stack traces).
     pub sources: SourceMap,
     /// Global slot -> name: `builtins::GLOBAL_NAMES` first, then every
-    /// module's top-level bindings.
+    /// module's top-level bindings. For code added to a live program
+    /// ([`compile_live`]), only the slots it added, from `global_base` on.
     pub global_names: Vec<String>,
+    /// The slot of `global_names[0]`: 0, or for code added to a live
+    /// program the slots used before it.
+    pub global_base: usize,
     /// Number of host globals (see [`compile_source_with`]): they
     /// occupy the slots right after `builtins::GLOBAL_NAMES`.
     pub host_globals: usize,
@@ -65,11 +69,12 @@ pub struct Program {
     /// embedding API reads, writes and calls them).
     pub exports: Vec<(String, u32)>,
     /// The global slot holding the entry module's completion value (that
-    /// of the last top-level expression statement run).
+    /// of the last top-level expression statement run); 0 for code whose
+    /// function returns it ([`LiveInput::returns_completion`]).
     pub completion_slot: u32,
     /// The entry module's own top-level bindings: (name, global slot,
-    /// declared `const`). Used by [`compile_repl_input`].
-    pub repl_declared: Vec<(String, u32, bool)>,
+    /// declared `const`). Used by [`compile_live`].
+    pub declared: Vec<(String, u32, bool)>,
 }
 
 /// What a compilation may use besides the language itself.
@@ -92,40 +97,67 @@ impl Default for CompileOptions {
     }
 }
 
-/// What the inputs of an interactive session (the REPL) declared so far:
-/// each input is compiled as an entry module that sees the top-level
-/// bindings of the earlier ones, and runs in the same program (see
-/// [`compile_repl_input`]).
+/// What has been compiled into a live program so far (a loaded
+/// program's instance, or an interactive session, see
+/// [`compile_live`]): its global slots, the names later code sees, and
+/// its files.
 #[derive(Clone, Debug, Default)]
-pub struct ReplScope {
-    /// Every global slot the session's program has used (slot = index);
-    /// empty before the first input.
-    pub globals: Vec<String>,
-    /// The earlier inputs' top-level bindings: name -> (global slot,
-    /// declared `const`). A later declaration of the same name replaces
-    /// its entry (and gets a new slot).
+pub struct LiveScope {
+    /// How many global slots the live program has used; 0 before
+    /// anything was compiled (then the code is the program's first and
+    /// brings the prelude). Only the count: later code's slots come after
+    /// these, and copying a program's slot names for every `eval` would
+    /// cost more than compiling it.
+    pub slots: usize,
+    /// The names later code sees: name -> (global slot, read-only). The
+    /// REPL's earlier inputs' top-level bindings (read-only: `const`); an
+    /// instance's exports and host functions (read-only, as imports are)
+    /// and the declarations of earlier `eval`s. A later declaration of
+    /// the same name replaces its entry (and gets a new slot).
     pub bindings: HashMap<String, (u32, bool)>,
-    /// Every file the session has loaded (its inputs, the prelude,
-    /// imported modules): stack traces of earlier inputs' functions keep
+    /// Every file the live program has loaded (the prelude, its modules,
+    /// earlier code): stack traces of earlier code's functions keep
     /// pointing into them.
     pub sources: SourceMap,
 }
 
-/// Compiles one input of an interactive session: its code sees the
-/// top-level bindings of `scope` (earlier inputs), its own top-level
-/// declarations get global slots after every slot `scope` used, and the
-/// prelude is compiled into the first input only (its methods are
-/// installed in the program once). Returns the program (whose
-/// `global_names` and `sources` extend `scope`'s) and the scope after it.
-pub fn compile_repl_input(name: &str, src: &str, scope: &ReplScope) -> Result<(Program, ReplScope), CompileError> {
-    let program =
-        compile_here(PathBuf::from(name), name.to_string(), src.to_string(), &CompileOptions::default(), Some(scope))?;
-    let mut next = ReplScope {
-        globals: program.global_names.clone(),
+/// How code is added to a live program ([`compile_live`]).
+#[derive(Clone, Copy, Debug)]
+pub struct LiveInput {
+    /// Built-in modules the code may import (see [`CompileOptions`]).
+    pub capabilities: Capabilities,
+    /// The code may import modules (the REPL); if not, an `import` is a
+    /// compile error (an instance's `eval`).
+    pub imports: bool,
+    /// The code's function returns its completion value, a task or
+    /// promise being awaited (an instance's `eval`); if not, the value
+    /// goes to [`Program::completion_slot`] as an entry module's does.
+    pub returns_completion: bool,
+}
+
+/// Compiles `src` (named `name` in stack traces) as code added to the
+/// live program whose state is `scope`: an entry module that sees
+/// `scope`'s bindings as an outer scope (their global slots) and whose own
+/// top-level declarations get slots after every slot `scope` used, so the
+/// live program only ever grows. The prelude is compiled into the first
+/// code only (its methods are installed in the program once). Returns the
+/// program (whose `global_names` and `sources` extend `scope`'s) and the
+/// scope after it. Used by the REPL for each input and by
+/// `Instance::eval`.
+pub fn compile_live(
+    name: &str,
+    src: &str,
+    scope: &LiveScope,
+    input: LiveInput,
+) -> Result<(Program, LiveScope), CompileError> {
+    let opts = CompileOptions { host_globals: Vec::new(), capabilities: input.capabilities };
+    let program = compile_here(PathBuf::from(name), name.to_string(), src.to_string(), &opts, Some((scope, input)))?;
+    let mut next = LiveScope {
+        slots: program.global_base + program.global_names.len(),
         bindings: scope.bindings.clone(),
         sources: program.sources.clone(),
     };
-    for (name, slot, is_const) in &program.repl_declared {
+    for (name, slot, is_const) in &program.declared {
         next.bindings.insert(name.clone(), (*slot, *is_const));
     }
     Ok((program, next))
@@ -211,6 +243,8 @@ pub(crate) struct ModInfo {
 
 pub(crate) struct Linker {
     pub globals: Vec<String>,
+    /// The slot of `globals[0]` (see [`Program::global_base`]).
+    pub global_base: usize,
     /// Global slots holding a `const` with a literal value.
     pub global_consts: HashMap<u32, resolve::ConstVal>,
     pub modules: Vec<ModInfo>,
@@ -225,13 +259,13 @@ pub(crate) struct Linker {
     pub outer: Option<(usize, OuterBindings)>,
 }
 
-/// Name -> (global slot, declared `const`): see [`ReplScope::bindings`].
+/// Name -> (global slot, declared `const`): see [`LiveScope::bindings`].
 pub(crate) type OuterBindings = HashMap<String, (u32, bool)>;
 
 impl Linker {
     pub(crate) fn add_global(&mut self, name: &str) -> u32 {
         self.globals.push(name.to_string());
-        (self.globals.len() - 1) as u32
+        (self.global_base + self.globals.len() - 1) as u32
     }
 
     /// The hidden slot holding module `m`'s namespace object.
@@ -658,123 +692,23 @@ fn add_host_imports(ld: &mut Loader, extra: &[String], first_slot: usize) {
     }
 }
 
-/// Code compiled into a loaded program ([`compile_eval`]).
-#[derive(Debug)]
-pub struct EvalCode {
-    /// The code's function: returns its completion value.
-    pub entry: Arc<FuncProto>,
-    /// Names of the global slots its top-level declarations take, after
-    /// the base's (they need room in the running program's globals).
-    pub new_globals: Vec<String>,
-}
-
-/// Compiles `src` (named `name`) to run inside a loaded program whose
-/// global slots are `base_globals`: it sees the names of `visible` (the
-/// program's exports and host functions, by slot), its own top-level
-/// declarations take new slots after the base's, and its function
-/// returns its completion value. It may not import modules. Its file
-/// comes after `base_sources`' files.
-pub fn compile_eval(
-    name: &str,
-    src: &str,
-    base_globals: &[String],
-    base_sources: &SourceMap,
-    visible: &[(String, u32)],
-    capabilities: Capabilities,
-) -> Result<EvalCode, CompileError> {
-    let mut ld = Loader {
-        linker: Linker {
-            globals: base_globals.to_vec(),
-            global_consts: HashMap::new(),
-            modules: Vec::new(),
-            // The program's files first: the code's file gets an id of its
-            // own, which no frame of the program's code names.
-            sources: base_sources.clone(),
-            capabilities,
-            used: Capabilities::default(),
-            outer: None,
-        },
-        modules: Vec::new(),
-        by_path: HashMap::new(),
-        state: Vec::new(),
-        order: Vec::new(),
-        stack: Vec::new(),
-        diags: Vec::new(),
-        capabilities: Capabilities::default(),
-        std_loaded: HashMap::new(),
-        std_sources: Default::default(),
-    };
-    let main = ld.add_module(name.to_string(), src.to_string(), PathBuf::from("."));
-    ld.state[main] = Visit::Done;
-    ld.order.push(main);
-    if let Some(s) = ld.modules[main].ast.body.iter().find(|s| matches!(s.kind, ast::StmtKind::Import(_))) {
-        let file = ld.modules[main].file;
-        ld.diags.push(
-            Diagnostic::new(file, s.span, "code evaluated in a loaded program cannot import modules")
-                .with_label("import in the program instead"),
-        );
-    }
-    // The visible names, as imports from a hidden module (as host
-    // functions are, see `add_host_imports`).
-    let hidden = ld.linker.modules.len();
-    ld.linker.modules.push(ModInfo {
-        name: "<program>".into(),
-        exports: visible.iter().cloned().collect(),
-        type_exports: Default::default(),
-        ns_slot: None,
-        broken: false,
-    });
-    let m = &mut ld.modules[main];
-    let declared = declared_names(&m.ast);
-    let base = ld.linker.sources.get(m.file).text.len() as u32 + 1;
-    let list: Vec<(ast::Ident, ast::Ident)> = visible
-        .iter()
-        .filter(|(n, _)| !declared.contains(n))
-        .enumerate()
-        .map(|(i, (n, _))| {
-            let span = Span { start: base + 1 + i as u32, end: base + 1 + i as u32 };
-            (ast::Ident { name: n.clone(), span }, ast::Ident { name: n.clone(), span })
-        })
-        .collect();
-    if !list.is_empty() {
-        let span = Span { start: base, end: base };
-        m.imports.insert(base, Some(hidden));
-        let imp = ast::ImportDecl { source: "<program>".into(), source_span: span, kind: ast::ImportKind::Named(list) };
-        m.ast.body.insert(0, ast::Stmt { kind: ast::StmtKind::Import(imp), span });
-    }
-    let module = &ld.modules[main];
-    let (res, diags) = resolve::resolve_module(module.file, main, &module.ast, &mut ld.linker, &module.imports);
-    ld.diags.extend(diags);
-    if !ld.diags.is_empty() {
-        ld.diags.sort_by_key(|d| (d.file, d.span.start));
-        return Err(CompileError { sources: ld.linker.sources, diagnostics: ld.diags });
-    }
-    let file = ld.modules[main].file;
-    let mut cg = codegen::Codegen::new(file, &ld.linker.sources.get(file).text, &res);
-    let entry = cg.module(&ld.modules[main].ast, codegen::Completion::Return, |_| {});
-    if !cg.diags.is_empty() {
-        let diagnostics = cg.diags;
-        return Err(CompileError { sources: ld.linker.sources, diagnostics });
-    }
-    let new_globals = ld.linker.globals[base_globals.len()..].to_vec();
-    Ok(EvalCode { entry: Arc::new(entry), new_globals })
-}
-
 fn compile_here(
     path: PathBuf,
     name: String,
     text: String,
     opts: &CompileOptions,
-    repl: Option<&ReplScope>,
+    live: Option<(&LiveScope, LiveInput)>,
 ) -> Result<Program, CompileError> {
     let extra = &opts.host_globals[..];
-    let continued = repl.filter(|r| !r.globals.is_empty());
+    let repl = live.map(|(scope, _)| scope);
+    let continued = repl.filter(|r| r.slots > 0);
     let mut ld = Loader {
         linker: Linker {
             globals: match continued {
-                Some(r) => r.globals.clone(),
+                Some(_) => Vec::new(),
                 None => GLOBAL_NAMES.iter().map(|s| s.to_string()).chain(extra.iter().cloned()).collect(),
             },
+            global_base: continued.map_or(0, |r| r.slots),
             global_consts: HashMap::new(),
             modules: Vec::new(),
             sources: continued.map(|r| r.sources.clone()).unwrap_or_default(),
@@ -801,6 +735,16 @@ fn compile_here(
     let main = ld.add_module(name, text, dir);
     if let Some(r) = repl {
         ld.linker.outer = Some((main, r.bindings.clone()));
+    }
+    if let Some((_, LiveInput { imports: false, .. })) = live {
+        if let Some(s) = ld.modules[main].ast.body.iter().find(|s| matches!(s.kind, ast::StmtKind::Import(_))) {
+            let file = ld.modules[main].file;
+            ld.diags.push(
+                Diagnostic::new(file, s.span, "code evaluated in a loaded program cannot import modules")
+                    .with_label("import in the program instead"),
+            );
+            return Err(CompileError { sources: ld.linker.sources, diagnostics: ld.diags });
+        }
     }
     let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
     ld.by_path.insert(key, main);
@@ -859,15 +803,17 @@ fn compile_here(
     }
     let res = resolutions[main].as_ref().expect("resolved");
     let main_file = ld.modules[main].file;
-    let completion_slot = ld.linker.add_global("<completion>");
-    if repl.is_some() {
-        // Keeps the input's constants alive (see `crate::repl`): the
-        // program's last slot.
-        ld.linker.add_global("<input constants>");
-    }
+    let (completion_slot, completion) = match live {
+        // Returned: no slot (an instance's evals would use one each).
+        Some((_, LiveInput { returns_completion: true, .. })) => (0, codegen::Completion::Return),
+        _ => {
+            let slot = ld.linker.add_global("<completion>");
+            (slot, codegen::Completion::Slot(slot))
+        }
+    };
     let mut cg = codegen::Codegen::new(main_file, &ld.linker.sources.get(main_file).text, res);
     let linker = &ld.linker;
-    let entry = cg.module(&ld.modules[main].ast, codegen::Completion::Slot(completion_slot), |cg| {
+    let entry = cg.module(&ld.modules[main].ast, completion, |cg| {
         for (m, proto) in bodies {
             let idx = cg.add_proto(proto);
             let f = cg.alloc();
@@ -914,7 +860,7 @@ fn compile_here(
     let mut exports: Vec<(String, u32)> =
         ld.linker.modules[main].exports.iter().map(|(n, &g)| (n.clone(), g)).collect();
     exports.sort();
-    let repl_declared = res
+    let declared = res
         .bindings
         .iter()
         .filter_map(|b| match (b.global, b.kind) {
@@ -927,11 +873,12 @@ fn compile_here(
         .collect();
     Ok(Program {
         exports,
-        repl_declared,
+        declared,
         completion_slot,
         entry: Arc::new(entry),
         sources: ld.linker.sources,
         global_names: ld.linker.globals,
+        global_base: ld.linker.global_base,
         host_globals: extra.len(),
         std_modules,
         needs,

@@ -490,7 +490,8 @@ impl<'l> Resolver<'l> {
             self.out.refs.insert(ident.span.start, r);
             return Some(id);
         }
-        // An interactive session's earlier inputs: an outer scope of the
+        // What a live program's earlier code declared (see
+        // `compiler::compile_live`): an outer scope of the
         // entry module only.
         if let Some(&(slot, _)) = self.outer_binding(&ident.name) {
             self.out.refs.insert(ident.span.start, Ref::Global(slot));
@@ -541,8 +542,8 @@ impl<'l> Resolver<'l> {
         None
     }
 
-    /// The binding of `name` made by an earlier input of an interactive
-    /// session, if this is the session's current input.
+    /// The binding of `name` made by earlier code of a live program (see
+    /// `compiler::compile_live`), if this is the code being added.
     fn outer_binding(&self, name: &str) -> Option<&(u32, bool)> {
         match &self.linker.outer {
             Some((m, names)) if *m == self.module => names.get(name),
@@ -626,7 +627,7 @@ impl<'l> Resolver<'l> {
                         msg,
                         "assignment to a constant",
                         Some(format!(
-                            "`{}` was declared with `const` (or imported) by an earlier input; declare it again to replace it",
+                            "`{}` was declared with `const` (or imported) by earlier code; declare it again to replace it",
                             ident.name
                         )),
                     );

@@ -12,14 +12,14 @@ use super::{from_host, to_host, HostError, HostTable, HostValue, Limits, ScriptE
 use super::{FromValue, IntoArgs, IntoValue};
 use crate::compiler::Program;
 use crate::driver::{Handle, LiveRun};
-use crate::sync::{Outcome, Resume, RunGuard, TaskCell};
+use crate::limits::{Guard, OnLimit};
+use crate::sync::{Outcome, Resume, TaskCell};
 use crate::vm::interp::TaskInterpreter;
 use crate::vm::object::Body;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -66,18 +66,23 @@ impl Instance {
         limits: Limits,
         capabilities: crate::std::Capabilities,
     ) -> Instance {
-        // Host functions and exports, by name (an export shadows a host
-        // function of the same name, as in the program's own code).
+        // Host functions and exports, by name, read-only (an export
+        // shadows a host function of the same name, as in the program's
+        // own code).
         let first = crate::builtins::GLOBAL_NAMES.len();
-        let mut visible: Vec<(String, u32)> = Vec::new();
+        let mut bindings = std::collections::HashMap::new();
         for (i, name) in program.global_names.iter().skip(first).take(program.host_globals).enumerate() {
-            visible.push((name.clone(), (first + i) as u32));
+            bindings.insert(name.clone(), ((first + i) as u32, true));
         }
         for (name, slot) in &program.exports {
-            visible.retain(|(n, _)| n != name);
-            visible.push((name.clone(), *slot));
+            bindings.insert(name.clone(), (*slot, true));
         }
-        let evals = Mutex::new(EvalScope { globals: program.global_names.clone(), visible, count: 0 });
+        let scope = crate::compiler::LiveScope {
+            slots: program.global_names.len(),
+            bindings,
+            sources: program.sources.clone(),
+        };
+        let evals = Mutex::new(EvalScope { scope, count: 0 });
         let inner = Arc::new(InstanceInner {
             live,
             program,
@@ -162,20 +167,27 @@ impl Instance {
     /// (an `async` function's too): `instance.call::<f64>("add", (1, 2))`.
     /// The call is a task of its own on the instance's workers; the
     /// instance's [`Limits`] apply to it.
+    ///
+    /// The call runs on the calling thread (which takes part in the
+    /// program's collections while it does, as the workers do), so a
+    /// short function costs no thread hand-off; if it suspends (awaits,
+    /// sleeps, waits on a channel) it is left to the workers and this
+    /// waits for it. Calls from a host function of a running program
+    /// (a worker thread) go to this instance's workers instead.
     pub fn call<R: FromValue>(&self, name: &str, args: impl IntoArgs) -> Result<R, HostError> {
-        R::from_value(self.start(name, args.into_args(), self.inner.limits.clone()).wait()?)
+        R::from_value(self.begin(name, args.into_args(), self.inner.limits.clone(), true).wait()?)
     }
 
     /// Starts a call of exported function `name` and returns at once: the
     /// [`Call`] is waited for, `.await`ed, or cancelled.
     pub fn call_async(&self, name: &str, args: impl IntoArgs) -> Call {
-        self.start(name, args.into_args(), self.inner.limits.clone())
+        self.begin(name, args.into_args(), self.inner.limits.clone(), false)
     }
 
     /// [`Instance::call_async`] with other limits than the instance's
     /// (a per-call time-out).
     pub fn call_with(&self, name: &str, args: impl IntoArgs, limits: Limits) -> Call {
-        self.start(name, args.into_args(), limits)
+        self.begin(name, args.into_args(), limits, false)
     }
 
     /// Evaluates `src` inside the loaded program and returns its
@@ -191,39 +203,39 @@ impl Instance {
     /// [`Limits`]; it cannot import modules. A compile error is
     /// [`HostError::Compile`].
     pub fn eval<T: FromValue>(&self, src: &str) -> Result<T, HostError> {
-        T::from_value(self.eval_async(src)?.wait()?)
+        T::from_value(self.eval_start(src, true)?.wait()?)
     }
 
-    /// Compiles `src` as [`Instance::eval`] does and starts it.
+    /// Compiles `src` as [`Instance::eval`] does and starts it on the
+    /// workers.
     pub fn eval_async(&self, src: &str) -> Result<Call, HostError> {
-        let entry = {
-            let mut scope = self.inner.evals.lock();
-            scope.count += 1;
-            let name = format!("<eval {}>", scope.count);
-            let code = crate::compiler::compile_eval(
-                &name,
-                src,
-                &scope.globals,
-                &self.inner.program.sources,
-                &scope.visible,
-                self.inner.capabilities,
-            )?;
+        self.eval_start(src, false)
+    }
+
+    /// Compiles `src` (see [`Instance::eval`]) and starts it: on this
+    /// thread if `here` (as [`Instance::call`] runs a call), else on a
+    /// worker.
+    fn eval_start(&self, src: &str, here: bool) -> Result<Call, HostError> {
+        let (program, sources) = {
+            let mut evals = self.inner.evals.lock();
+            evals.count += 1;
+            let name = format!("<eval {}>", evals.count);
+            let input = crate::compiler::LiveInput {
+                capabilities: self.inner.capabilities,
+                imports: false,
+                returns_completion: true,
+            };
+            let (program, next) = crate::compiler::compile_live(&name, src, &evals.scope, input)?;
             let room = self.inner.program.global_names.len() + crate::driver::LIVE_EXTRA_GLOBALS;
-            if scope.globals.len() + code.new_globals.len() > room {
+            if program.global_base + program.global_names.len() > room {
                 return Err(HostError::Internal(format!(
                     "eval: no room left for more top-level declarations ({} over the instance's life)",
                     crate::driver::LIVE_EXTRA_GLOBALS
                 )));
             }
-            for name in code.new_globals {
-                let slot = scope.globals.len() as u32;
-                if !name.starts_with('<') {
-                    scope.visible.retain(|(n, _)| *n != name);
-                    scope.visible.push((name.clone(), slot));
-                }
-                scope.globals.push(name);
-            }
-            code.entry
+            let sources = Arc::new(next.sources.clone());
+            evals.scope = next;
+            (program, sources)
         };
         let state = Arc::new(CallState::new(&self.inner.limits, self.inner.table.interrupt.clone()));
         let call = Call { state: state.clone(), instance: self.clone() };
@@ -231,13 +243,20 @@ impl Instance {
             return Ok(call);
         }
         let fin = Finisher(state);
+        let start = move |rt: &mut Runtime| {
+            let f = crate::driver::link_live(rt, &program, &sources);
+            spawn_task(rt, fin, f, &[])
+        };
+        let start = if here {
+            match self.inner.live.run_here(start) {
+                Ok(()) => return Ok(call),
+                Err(start) => start,
+            }
+        } else {
+            start
+        };
         self.handle().on_runtime(Box::new(move |rt| {
-            let mut linked = crate::vm::link::Linked::default();
-            let proto = crate::vm::link::link(&entry, &mut rt.heap, &mut linked);
-            rt.world.late_roots.lock().extend(linked.roots);
-            rt.world.template_raw.write().extend(linked.template_raw);
-            let f = crate::vm::runtime::make_closure(&mut rt.heap, proto, Box::new([]));
-            spawn_task(rt, fin, f, &[]);
+            start(rt);
         }));
         Ok(call)
     }
@@ -257,7 +276,9 @@ impl Instance {
         true
     }
 
-    fn start(&self, name: &str, args: Vec<HostValue>, limits: Limits) -> Call {
+    /// Starts a call: on this thread if `here` (see [`Instance::call`]),
+    /// else as a task on the workers.
+    fn begin(&self, name: &str, args: Vec<HostValue>, limits: Limits, here: bool) -> Call {
         let state = Arc::new(CallState::new(&limits, self.inner.table.interrupt.clone()));
         let call = Call { state: state.clone(), instance: self.clone() };
         let slot = match self.slot(name) {
@@ -270,32 +291,44 @@ impl Instance {
         if !self.track(&state) {
             return call;
         }
-        let name = name.to_string();
-        let finisher = Finisher(state.clone());
-        self.handle().on_runtime(Box::new(move |rt| spawn_call(rt, finisher, slot, &name, &args)));
         if let Some(t) = limits.time {
             let st = Arc::downgrade(&state);
             let key = self.handle().at(
                 Instant::now() + t,
                 Box::new(move |rt| {
                     if let Some(st) = st.upgrade() {
-                        st.guard.stop(format!("time limit of {t:?} reached"));
+                        st.guard.cancel(format!("time limit of {t:?} reached"));
                         st.deliver_cancel(rt);
                     }
                 }),
             );
             *state.timer.lock() = Some((self.handle().clone(), key));
         }
+        let finisher = Finisher(state.clone());
+        let name = name.to_string();
+        let start = move |rt: &mut Runtime| spawn_call(rt, finisher, slot, &name, &args);
+        let start = if here {
+            match self.inner.live.run_here(start) {
+                Ok(()) => return call,
+                Err(start) => start,
+            }
+        } else {
+            start
+        };
+        self.handle().on_runtime(Box::new(move |rt| {
+            start(rt);
+        }));
         call
     }
 }
 
 /// See [`InstanceInner::evals`].
 struct EvalScope {
-    /// Every global slot's name, the program's and earlier evals'.
-    globals: Vec<String>,
-    /// The names eval'd code sees, with their slots.
-    visible: Vec<(String, u32)>,
+    /// The program's and earlier evals' slots, the names eval'd code sees
+    /// (exports and host functions read-only, earlier evals' declarations)
+    /// and the files (each eval's is kept: functions it declared may
+    /// outlive it, and their stack frames point into it).
+    scope: crate::compiler::LiveScope,
     /// Evals so far (each names its file `<eval N>`).
     count: u64,
 }
@@ -306,27 +339,29 @@ struct Finisher(Arc<CallState>);
 
 impl Drop for Finisher {
     fn drop(&mut self) {
-        let reason = self.0.guard.reason.lock().clone();
+        let reason = self.0.guard.cancel_reason();
         self.0.finish(Err(HostError::Cancelled(reason.unwrap_or_else(|| "the instance was shut down".into()))));
     }
 }
 
-/// On a worker: starts the task of a call.
-fn spawn_call(rt: &mut Runtime, fin: Finisher, slot: u32, name: &str, args: &[HostValue]) {
-    if fin.0.guard.stopped.load(Ordering::Acquire) {
-        return; // cancelled before it started: the finisher reports it
+/// On a mutator (a worker, or a caller running the call itself): starts
+/// the task of a call; returns its cell.
+fn spawn_call(rt: &mut Runtime, fin: Finisher, slot: u32, name: &str, args: &[HostValue]) -> Option<Arc<TaskCell>> {
+    if fin.0.guard.is_stopped() {
+        return None; // cancelled before it started: the finisher reports it
     }
     let f = rt.world.globals.get(slot as usize);
     if !ops::is_callable(f) {
         fin.0.finish(Err(HostError::Export(format!("export `{name}` is not a function"))));
-        return;
+        return None;
     }
     let argv: Vec<Value> = args.iter().map(|a| from_host(rt, a)).collect();
-    spawn_task(rt, fin, f, &argv);
+    spawn_task(rt, fin, f, &argv)
 }
 
-/// On a worker: starts `f(...argv)` as the task of a call.
-fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) {
+/// On a mutator: starts `f(...argv)` as the task of a call (queued when
+/// the worker's job returns, or run by the caller); returns its cell.
+fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) -> Option<Arc<TaskCell>> {
     match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, argv) {
         Ok(task) => {
             let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else { unreachable!("spawn returns a task") };
@@ -339,92 +374,40 @@ fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) {
                 state.finish(outcome_result(o, &state.guard));
                 drop(fin);
             }));
+            Some(cell.clone())
         }
-        Err(e) => fin.0.finish(Err(HostError::Uncaught(Box::new(ScriptError::from_value(e))))),
+        Err(e) => {
+            fin.0.finish(Err(HostError::Uncaught(Box::new(ScriptError::from_value(e)))));
+            None
+        }
     }
 }
 
 /// A finished task's outcome as the host sees it.
-pub(crate) fn outcome_result(o: Outcome, guard: &CallGuard) -> Result<HostValue, HostError> {
+pub(crate) fn outcome_result(o: Outcome, guard: &Guard) -> Result<HostValue, HostError> {
     match o {
         Outcome::Value(v) => to_host(v, &mut Vec::new()).map_err(HostError::Conversion),
-        Outcome::Error(e) => Err(HostError::Uncaught(Box::new(ScriptError::from_value(e)))),
+        Outcome::Error(e) => {
+            let err = ScriptError::from_value(e);
+            // A task of the run stopped by a limit, its cancellation
+            // rethrown by an `await` of the run's own task: the run was
+            // stopped, for the guard's reason.
+            if err.name == "TaskCancelledError" {
+                if let Some(reason) = guard.cancel_reason() {
+                    return Err(HostError::Cancelled(reason));
+                }
+            }
+            Err(HostError::Uncaught(Box::new(err)))
+        }
         Outcome::Cancelled(e) => {
-            Err(HostError::Cancelled(guard.reason.lock().clone().unwrap_or_else(|| ScriptError::from_value(e).message)))
+            Err(HostError::Cancelled(guard.cancel_reason().unwrap_or_else(|| ScriptError::from_value(e).message)))
         }
-    }
-}
-
-/// How much a run may do, checked at every preemption of its task (see
-/// [`crate::sync::RunGuard`]) and by a timer for the time limit.
-pub(crate) struct CallGuard {
-    /// Safepoints left (`u64::MAX`: no budget).
-    steps_left: AtomicU64,
-    interrupt: Option<super::Interrupt>,
-    stopped: AtomicBool,
-    reason: Mutex<Option<String>>,
-    deadline: Option<Instant>,
-    time: Option<Duration>,
-}
-
-impl CallGuard {
-    pub(crate) fn new(limits: &Limits, interrupt: Option<super::Interrupt>) -> CallGuard {
-        CallGuard {
-            steps_left: AtomicU64::new(limits.instructions.unwrap_or(u64::MAX)),
-            interrupt,
-            stopped: AtomicBool::new(false),
-            reason: Mutex::new(None),
-            deadline: limits.time.map(|t| Instant::now() + t),
-            time: limits.time,
-        }
-    }
-
-    /// Stops the run (the first reason given is kept).
-    pub(crate) fn stop(&self, reason: String) {
-        let mut r = self.reason.lock();
-        if r.is_none() {
-            *r = Some(reason);
-        }
-        self.stopped.store(true, Ordering::Release);
-    }
-}
-
-impl std::fmt::Debug for CallGuard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CallGuard").field("stopped", &self.stopped.load(Ordering::Relaxed)).finish()
-    }
-}
-
-impl RunGuard for CallGuard {
-    fn check(&self, safepoints: u32) -> Option<String> {
-        if !self.stopped.load(Ordering::Acquire) {
-            let left = self.steps_left.load(Ordering::Relaxed);
-            if left != u64::MAX {
-                let now = left.saturating_sub(safepoints as u64);
-                self.steps_left.store(now, Ordering::Relaxed);
-                if now == 0 {
-                    self.stop("instruction budget exhausted".into());
-                }
-            }
-            if let (Some(d), Some(t)) = (self.deadline, self.time) {
-                if Instant::now() >= d {
-                    self.stop(format!("time limit of {t:?} reached"));
-                }
-            }
-            if self.interrupt.as_ref().is_some_and(|f| f()) {
-                self.stop("interrupted by the host".into());
-            }
-        }
-        if self.stopped.load(Ordering::Acquire) {
-            return self.reason.lock().clone();
-        }
-        None
     }
 }
 
 pub(crate) struct CallState {
     result: super::ResultCell,
-    pub(crate) guard: Arc<CallGuard>,
+    pub(crate) guard: Arc<Guard>,
     /// The call's task, once started.
     cell: Mutex<Option<Arc<TaskCell>>>,
     /// The time-limit timer, released when the call ends.
@@ -435,7 +418,7 @@ impl CallState {
     pub(crate) fn new(limits: &Limits, interrupt: Option<super::Interrupt>) -> CallState {
         CallState {
             result: super::ResultCell::default(),
-            guard: Arc::new(CallGuard::new(limits, interrupt)),
+            guard: Arc::new(Guard::new(limits, OnLimit::Cancel, interrupt)),
             cell: Mutex::new(None),
             timer: Mutex::new(None),
         }
@@ -524,7 +507,7 @@ fn cancel(state: &Arc<CallState>, instance: &Instance) {
     if state.result().is_some() {
         return;
     }
-    state.guard.stop("cancelled by the host".into());
+    state.guard.cancel("cancelled by the host");
     let st = state.clone();
     instance.handle().on_runtime(Box::new(move |rt| st.deliver_cancel(rt)));
 }

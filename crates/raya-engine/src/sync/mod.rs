@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use task::{OnDone, Resume, RunGuard, TaskCell};
+pub use task::{OnDone, Resume, TaskCell};
 
 /// A task's wait token: `generation << 1 | armed`.
 ///

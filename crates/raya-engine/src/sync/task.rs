@@ -75,22 +75,13 @@ pub struct TaskCell {
     /// stopping it), whatever it waits on: host futures it started are
     /// dropped (`embed`).
     pub on_cancel: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
-    /// Checked where the task is preempted (`driver::check_guard`): an
-    /// embedder's limits and interrupt callback for this task.
-    pub guard: std::sync::OnceLock<Arc<dyn RunGuard>>,
+    /// The limits of the run the task belongs to (`crate::limits`),
+    /// charged and checked where each of its runs ends.
+    pub guard: std::sync::OnceLock<Arc<crate::limits::Guard>>,
 }
 
 /// See [`TaskCell::on_done`].
 pub type OnDone = Box<dyn FnOnce(&mut crate::vm::Runtime, super::Outcome) + Send>;
-
-/// Limits on a running task, checked each time it is preempted (at the
-/// end of every time slice, so a loop with no suspension is checked too).
-pub trait RunGuard: Send + Sync + std::fmt::Debug {
-    /// Called with the safepoints the task ran since the last check;
-    /// `Some(reason)` stops the task: it is cancelled (the script sees
-    /// `TaskCancelledError`) and, if it goes on running after that, ended.
-    fn check(&self, safepoints: u32) -> Option<String>;
-}
 
 impl TaskCell {
     pub fn new(id: u32, exec: Box<Task>) -> TaskCell {

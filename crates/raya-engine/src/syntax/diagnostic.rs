@@ -37,10 +37,12 @@ impl Diagnostic {
     }
 }
 
-/// All source files of a program, by [`FileId`].
+/// All source files of a program, by [`FileId`]. Cheap to clone (the
+/// files are shared): code compiled into a live program (`eval`, REPL
+/// inputs) extends a copy of the program's map.
 #[derive(Debug, Default, Clone)]
 pub struct SourceMap {
-    files: Vec<SourceFile>,
+    files: Vec<std::sync::Arc<SourceFile>>,
 }
 
 #[derive(Clone)]
@@ -63,7 +65,7 @@ impl std::fmt::Debug for SourceFile {
 impl SourceMap {
     pub fn add(&mut self, name: String, text: String) -> FileId {
         let lines = super::span::LineIndex::new(&text);
-        self.files.push(SourceFile { name, text, lines });
+        self.files.push(std::sync::Arc::new(SourceFile { name, text, lines }));
         self.files.len() - 1
     }
 

@@ -586,16 +586,27 @@ impl<'rt> TaskInterpreter<'rt> {
         argc: usize,
         ret: usize,
     ) -> Result<(), Fault> {
-        if let Some(max) = self.rt.world.live_tasks.full() {
-            return Err(Fault::Range(format!("too many tasks: limit of {max} live tasks reached")));
+        // A run's limits (an embedder's call, `Vm::execute`'s main task)
+        // cover the tasks it spawns: the child shares the parent's guard.
+        let guard = task.cell.as_ref().and_then(|c| c.guard.get()).filter(|g| g.covers_spawned()).cloned();
+        if let Some(g) = &guard {
+            g.task_started().map_err(Fault::Range)?;
         }
         let this = task.regs[f + 1];
         match self.spawn(callee, this, &task.regs[f + 2..f + 2 + argc]) {
             Ok(t) => {
+                if let (Some(g), Some(Body::Task(child))) = (guard, t.as_obj().map(|o| &o.body)) {
+                    let _ = child.guard.set(g);
+                }
                 task.regs[ret] = t;
                 Ok(())
             }
-            Err(e) => Err(Fault::Thrown(e)),
+            Err(e) => {
+                if let Some(g) = guard {
+                    g.task_ended();
+                }
+                Err(Fault::Thrown(e))
+            }
         }
     }
 

@@ -118,25 +118,18 @@ const TASK_TABLE_SHARDS: usize = 64;
 pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>, TaskCount);
 
 /// How many tasks are alive, counted only once asked for (`--stats`' peak,
-/// [`TaskTable::count_peak`]; an embedder's limit, [`TaskTable::set_limit`]),
-/// so a run without either pays one relaxed load per spawn and end, not a
-/// shared read-modify-write.
+/// [`TaskTable::count_peak`]), so a run without it pays one relaxed load
+/// per spawn and end, not a shared read-modify-write. (An embedder's task
+/// limit is its run's guard's count, `crate::limits`.)
 struct TaskCount {
     on: std::sync::atomic::AtomicBool,
     live: AtomicUsize,
     peak: AtomicUsize,
-    /// The most tasks alive at once (`usize::MAX`: no limit).
-    limit: AtomicUsize,
 }
 
 impl Default for TaskTable {
     fn default() -> Self {
-        let count = TaskCount {
-            on: Default::default(),
-            live: AtomicUsize::new(0),
-            peak: AtomicUsize::new(0),
-            limit: AtomicUsize::new(usize::MAX),
-        };
+        let count = TaskCount { on: Default::default(), live: AtomicUsize::new(0), peak: AtomicUsize::new(0) };
         TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), count)
     }
 }
@@ -179,24 +172,6 @@ impl TaskTable {
 
     pub fn contains(&self, id: u32) -> bool {
         self.shard(id).lock().contains_key(&id)
-    }
-
-    /// Sets the most tasks alive at once (`driver::Limits::tasks`); set
-    /// before the program's workers start.
-    pub fn set_limit(&self, max: Option<usize>) {
-        self.1.limit.store(max.unwrap_or(usize::MAX), Ordering::Relaxed);
-        if max.is_some() && !self.1.on.load(Ordering::Relaxed) {
-            self.count_peak();
-        }
-    }
-
-    /// The limit, if another task would pass it. (Approximate across
-    /// workers spawning at the same instant: each sees the count before
-    /// the others' inserts, so a few may pass; the limit bounds a runaway
-    /// spawner, it is not an exact quota.)
-    pub fn full(&self) -> Option<usize> {
-        let max = self.1.limit.load(Ordering::Relaxed);
-        (max != usize::MAX && self.1.live.load(Ordering::Relaxed) >= max).then_some(max)
     }
 
     /// Every live task, by id.
