@@ -110,18 +110,27 @@ fn chains_and_nesting_just_under_the_limit_compile_and_run() {
         ),
         (
             "calls_300",
-            format!("function f(v: number): number {{ return v + 1; }}\nconsole.log({}0{});\n", "f(".repeat(300), ")".repeat(300)),
+            format!(
+                "function f(v: number): number {{ return v + 1; }}\nconsole.log({}0{});\n",
+                "f(".repeat(300),
+                ")".repeat(300)
+            ),
             "300",
         ),
         (
             "else_if_490",
             format!(
                 "let v = 490;\nlet r = -1;\nif (v == 0) {{ r = 0; }}{}\nconsole.log(r);\n",
-                (1..490).map(|i| format!(" else if (v == {i}) {{ r = {i}; }}")).collect::<String>() + " else { r = 490; }"
+                (1..490).map(|i| format!(" else if (v == {i}) {{ r = {i}; }}")).collect::<String>()
+                    + " else { r = 490; }"
             ),
             "490",
         ),
-        ("arrows_300", format!("const f: any = {}7;\nconsole.log(f{});\n", "() => ".repeat(300), "()".repeat(300)), "7"),
+        (
+            "arrows_300",
+            format!("const f: any = {}7;\nconsole.log(f{});\n", "() => ".repeat(300), "()".repeat(300)),
+            "7",
+        ),
     ];
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("deep_nesting");
     std::fs::create_dir_all(&dir).unwrap();

@@ -1561,15 +1561,21 @@ mod tests {
         let program = crate::compiler::compile_source("leak.raya", src).expect("compiles");
         let opts = RunOptions { workers: Some(workers), ..Default::default() };
         let (mut cells, mut world) = (Vec::new(), None);
-        run_program_hosted(&program, opts, None, &mut |rt| rt.world.output.lock().captured_stderr = Some(Vec::new()), &mut |rt, end| {
-            assert_eq!(end.code, 1, "the program deadlocks");
-            world = Some(Arc::downgrade(&rt.world));
-            for t in sorted_live(rt) {
-                if let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) {
-                    cells.push(Arc::downgrade(cell));
+        run_program_hosted(
+            &program,
+            opts,
+            None,
+            &mut |rt| rt.world.output.lock().captured_stderr = Some(Vec::new()),
+            &mut |rt, end| {
+                assert_eq!(end.code, 1, "the program deadlocks");
+                world = Some(Arc::downgrade(&rt.world));
+                for t in sorted_live(rt) {
+                    if let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) {
+                        cells.push(Arc::downgrade(cell));
+                    }
                 }
-            }
-        });
+            },
+        );
         assert!(!cells.is_empty(), "blocked tasks were alive at the end");
         let world = world.expect("the run ended");
         // The last worker may drop its runtime a moment after the run
@@ -1605,7 +1611,8 @@ mod tests {
         let mut leaks = Vec::new();
         for src in programs {
             for workers in [1, 2] {
-                let left: Vec<u32> = cells_left_by(src, workers).iter().filter_map(|w| w.upgrade()).map(|c| c.id).collect();
+                let left: Vec<u32> =
+                    cells_left_by(src, workers).iter().filter_map(|w| w.upgrade()).map(|c| c.id).collect();
                 if !left.is_empty() {
                     leaks.push(format!("{workers} workers: cells of tasks {left:?} outlive the run of:\n{src}"));
                 }

@@ -24,9 +24,9 @@
 //! program alive, and deadlocks are still detected). `every` has no buffer:
 //! a tick with no waiting receiver is dropped.
 
+use super::prim::{Mutex, MutexGuard};
 use super::{Registered, Resume, TaskCell, Timer, WaitObject, Waiter};
 use crate::vm::value::Value;
-use super::prim::{Mutex, MutexGuard};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -71,11 +71,7 @@ fn park(cell: &Arc<TaskCell>, obj: &dyn WaitObject) -> Option<Resume> {
 /// double wake-up, which the claim rule forbids).
 fn ended(cell: &TaskCell, parked: Option<Resume>) -> Option<Resume> {
     let delivered = cell.resume.lock().take();
-    assert!(
-        parked.is_none() || delivered.is_none(),
-        "task {} woken twice: {parked:?} and {delivered:?}",
-        cell.id
-    );
+    assert!(parked.is_none() || delivered.is_none(), "task {} woken twice: {parked:?} and {delivered:?}", cell.id);
     parked.or(delivered)
 }
 
@@ -105,8 +101,8 @@ fn wait_token_has_one_claim_per_generation() {
                 let t = t.clone();
                 thread::spawn(move || t.claim_current())
             };
-            let wins = claims.into_iter().map(|h| h.join().unwrap() as u32).sum::<u32>()
-                + cancel.join().unwrap() as u32;
+            let wins =
+                claims.into_iter().map(|h| h.join().unwrap() as u32).sum::<u32>() + cancel.join().unwrap() as u32;
             assert_eq!(wins, 1, "exactly one claim of generation {g1}");
             let g2 = t.arm();
             let stale = {
@@ -233,10 +229,13 @@ fn select_losing_to_a_close_keeps_the_other_value() {
                     assert!(value.is_null(), "the closed channel yields null");
                     // The sender is still blocked, its value still on `d`.
                     assert!(ended(&snd, sent).is_none(), "the sender is not released by a select that lost");
-                    assert_eq!(number(Some(Resume::Value(match d.try_recv(&mut Vec::new()) {
-                        Recv::Got(v) => v,
-                        Recv::Empty => panic!("the value sent on d vanished"),
-                    }))), Some(5.0));
+                    assert_eq!(
+                        number(Some(Resume::Value(match d.try_recv(&mut Vec::new()) {
+                            Recv::Got(v) => v,
+                            Recv::Empty => panic!("the value sent on d vanished"),
+                        }))),
+                        Some(5.0)
+                    );
                 }
                 Some(Resume::Case { case: 1, value }) => {
                     assert_eq!(number(Some(Resume::Value(value))), Some(5.0));

@@ -7,10 +7,10 @@
 //! stale job for a finished task is harmless: it fails to claim, or finds
 //! no execution state, and is dropped.
 
+use super::prim::{self, AtomicBool, AtomicU64};
 use super::{Completion, WaitToken};
 use crate::vm::task::Task;
 use crate::vm::value::Value;
-use super::prim::{self, AtomicBool, AtomicU64};
 use parking_lot::Mutex;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
