@@ -456,6 +456,7 @@ fn run_inner<R>(
     }
     let r = end(&mut rt, RunEnd { code, exited, main: main.completion.outcome(), limit });
     rt.flush_stdout();
+    release_unfinished(&rt.world);
     drop(stopped);
     if shutdown {
         sched.shutdown();
@@ -680,6 +681,38 @@ impl Drop for LiveRun {
         for r in self.handle.shared.runtimes.iter() {
             r.lock().take();
         }
+        release_unfinished(&self.handle.shared.world);
+    }
+}
+
+/// The end of a program: lets go of every task that never finished, so
+/// that the run frees them.
+///
+/// A blocked task is the middle of reference cycles that nothing else
+/// breaks: its execution state holds its own cell (`Task::cell`) and the
+/// mutexes it holds (`Task::locked`), whose queues hold the cells of the
+/// tasks waiting for them; its completion's waiter list holds the cells of
+/// the tasks awaiting it, which may be awaiting it back (or itself). Each
+/// cell's state is dropped here, which breaks every such cycle; the heap
+/// then frees the cells with the task objects.
+///
+/// Called only once no worker runs a task any more (the world stopped, or
+/// the scheduler shut down): nothing can resume a task whose state is
+/// gone.
+fn release_unfinished(world: &crate::vm::runtime::World) {
+    for t in world.live_tasks.take_all() {
+        let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
+        // Taken out of their locks before they are dropped: dropping a
+        // task's state or a hook may drop another cell, whose locks are
+        // then taken.
+        let exec = cell.exec.lock().take();
+        let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
+        let hook = cell.cancel_hook.lock().take();
+        let on_done = cell.on_done.lock().take();
+        let on_cancel = std::mem::take(&mut *cell.on_cancel.lock());
+        cell.timers.lock().clear();
+        cell.resume.lock().take();
+        drop((exec, waiters, hook, on_done, on_cancel));
     }
 }
 
@@ -1723,6 +1756,112 @@ mod tests {
         let named: Vec<Vec<&str>> = cycles.iter().map(|c| c.iter().map(|&i| edges[i].2.as_str()).collect()).collect();
         assert_eq!(named, vec![vec!["2->7", "7->4", "4->2"], vec!["3->5", "5->3"]]);
         assert!(wait_cycles(&[]).is_empty());
+    }
+
+    /// Task cells still alive when the run ended (taken by `end`), as weak
+    /// references: after the run returns, none may be alive.
+    fn cells_left_by(src: &str, workers: usize) -> Vec<std::sync::Weak<TaskCell>> {
+        let program = crate::compiler::compile_source("leak.raya", src).expect("compiles");
+        let opts = RunOptions { workers: Some(workers), ..Default::default() };
+        let (mut cells, mut world) = (Vec::new(), None);
+        run_program_hosted(
+            &program,
+            opts,
+            None,
+            &mut |rt| rt.world.output.lock().captured_stderr = Some(Vec::new()),
+            &mut |rt, end| {
+                assert_eq!(end.code, 1, "the program deadlocks");
+                world = Some(Arc::downgrade(&rt.world));
+                for t in sorted_live(rt) {
+                    if let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) {
+                        cells.push(Arc::downgrade(cell));
+                    }
+                }
+            },
+        );
+        assert!(!cells.is_empty(), "blocked tasks were alive at the end");
+        let world = world.expect("the run ended");
+        // The last worker may drop its runtime a moment after the run
+        // returned.
+        let t0 = Instant::now();
+        while world.strong_count() > 0 && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(world.strong_count(), 0, "the run's world is freed");
+        cells
+    }
+
+    /// A deadlocked run frees its blocked tasks: their cells, execution
+    /// states and waiter registrations form reference cycles (a task
+    /// awaiting itself; two tasks awaiting each other; tasks holding the
+    /// mutex another waits on) that the end of the run breaks.
+    #[test]
+    fn a_deadlocked_run_frees_its_blocked_tasks() {
+        let programs = [
+            "await Task.current();",
+            "let b: Task<void> | null = null;\n\
+             const a = (async () => { Task.yield(); await b!; })();\n\
+             b = (async () => { await a; })();\n\
+             await a;",
+            "const m1 = new Mutex(); const m2 = new Mutex();\n\
+             const a = (async () => { m1.lock(); sleep(20); m2.lock(); })();\n\
+             const b = (async () => { m2.lock(); sleep(20); m1.lock(); })();\n\
+             await a; await b;",
+            "const c = new Channel<number>(); const d = new Channel<number>();\n\
+             const t = (async () => { c.receive(); })();\n\
+             d.receive();",
+        ];
+        let mut leaks = Vec::new();
+        for src in programs {
+            for workers in [1, 2] {
+                let left: Vec<u32> =
+                    cells_left_by(src, workers).iter().filter_map(|w| w.upgrade()).map(|c| c.id).collect();
+                if !left.is_empty() {
+                    leaks.push(format!("{workers} workers: cells of tasks {left:?} outlive the run of:\n{src}"));
+                }
+            }
+        }
+        assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+    }
+
+    /// A loaded program (an embedder's instance) dropped while its tasks
+    /// are blocked frees them too.
+    #[test]
+    fn a_dropped_live_run_frees_its_blocked_tasks() {
+        let src = "const c = new Channel<number>();\n\
+                   const t = (async () => { c.receive(); })();\n\
+                   await t;";
+        let program = crate::compiler::compile_source("live.raya", src).expect("compiles");
+        let opts = RunOptions { workers: Some(2), ..Default::default() };
+        let live = LiveRun::start(&program, opts, None, &mut |_| {}, Box::new(|_, _| {}));
+        let world = Arc::downgrade(&live.handle().shared.world);
+        let t0 = Instant::now();
+        let cells = loop {
+            let (tx, rx) = std::sync::mpsc::channel();
+            live.handle().on_runtime(Box::new(move |rt| {
+                let blocked: Vec<_> = sorted_live(rt)
+                    .iter()
+                    .filter_map(|t| match t.as_obj().map(|o| &o.body) {
+                        Some(Body::Task(cell)) if cell.token.is_armed() => Some(Arc::downgrade(cell)),
+                        _ => None,
+                    })
+                    .collect();
+                let _ = tx.send(blocked);
+            }));
+            let blocked = rx.recv().expect("the job ran");
+            if blocked.len() == 2 {
+                break blocked;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "both tasks block");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        drop(live);
+        while world.strong_count() > 0 && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(world.strong_count(), 0, "the run's world is freed");
+        let left: Vec<u32> = cells.iter().filter_map(|w| w.upgrade()).map(|c| c.id).collect();
+        assert!(left.is_empty(), "cells of tasks {left:?} outlive the program");
     }
 
     /// A worker records a timer key late, after the task was woken, ran,

@@ -812,8 +812,20 @@ fn loop_constants_are_loaded_once_before_the_loop() {
     assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 3, .. } | Instr::LoadInt { v: 1000, .. })), 2);
 }
 
+/// A chain nests the tree one level per link: up to the nesting limit it
+/// compiles (on the compiler's ordinary stack), past it it is the nesting
+/// error, never a stack overflow.
 #[test]
-fn deeply_nested_expressions_compile() {
-    let src = format!("const x = {}1;", "1 + ".repeat(50_000));
-    compile(&src);
+fn long_chains_compile_up_to_the_nesting_limit() {
+    compile(&format!("const x = {}1;", "1 + ".repeat(990)));
+    compile(&format!("const a: any = {{}};\nconst x = a{};", "?.b".repeat(990)));
+    for src in [
+        format!("const x = {}1;", "1 + ".repeat(50_000)),
+        format!("const a: any = {{}};\nconst x = a{};", ".b".repeat(50_000)),
+        format!("const f: any = 1;\nconst x = f{};", "()".repeat(50_000)),
+    ] {
+        let errs = errors(&src);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].contains("code is nested too deeply"), "{errs:?}");
+    }
 }

@@ -24,9 +24,9 @@
 //! program alive, and deadlocks are still detected). `every` has no buffer:
 //! a tick with no waiting receiver is dropped.
 
+use super::prim::{Mutex, MutexGuard};
 use super::{Registered, Resume, TaskCell, Timer, WaitObject, Waiter};
 use crate::vm::value::Value;
-use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -284,7 +284,7 @@ impl ChannelCell {
     }
 
     /// Locks and brings a timer channel up to date.
-    fn lock(&self) -> parking_lot::MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
         let mut g = self.inner.lock();
         if let Kind::After { ms, deadline } = self.kind {
             if !g.fired && !g.closed && crate::scheduler::now() >= deadline {

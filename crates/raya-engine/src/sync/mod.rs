@@ -16,14 +16,17 @@
 //! (what tasks and promises finish with) and the `Wait` descriptions.
 
 pub mod channel;
+#[cfg(all(test, feature = "shuttle"))]
+mod models;
 pub mod mutex;
+pub mod prim;
 pub mod select;
 pub mod task;
 
 use crate::vm::value::Value;
-use parking_lot::Mutex;
+use prim::{AtomicU64, Mutex};
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 

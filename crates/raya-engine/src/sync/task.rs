@@ -7,11 +7,12 @@
 //! stale job for a finished task is harmless: it fails to claim, or finds
 //! no execution state, and is dropped.
 
+use super::prim::{self, AtomicBool, AtomicU64};
 use super::{Completion, WaitToken};
 use crate::vm::task::Task;
 use crate::vm::value::Value;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What a woken task does first when it runs again.
@@ -48,7 +49,7 @@ pub struct TaskCell {
     /// `t.cancel()` was called (sticky).
     pub cancel: AtomicBool,
     /// Set by the waker that claimed the task, read when it runs again.
-    pub resume: Mutex<Option<Resume>>,
+    pub resume: prim::Mutex<Option<Resume>>,
     /// The task has run at least once.
     pub started: AtomicBool,
     /// The generation `SHARED_GEN` registrations claim (see there).
@@ -100,7 +101,7 @@ impl TaskCell {
             completion: Completion::default(),
             token: WaitToken::default(),
             cancel: AtomicBool::new(false),
-            resume: Mutex::new(None),
+            resume: prim::Mutex::new(None),
             started: AtomicBool::new(false),
             all_gen: AtomicU64::new(0),
             cancel_delivered: AtomicBool::new(false),

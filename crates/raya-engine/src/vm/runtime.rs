@@ -156,6 +156,17 @@ impl TaskTable {
         }
     }
 
+    /// Empties the table, returning every task still in it (the end of a
+    /// program: see `driver::release_unfinished`).
+    pub fn take_all(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        for s in self.0.iter() {
+            out.extend(s.lock().drain().map(|(_, v)| v));
+        }
+        self.1.live.store(0, Ordering::Relaxed);
+        out
+    }
+
     /// Starts counting tasks alive, from those alive now (before any
     /// worker runs).
     pub fn count_peak(&self) {

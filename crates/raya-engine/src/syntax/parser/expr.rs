@@ -211,6 +211,17 @@ impl<'s> Parser<'s> {
     /// top node when that node was built here (None for an operand), which
     /// the `??`-mixing rule needs since parentheses are not kept.
     fn parse_binary(&mut self, min: u8, no_in: bool) -> PResult<(Expr, Option<BinKind>)> {
+        let base = self.depth;
+        let r = self.parse_binary_links(min, no_in);
+        self.depth = base;
+        r
+    }
+
+    /// [`Parser::parse_binary`]; every operator of a left-associative
+    /// chain (`a + b + c …`) nests the tree built so far one level deeper,
+    /// so each costs a nesting level (given back by the caller): the
+    /// passes after the parser recurse over that tree.
+    fn parse_binary_links(&mut self, min: u8, no_in: bool) -> PResult<(Expr, Option<BinKind>)> {
         let unary_start =
             matches!(self.kind(), T::Minus | T::Plus | T::Bang | T::Tilde | T::TypeOf | T::Void | T::Delete)
                 || self.at_ident("await");
@@ -286,6 +297,7 @@ impl<'s> Parser<'s> {
             left = expr(kind, span);
             top = Some(op);
             bare_unary = false;
+            self.enter_chain()?;
         }
         Ok((left, top))
     }
@@ -428,9 +440,21 @@ impl<'s> Parser<'s> {
 
     /// `LeftHandSideExpression`: `new`, calls, member access, `!`.
     pub(super) fn parse_lhs(&mut self) -> PResult<Expr> {
+        let base = self.depth;
+        let r = self.parse_lhs_links();
+        self.depth = base;
+        r
+    }
+
+    /// [`Parser::parse_lhs`]; each member access, index, call or `!` of
+    /// the chain costs a nesting level, as in `parse_binary_links`.
+    fn parse_lhs_links(&mut self) -> PResult<Expr> {
         let mut e = if self.at(&T::New) { self.parse_new()? } else { self.parse_primary()? };
         let start = e.span.start;
         loop {
+            if matches!(self.kind(), T::Dot | T::LBracket | T::LParen | T::Bang | T::Question) {
+                self.enter_chain()?;
+            }
             match self.kind() {
                 T::Dot => {
                     self.bump();

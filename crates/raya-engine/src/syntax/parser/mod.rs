@@ -288,7 +288,11 @@ impl<'s> Parser<'s> {
                 self.report(
                     Diagnostic::new(self.file, span, "code is nested too deeply")
                         .with_label("nesting limit reached here")
-                        .with_hint(format!("the parser accepts at most {} levels of nesting", self.max_depth)),
+                        .with_hint(format!(
+                            "the parser accepts at most {} levels of nesting, each link of a chain such as \
+                             `a + b + …` or `a.b.c…` counting as one; split it with intermediate variables",
+                            self.max_depth
+                        )),
                 );
             }
             return Err(Fail);
@@ -298,6 +302,12 @@ impl<'s> Parser<'s> {
 
     fn leave(&mut self) {
         self.depth -= 1;
+    }
+
+    /// One more link of a chain (`a + b + …`, `a.b.c…`): a nesting level
+    /// the caller gives back when the chain ends.
+    fn enter_chain(&mut self) -> PResult<()> {
+        self.enter()
     }
 
     // ----- diagnostics --------------------------------------------------
