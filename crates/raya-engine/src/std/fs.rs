@@ -24,6 +24,7 @@ use crate::vm::object::Body;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
@@ -410,6 +411,14 @@ fn file_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<V
             drop(g);
             return answer(ctx, r, |ctx, line| line.map_or(Value::NULL, |l| ctx.str(l)));
         }
+        // What the kernel has at hand is read here, without the pool.
+        let fd = g.file.as_ref().map(|f| f.as_raw_fd());
+        if fd.is_some_and(|fd| g.rb.fill_line_nowait(fd)) {
+            if let Some(r) = g.rb.try_line() {
+                drop(g);
+                return answer(ctx, r, |ctx, line| line.map_or(Value::NULL, |l| ctx.str(l)));
+            }
+        }
     }
     block_then_rerun(ctx, "reading a file", move || {
         let g = &mut *state.inner.lock();
@@ -432,6 +441,13 @@ fn file_read(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, 
         if let Some(r) = g.rb.try_bytes(max) {
             drop(g);
             return answer(ctx, r, |ctx, data| data.map_or(Value::NULL, |d| alloc_bytes(ctx, d)));
+        }
+        let fd = g.file.as_ref().map(|f| f.as_raw_fd());
+        if fd.is_some_and(|fd| g.rb.fill_some_nowait(fd)) {
+            if let Some(r) = g.rb.try_bytes(max) {
+                drop(g);
+                return answer(ctx, r, |ctx, data| data.map_or(Value::NULL, |d| alloc_bytes(ctx, d)));
+            }
         }
     }
     block_then_rerun(ctx, "reading a file", move || {
