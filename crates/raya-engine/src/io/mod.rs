@@ -1,8 +1,10 @@
 //! The socket poller: a wake source beside the scheduler's timer thread.
 //! `design/io.md` ("Sockets") is the long version of this comment.
 //!
-//! One [`Poller`] per running program, started on the first socket. Its
-//! thread owns a `mio::Poll`; every socket is a [`Source`], registered
+//! One [`Poller`] per running program, made on the first socket. It owns a
+//! `mio::Poll` but no thread: the scheduler's idle workers poll it through
+//! [`PollCore`] (the scheduler's `NetPoll`), so a task made ready runs on
+//! the worker that saw its event. Every socket is a [`Source`], registered
 //! edge-triggered for reading and writing under a token that is never
 //! reused (a stale event for a closed socket finds nothing in the map).
 //!
