@@ -24,7 +24,6 @@ use crate::vm::object::Body;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::io::{Read, Write};
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
@@ -398,6 +397,16 @@ fn open(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Valu
     )
 }
 
+/// A line read from a file as a string: ASCII (the common case) straight
+/// from the buffer, without a `Box<str>` of its own for a short one.
+fn line_value(ctx: &mut NativeCtx, line: std::borrow::Cow<'_, str>) -> Value {
+    if line.is_ascii() {
+        ctx.rt.heap.alloc_ascii_str(&line)
+    } else {
+        ctx.str(line)
+    }
+}
+
 /// `file.readLine()`: the next line without its `\n` or `\r\n`, or null at
 /// end of file (a last line without `\n` is still a line).
 fn file_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
@@ -407,17 +416,10 @@ fn file_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<V
             drop(g);
             return Err(closed_error(ctx, "read"));
         }
-        if let Some(r) = g.rb.try_line() {
-            drop(g);
-            return answer(ctx, r, |ctx, line| line.map_or(Value::NULL, |l| ctx.str(l)));
-        }
-        // What the kernel has at hand is read here, without the pool.
-        let fd = g.file.as_ref().map(|f| f.as_raw_fd());
-        if fd.is_some_and(|fd| g.rb.fill_line_nowait(fd)) {
-            if let Some(r) = g.rb.try_line() {
-                drop(g);
-                return answer(ctx, r, |ctx, line| line.map_or(Value::NULL, |l| ctx.str(l)));
-            }
+        // The string is made from the buffer itself (no copy in between),
+        // while the state is still locked.
+        if let Some(r) = g.rb.try_line_ref() {
+            return answer(ctx, r, |ctx, line| line.map_or(Value::NULL, |l| line_value(ctx, l)));
         }
     }
     block_then_rerun(ctx, "reading a file", move || {
@@ -441,13 +443,6 @@ fn file_read(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, 
         if let Some(r) = g.rb.try_bytes(max) {
             drop(g);
             return answer(ctx, r, |ctx, data| data.map_or(Value::NULL, |d| alloc_bytes(ctx, d)));
-        }
-        let fd = g.file.as_ref().map(|f| f.as_raw_fd());
-        if fd.is_some_and(|fd| g.rb.fill_some_nowait(fd)) {
-            if let Some(r) = g.rb.try_bytes(max) {
-                drop(g);
-                return answer(ctx, r, |ctx, data| data.map_or(Value::NULL, |d| alloc_bytes(ctx, d)));
-            }
         }
     }
     block_then_rerun(ctx, "reading a file", move || {

@@ -324,40 +324,6 @@ impl IoFailure {
 /// How much a buffer refill reads, and the default `max` of `read()`.
 pub const CHUNK: usize = 64 * 1024;
 
-/// One read of `fd` at its current offset that never blocks:
-/// `preadv2(RWF_NOWAIT)` takes only what the kernel has at hand (a regular
-/// file's page cache, a pipe's buffer) and fails with `EAGAIN` otherwise,
-/// or with `EOPNOTSUPP` where the file type does not support it. Reading a
-/// cached file line by line then costs no blocking-pool round trip per
-/// buffer (Linux 4.14 and later; elsewhere it always "would block").
-pub fn read_nowait(fd: std::os::fd::RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        let iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-        // SAFETY: one iovec over a live, writable buffer of its length;
-        // offset -1 reads at (and advances) the file's own offset, as read(2).
-        let n = unsafe { libc::preadv2(fd, &iov, 1, -1, libc::RWF_NOWAIT) };
-        if n < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(n as usize)
-        }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        let _ = (fd, buf);
-        Err(std::io::ErrorKind::WouldBlock.into())
-    }
-}
-
-/// Errors of [`read_nowait`] that mean "use the blocking pool" rather than
-/// a failure of the file: would block, not supported for this file or by
-/// this kernel.
-fn would_block(e: &std::io::Error) -> bool {
-    e.kind() == std::io::ErrorKind::WouldBlock
-        || matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS))
-}
-
 /// The read side of a stream (an open file, standard input, a child's
 /// output) as its natives share it: bytes read and not yet consumed, and
 /// what the last refill found. Used under the stream's lock: the worker
@@ -394,18 +360,6 @@ impl ReadBuf {
     /// consumed), or records end of stream or the error (`syscall` names
     /// the read in it).
     fn refill(&mut self, r: &mut dyn Read, syscall: &'static str) {
-        let _ = self.refill_with(&mut |buf| r.read(buf), syscall, false);
-    }
-
-    /// One read into the buffer with `read`. With `nowait`, a read that
-    /// would block (see [`read_nowait`]) records nothing and gives
-    /// `Err(())`.
-    fn refill_with(
-        &mut self,
-        read: &mut dyn FnMut(&mut [u8]) -> std::io::Result<usize>,
-        syscall: &'static str,
-        nowait: bool,
-    ) -> Result<(), ()> {
         if self.pos > 0 {
             self.buf.drain(..self.pos);
             self.pos = 0;
@@ -413,7 +367,7 @@ impl ReadBuf {
         let len = self.buf.len();
         self.buf.resize(len + CHUNK, 0);
         let got = loop {
-            match read(&mut self.buf[len..]) {
+            match r.read(&mut self.buf[len..]) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 got => break got,
             }
@@ -423,40 +377,11 @@ impl ReadBuf {
                 self.buf.truncate(len + n);
                 self.eof = n == 0;
             }
-            Err(e) if nowait && would_block(&e) => {
-                self.buf.truncate(len);
-                return Err(());
-            }
             Err(e) => {
                 self.buf.truncate(len);
                 self.error = Some(IoFailure::new(&e, syscall, None));
             }
         }
-        Ok(())
-    }
-
-    /// [`ReadBuf::fill_line`] for a file that can be read without blocking
-    /// ([`read_nowait`]): refills while the kernel has the bytes at hand
-    /// (the page cache of a regular file, a pipe's buffer). Whether a whole
-    /// line (or the end, or an error) is now buffered; false means the
-    /// next read would block, and it must go to the blocking pool.
-    pub fn fill_line_nowait(&mut self, fd: std::os::fd::RawFd) -> bool {
-        let mut scanned = 0;
-        while self.open() && self.newline_from(scanned).is_none() {
-            scanned = self.buffered().len();
-            if self.refill_with(&mut |buf| read_nowait(fd, buf), "read", true).is_err() {
-                return false;
-            }
-        }
-        true
-    }
-
-    /// [`ReadBuf::fill_some`] without blocking, as [`ReadBuf::fill_line_nowait`].
-    pub fn fill_some_nowait(&mut self, fd: std::os::fd::RawFd) -> bool {
-        if self.open() && self.buffered().is_empty() {
-            return self.refill_with(&mut |buf| read_nowait(fd, buf), "read", true).is_ok();
-        }
-        true
     }
 
     /// Position of the next `\n` in the buffered bytes, from `from`.
@@ -492,6 +417,13 @@ impl ReadBuf {
     /// The next line (without `\n` or `\r\n`; a last line without `\n` is a
     /// line), `Ok(None)` at the end, or None when a refill is needed.
     pub fn try_line(&mut self) -> Option<Result<Option<String>, IoFailure>> {
+        self.try_line_ref().map(|r| r.map(|l| l.map(Cow::into_owned)))
+    }
+
+    /// [`ReadBuf::try_line`] borrowing the line from the buffer when it is
+    /// valid UTF-8 (so the caller can make its string without a copy in
+    /// between).
+    pub fn try_line_ref(&mut self) -> Option<Result<Option<Cow<'_, str>>, IoFailure>> {
         let line = match self.newline_from(0) {
             Some(i) => {
                 let start = self.pos;
@@ -517,8 +449,8 @@ impl ReadBuf {
         // `from_utf8` validates ASCII a word at a time; the lossy decoder
         // only for what is not valid UTF-8.
         let line = match std::str::from_utf8(line) {
-            Ok(s) => s.to_owned(),
-            Err(_) => String::from_utf8_lossy(line).into_owned(),
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(line),
         };
         Some(Ok(Some(line)))
     }
@@ -663,41 +595,6 @@ mod tests {
         assert_eq!(got[1], Err("EIO: i/o error, read".into()));
         // The error was consumed; the unterminated rest is still there.
         assert!(rb.try_line().is_none(), "needs a refill again");
-    }
-
-    /// A cached file is read on the caller's thread; a pipe with nothing
-    /// in it says "would block" and records no error.
-    #[test]
-    fn nowait_refills_read_what_the_kernel_has_and_never_block() {
-        use std::os::fd::AsRawFd;
-        let path = std::env::temp_dir().join(format!("raya-nowait-{}.txt", std::process::id()));
-        std::fs::write(&path, "one\r\ntwo\nlast").unwrap();
-        let f = std::fs::File::open(&path).unwrap();
-        let mut rb = ReadBuf::default();
-        let mut got = Vec::new();
-        loop {
-            match rb.try_line() {
-                Some(Ok(Some(l))) => got.push(l),
-                Some(Ok(None)) => break,
-                Some(Err(e)) => panic!("{}", e.message()),
-                None => assert!(rb.fill_line_nowait(f.as_raw_fd()), "a cached file never needs the pool"),
-            }
-        }
-        assert_eq!(got, ["one", "two", "last"]);
-        std::fs::remove_file(&path).unwrap();
-
-        let mut fds = [0; 2];
-        // SAFETY: a plain pipe(2) into a two-element array.
-        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-        let mut rb = ReadBuf::default();
-        assert!(!rb.fill_line_nowait(fds[0]), "an empty pipe would block");
-        assert!(!rb.fill_some_nowait(fds[0]));
-        assert!(rb.try_line().is_none(), "nothing recorded: the pool reads next");
-        // SAFETY: the pipe's two fds, closed once.
-        unsafe {
-            libc::close(fds[0]);
-            libc::close(fds[1]);
-        }
     }
 
     #[test]
