@@ -42,7 +42,9 @@
 
 use super::NetPoll;
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Release, Ordering::SeqCst};
+use std::sync::atomic::{
+    fence, AtomicBool, AtomicU8, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release, Ordering::SeqCst,
+};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -115,6 +117,11 @@ impl Parker {
     }
 }
 
+/// [`Idle::poll_token`] states.
+const FREE: u8 = 0;
+const BRIEF: u8 = 1;
+const ASLEEP: u8 = 2;
+
 pub(super) struct Idle {
     /// Workers in the searching state (including sleepers popped by a
     /// producer and not yet running: they were counted on their behalf).
@@ -127,8 +134,10 @@ pub(super) struct Idle {
     parkers: Box<[CachePadded<Parker>]>,
     /// The socket poller idle workers poll, once a program has one.
     net: OnceLock<Arc<dyn NetPoll>>,
-    /// Held by the one worker inside `net` (`wait` and `dispatch`).
-    poll_token: AtomicBool,
+    /// The one worker inside `net` (`wait` and `dispatch`): [`FREE`], or
+    /// held by a worker polling without blocking or dispatching
+    /// ([`BRIEF`]), or by one asleep in the poller ([`ASLEEP`]).
+    poll_token: AtomicU8,
 }
 
 impl Idle {
@@ -139,7 +148,7 @@ impl Idle {
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             parkers: (0..workers).map(|_| CachePadded::new(Parker::default())).collect(),
             net: OnceLock::new(),
-            poll_token: AtomicBool::new(false),
+            poll_token: AtomicU8::new(FREE),
         }
     }
 
@@ -230,12 +239,12 @@ impl Idle {
     /// Returns whether it woke any.
     pub fn poll_now(&self) -> bool {
         let Some(net) = self.net() else { return false };
-        if self.poll_token.swap(true, Acquire) {
+        if self.poll_token.compare_exchange(FREE, BRIEF, Acquire, Relaxed).is_err() {
             return false;
         }
         net.wait(Some(Duration::ZERO));
         let woken = net.dispatch();
-        self.poll_token.store(false, Release);
+        self.poll_token.store(FREE, Release);
         woken > 0
     }
 
@@ -263,16 +272,31 @@ impl Idle {
     /// as searching), or still in the list, and then it takes itself out
     /// (`cancel_sleep`) — or, if a producer popped it in between, waits for
     /// that producer's unpark, which is on its way.
+    ///
+    /// A worker that finds the poller held only briefly (another worker
+    /// polling without blocking, or dispatching) waits for it rather than
+    /// parking: else it could sleep on its parker while the holder goes on
+    /// to run what it found, leaving no idle worker in the poller while
+    /// one is idle (events would then wait for a busy worker's next poll).
     pub fn park(&self, worker: usize) {
         let p = &self.parkers[worker];
         if let Some(net) = self.net() {
-            if !self.poll_token.swap(true, Acquire) {
+            let took = loop {
+                match self.poll_token.compare_exchange(FREE, ASLEEP, Acquire, Relaxed) {
+                    Ok(_) => break true,
+                    Err(ASLEEP) => break false,
+                    Err(_) => std::thread::yield_now(),
+                }
+            };
+            if took {
                 loop {
                     if !p.begin_poll() {
                         // Popped and unparked (consumed): searching.
                         break;
                     }
+                    self.poll_token.store(ASLEEP, Relaxed);
                     net.wait(None);
+                    self.poll_token.store(BRIEF, Relaxed);
                     let woken = net.dispatch();
                     let notified = p.end_poll();
                     if notified {
@@ -285,7 +309,7 @@ impl Idle {
                         break;
                     }
                 }
-                self.poll_token.store(false, Release);
+                self.poll_token.store(FREE, Release);
                 return;
             }
         }
