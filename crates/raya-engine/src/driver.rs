@@ -220,7 +220,15 @@ impl Handle {
 
     /// The program's socket poller, started on first use.
     pub fn poller(&self) -> Result<&crate::io::Poller, &std::io::Error> {
-        self.shared.poller.get_or_init(|| crate::io::Poller::start(Arc::new(PollSink(self.sched.downgrade())))).as_ref()
+        self.shared
+            .poller
+            .get_or_init(|| {
+                let p = crate::io::Poller::start(Arc::new(PollSink(self.sched.downgrade())))?;
+                // No thread of its own: idle workers poll it.
+                self.sched.set_net_poll(p.core());
+                Ok(p)
+            })
+            .as_ref()
     }
 
     /// Puts a task that was claimed (its resume set) at the back of the

@@ -1,8 +1,10 @@
 //! The socket poller: a wake source beside the scheduler's timer thread.
 //! `design/io.md` ("Sockets") is the long version of this comment.
 //!
-//! One [`Poller`] per running program, started on the first socket. Its
-//! thread owns a `mio::Poll`; every socket is a [`Source`], registered
+//! One [`Poller`] per running program, made on the first socket. It owns a
+//! `mio::Poll` but no thread: the scheduler's idle workers poll it through
+//! [`PollCore`] (the scheduler's `NetPoll`), so a task made ready runs on
+//! the worker that saw its event. Every socket is a [`Source`], registered
 //! edge-triggered for reading and writing under a token that is never
 //! reused (a stale event for a closed socket finds nothing in the map).
 //!
@@ -45,7 +47,6 @@ use std::collections::HashMap;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
-use std::thread::JoinHandle;
 
 /// Where the poller sends the tasks it wakes: the program's scheduler.
 pub trait WakeSink: Send + Sync + 'static {
@@ -334,25 +335,28 @@ impl Source {
         true
     }
 
-    /// The poller's side: an event for `dir` arrived.
-    fn fire(&self, dir: Direction, scratch: &mut Vec<Waiter>) {
+    /// The poller's side: an event for `dir` arrived. Returns how many
+    /// tasks it woke.
+    fn fire(&self, dir: Direction, scratch: &mut Vec<Waiter>) -> usize {
         // Count first, then look for waiters (see the module docs).
         self.events[dir as usize].fetch_add(1, Ordering::SeqCst);
         {
             let mut st = self.state.lock();
             if st.waiters[dir as usize].is_empty() {
-                return;
+                return 0;
             }
             // Swapped, not taken: both vectors keep their capacity, so
             // steady-state waits allocate nothing here.
             std::mem::swap(&mut st.waiters[dir as usize], scratch);
         }
         let sink = &self.poller.sink;
+        let mut woken = 0;
         for w in scratch.iter() {
             if w.claim() {
                 w.task.cancel_hook.lock().take();
                 *w.task.resume.lock() = Some(Resume::Retry);
                 sink.wake(w.task.clone());
+                woken += 1;
             }
         }
         // After the wake-ups are queued (the program never looks
@@ -361,12 +365,13 @@ impl Source {
             sink.release_hold();
         }
         scratch.clear();
+        woken
     }
 
     /// The cancel hook of a stored waiter: takes it out if it is still
     /// there (an event or `close` may have taken it first) and releases
     /// its hold.
-    fn cancel_waiter(&self, dir: Direction, task: &Arc<TaskCell>, gen: u64, writer: Option<u64>) {
+    fn cancel_waiter(&self, dir: Direction, task: &Arc<TaskCell>, gen: u64, writer: Option<u64>, connect: Option<u32>) {
         let removed = {
             let mut st = self.state.lock();
             let list = &mut st.waiters[dir as usize];
@@ -381,12 +386,31 @@ impl Source {
         if removed {
             self.poller.sink.release_hold();
         }
-        if let Some(ticket) = writer {
-            // A cancelled write will not re-run: its lock goes to the next
-            // writer (the rest of its bytes are never sent). Whether or not
-            // the waiter was still listed: an event may have taken it out
-            // and then lost the claim to this cancel.
-            self.release_ticket(ticket);
+        // A cancelled write will not re-run: its lock goes to the next
+        // writer (the rest of its bytes are never sent); a cancelled
+        // connect's socket is closed. Whether or not the waiter was still
+        // listed: an event may have taken it out and then lost the claim
+        // to this cancel.
+        IoWait::abandon(self, writer, connect);
+    }
+
+    /// A connect in flight of task `task` was cancelled: forget its entry
+    /// in [`Poller::connecting`] (if it is still this source's: the task
+    /// may have started another connect since) and close the socket.
+    fn abandon_connect(&self, task: u32) {
+        {
+            let mut pending = self.poller.connecting.lock();
+            if pending.get(&task).is_some_and(|(_, s)| std::ptr::eq(Arc::as_ptr(s), self)) {
+                pending.remove(&task);
+            }
+        }
+        // Invariant: no other task waits on a connect in flight (no script
+        // object references its socket yet), so closing wakes nobody.
+        let mut woken = Vec::new();
+        self.close(&mut woken);
+        debug_assert!(woken.is_empty(), "a connect in flight has one waiter");
+        for t in woken {
+            self.poller.sink.wake(t);
         }
     }
 
@@ -417,13 +441,37 @@ pub struct IoWait {
     /// holds it (a write waiting for the socket); see
     /// [`Source::lock_writer`].
     pub writer: Option<u64>,
+    /// The waiting task's id, when `source` is a connect in flight that
+    /// this wait owns (see [`IoWait::connecting`]).
+    pub connect: Option<u32>,
     /// `register` ran (see the `Drop` below).
     registered: AtomicBool,
 }
 
 impl IoWait {
     pub fn new(source: Arc<Source>, dir: Direction, seen: u64, what: &'static str, writer: Option<u64>) -> IoWait {
-        IoWait { source, dir, seen, what, writer, registered: AtomicBool::new(false) }
+        IoWait { source, dir, seen, what, writer, connect: None, registered: AtomicBool::new(false) }
+    }
+
+    /// The wait of task `task`'s connect in flight, whose socket nobody
+    /// else references (it is in [`Poller::connecting`] until the call
+    /// re-runs). Every way the wait ends without a re-run closes the
+    /// socket and forgets the entry, exactly where a cancelled write gives
+    /// its lock back: so a cancelled connect keeps no socket.
+    pub fn connecting(mut self, task: u32) -> IoWait {
+        self.connect = Some(task);
+        self
+    }
+
+    /// The wait ends without its call running again (cancelled): give
+    /// back what it owns.
+    fn abandon(source: &Source, writer: Option<u64>, connect: Option<u32>) {
+        if let Some(ticket) = writer {
+            source.release_ticket(ticket);
+        }
+        if let Some(task) = connect {
+            source.abandon_connect(task);
+        }
     }
 }
 
@@ -434,9 +482,7 @@ impl Drop for IoWait {
         // already cancelled, without registering. Its write lock goes
         // (by ticket: the task may be running a new write by now).
         if !self.registered.load(Ordering::Acquire) {
-            if let Some(ticket) = self.writer {
-                self.source.release_ticket(ticket);
-            }
+            IoWait::abandon(&self.source, self.writer, self.connect);
         }
     }
 }
@@ -454,15 +500,14 @@ impl WaitObject for IoWait {
             }
             // A canceller claimed the task first: the call never re-runs.
             drop(st);
-            if let Some(ticket) = self.writer {
-                src.release_ticket(ticket);
-            }
+            IoWait::abandon(src, self.writer, self.connect);
             return Registered::Queued;
         }
         st.waiters[d].push(w.clone());
         src.poller.sink.hold();
-        let (s2, task, gen, dir, writer) = (src.clone(), w.task.clone(), w.gen, self.dir, self.writer);
-        *w.task.cancel_hook.lock() = Some(Box::new(move || s2.cancel_waiter(dir, &task, gen, writer)));
+        let (s2, task, gen, dir, writer, connect) =
+            (src.clone(), w.task.clone(), w.gen, self.dir, self.writer, self.connect);
+        *w.task.cancel_hook.lock() = Some(Box::new(move || s2.cancel_waiter(dir, &task, gen, writer, connect)));
         // A canceller that claimed the task before the hook was set did not
         // run it: then the waiter is ours to take back. (Its claim and this
         // check are SeqCst; a later claim finds the hook.)
@@ -477,9 +522,7 @@ impl WaitObject for IoWait {
             if found.is_some() {
                 src.poller.sink.release_hold();
             }
-            if let Some(ticket) = self.writer {
-                src.release_ticket(ticket);
-            }
+            IoWait::abandon(src, self.writer, self.connect);
         }
         Registered::Queued
     }
@@ -508,26 +551,42 @@ struct PollerShared {
     sources: Mutex<HashMap<usize, Weak<Source>>>,
     next_token: AtomicUsize,
     sink: Arc<dyn WakeSink>,
-    stop: AtomicBool,
     waker: mio::Waker,
+    /// See [`Poller::connecting`].
+    connecting: Mutex<HashMap<u32, (String, Arc<Source>)>>,
 }
 
-/// The token of the poller's own waker (stop).
+/// The token of the poller's own waker ([`NetPoll::interrupt`]).
 const WAKER: Token = Token(0);
 
-/// A running poller thread (see the module docs).
+/// A program's socket poller (see the module docs). It has no thread:
+/// the scheduler's idle workers poll it ([`NetPoll`], given to the
+/// scheduler with `Scheduler::set_net_poll`), and a task made ready runs
+/// on the worker that saw its event.
 pub struct Poller {
     shared: Arc<PollerShared>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    /// Connections being established (`std:net`'s `connect`), by task id:
-    /// the address and the connecting socket, found again when the call
-    /// re-runs on writability. An entry left by a cancelled connect stays
-    /// until the same task connects again or the program ends.
-    pub connecting: Mutex<HashMap<u32, (String, Arc<Source>)>>,
+    core: Arc<PollCore>,
+}
+
+/// What the workers poll: the `mio::Poll` and the buffers of one round.
+/// The scheduler lets one worker at a time in (its poll token), so the
+/// mutex is never contended; it is there to make that argument local.
+pub struct PollCore {
+    shared: Arc<PollerShared>,
+    round: Mutex<Round>,
+}
+
+struct Round {
+    poll: Poll,
+    events: Events,
+    /// The sources of the events of the last `wait`, and which sides
+    /// fired; emptied by `dispatch`.
+    fired: Vec<(Arc<Source>, bool, bool)>,
+    scratch: Vec<Waiter>,
 }
 
 impl Poller {
-    /// Starts the poller thread.
+    /// Makes the poller (no thread: see [`PollCore`]).
     pub fn start(sink: Arc<dyn WakeSink>) -> std::io::Result<Poller> {
         let poll = Poll::new()?;
         let registry = poll.registry().try_clone()?;
@@ -537,24 +596,35 @@ impl Poller {
             sources: Mutex::new(HashMap::new()),
             next_token: AtomicUsize::new(1),
             sink,
-            stop: AtomicBool::new(false),
             waker,
+            connecting: Mutex::new(HashMap::new()),
         });
-        let s2 = shared.clone();
-        let thread = std::thread::Builder::new().name("raya-poller".into()).spawn(move || poller_main(poll, s2))?;
-        Ok(Poller { shared, thread: Mutex::new(Some(thread)), connecting: Mutex::new(HashMap::new()) })
+        let round =
+            Round { poll, events: Events::with_capacity(1024), fired: Vec::with_capacity(1024), scratch: Vec::new() };
+        let core = Arc::new(PollCore { shared: shared.clone(), round: Mutex::new(round) });
+        Ok(Poller { shared, core })
     }
 
-    /// Stops and joins the thread; forgets every source (their sockets
-    /// close when the last reference, a script object's, is dropped).
+    /// What the scheduler's workers poll.
+    pub fn core(&self) -> Arc<PollCore> {
+        self.core.clone()
+    }
+
+    /// Connections being established (`std:net`'s `connect`), by task id:
+    /// the address and the connecting socket, found again when the call
+    /// re-runs on writability. A cancelled connect removes its entry and
+    /// closes its socket ([`IoWait::connecting`]).
+    pub fn connecting(&self) -> &Mutex<HashMap<u32, (String, Arc<Source>)>> {
+        &self.shared.connecting
+    }
+
+    /// The run is over: forgets every source (their sockets close when the
+    /// last reference, a script object's, is dropped) and every connect in
+    /// flight. A worker polling meanwhile finds nothing to wake.
     pub fn stop(&self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let _ = self.shared.waker.wake();
-        if let Some(t) = self.thread.lock().take() {
-            let _ = t.join();
-        }
-        self.connecting.lock().clear();
+        self.shared.connecting.lock().clear();
         self.shared.sources.lock().clear();
+        let _ = self.shared.waker.wake();
     }
 }
 
@@ -564,42 +634,54 @@ impl Drop for Poller {
     }
 }
 
-fn poller_main(mut poll: Poll, shared: Arc<PollerShared>) {
-    let mut events = Events::with_capacity(1024);
-    let mut fired: Vec<(Arc<Source>, bool, bool)> = Vec::with_capacity(1024);
-    let mut scratch: Vec<Waiter> = Vec::new();
-    while !shared.stop.load(Ordering::SeqCst) {
-        if let Err(e) = poll.poll(&mut events, None) {
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
+impl crate::scheduler::NetPoll for PollCore {
+    fn wait(&self, timeout: Option<std::time::Duration>) {
+        let mut round = self.round.lock();
+        let Round { poll, events, fired, .. } = &mut *round;
+        if let Err(e) = poll.poll(events, timeout) {
+            // EINTR: the caller polls again when it next goes idle.
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                eprintln!("raya: socket poller failed: {e}");
             }
-            eprintln!("raya: socket poller failed: {e}");
+            events.clear();
             return;
         }
-        {
-            let map = shared.sources.lock();
-            for ev in events.iter() {
-                if ev.token() == WAKER {
-                    continue;
-                }
-                if let Some(src) = map.get(&ev.token().0).and_then(Weak::upgrade) {
-                    // Errors and hang-ups wake both sides: the re-run
-                    // syscall reports them.
-                    let bad = ev.is_error() || ev.is_read_closed() && ev.is_write_closed();
-                    let r = ev.is_readable() || ev.is_read_closed() || bad;
-                    let w = ev.is_writable() || ev.is_write_closed() || bad;
-                    fired.push((src, r, w));
-                }
+        if events.is_empty() {
+            return;
+        }
+        let map = self.shared.sources.lock();
+        for ev in events.iter() {
+            if ev.token() == WAKER {
+                continue;
+            }
+            if let Some(src) = map.get(&ev.token().0).and_then(Weak::upgrade) {
+                // Errors and hang-ups wake both sides: the re-run
+                // syscall reports them.
+                let bad = ev.is_error() || ev.is_read_closed() && ev.is_write_closed();
+                let r = ev.is_readable() || ev.is_read_closed() || bad;
+                let w = ev.is_writable() || ev.is_write_closed() || bad;
+                fired.push((src, r, w));
             }
         }
+    }
+
+    fn dispatch(&self) -> usize {
+        let mut round = self.round.lock();
+        let Round { fired, scratch, .. } = &mut *round;
+        let mut woken = 0;
         for (src, r, w) in fired.drain(..) {
             if r {
-                src.fire(Direction::Read, &mut scratch);
+                woken += src.fire(Direction::Read, scratch);
             }
             if w {
-                src.fire(Direction::Write, &mut scratch);
+                woken += src.fire(Direction::Write, scratch);
             }
         }
+        woken
+    }
+
+    fn interrupt(&self) {
+        let _ = self.shared.waker.wake();
     }
 }
 

@@ -27,9 +27,48 @@ impl WakeSink for TestSink {
     }
 }
 
-fn setup() -> (Arc<TestSink>, Poller, Arc<Source>, std::net::TcpStream) {
+/// A poller with a thread of its own standing in for the scheduler's idle
+/// workers: it waits and dispatches until stopped.
+struct Driven {
+    poller: Poller,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl std::ops::Deref for Driven {
+    type Target = Poller;
+    fn deref(&self) -> &Poller {
+        &self.poller
+    }
+}
+
+impl Driven {
+    fn stop(self) {
+        use crate::scheduler::NetPoll;
+        self.stop.store(true, Ordering::SeqCst);
+        self.poller.core().interrupt();
+        self.thread.join().unwrap();
+        self.poller.stop();
+    }
+}
+
+fn driven(sink: Arc<TestSink>) -> Driven {
+    use crate::scheduler::NetPoll;
+    let poller = Poller::start(sink).expect("poller");
+    let (core, stop) = (poller.core(), Arc::new(AtomicBool::new(false)));
+    let s2 = stop.clone();
+    let thread = std::thread::spawn(move || {
+        while !s2.load(Ordering::SeqCst) {
+            core.wait(None);
+            core.dispatch();
+        }
+    });
+    Driven { poller, stop, thread }
+}
+
+fn setup() -> (Arc<TestSink>, Driven, Arc<Source>, std::net::TcpStream) {
     let sink = Arc::new(TestSink::default());
-    let poller = Poller::start(sink.clone()).expect("poller");
+    let poller = driven(sink.clone());
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let peer = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
     let (mine, _) = l.accept().unwrap();
@@ -78,7 +117,7 @@ fn io_readiness_racing_a_registration_is_never_lost() {
 }
 
 /// The same race end to end: a real peer writes while the task suspends
-/// on `WouldBlock`; the poller thread must wake it every time.
+/// on `WouldBlock`; the poller must wake it every time.
 #[test]
 fn io_real_socket_wakeups_are_never_lost() {
     let (sink, poller, src, mut peer) = setup();

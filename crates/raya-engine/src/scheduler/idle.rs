@@ -40,16 +40,33 @@
 //! that arrives before the park is remembered, so the last step (park after
 //! the re-check) cannot miss it either.
 
+use super::NetPoll;
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{fence, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{
+    fence, AtomicBool, AtomicU8, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release, Ordering::SeqCst,
+};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use crossbeam::utils::CachePadded;
 
 /// One worker's parking place.
 #[derive(Default)]
 pub(super) struct Parker {
-    notified: Mutex<bool>,
+    state: Mutex<ParkState>,
     cv: Condvar,
+    /// `state.polling`, readable without the lock (a hint for
+    /// `notify_one`'s choice of sleeper).
+    polling_hint: AtomicBool,
+}
+
+#[derive(Default)]
+struct ParkState {
+    /// An unpark not consumed yet.
+    notified: bool,
+    /// The worker sleeps in the socket poller ([`NetPoll::wait`]), not on
+    /// the condvar: an unpark must interrupt the poll.
+    polling: bool,
 }
 
 impl Parker {
@@ -57,20 +74,53 @@ impl Parker {
     /// `park` returned (returns at once if it already was), and consumes
     /// that notification. No spurious returns.
     pub fn park(&self) {
-        let mut n = self.notified.lock();
-        while !*n {
-            self.cv.wait(&mut n);
+        let mut st = self.state.lock();
+        while !st.notified {
+            self.cv.wait(&mut st);
         }
-        *n = false;
+        st.notified = false;
     }
 
     /// Wakes the parked worker, or makes its next `park` return at once.
-    pub fn unpark(&self) {
-        let mut n = self.notified.lock();
-        *n = true;
-        self.cv.notify_one();
+    /// A worker sleeping in the poller is interrupted instead (`net`).
+    pub fn unpark(&self, net: Option<&dyn NetPoll>) {
+        let mut st = self.state.lock();
+        st.notified = true;
+        match net {
+            Some(net) if st.polling => net.interrupt(),
+            _ => {
+                self.cv.notify_one();
+            }
+        }
+    }
+
+    /// About to sleep in the poller: false (and the notification consumed)
+    /// if an unpark already came, else from now on unparks interrupt the
+    /// poll.
+    fn begin_poll(&self) -> bool {
+        let mut st = self.state.lock();
+        if st.notified {
+            st.notified = false;
+            return false;
+        }
+        st.polling = true;
+        self.polling_hint.store(true, Release);
+        true
+    }
+
+    /// Back from the poller: whether an unpark came meanwhile (consumed).
+    fn end_poll(&self) -> bool {
+        let mut st = self.state.lock();
+        st.polling = false;
+        self.polling_hint.store(false, Release);
+        std::mem::take(&mut st.notified)
     }
 }
+
+/// [`Idle::poll_token`] states.
+const FREE: u8 = 0;
+const BRIEF: u8 = 1;
+const ASLEEP: u8 = 2;
 
 pub(super) struct Idle {
     /// Workers in the searching state (including sleepers popped by a
@@ -82,6 +132,12 @@ pub(super) struct Idle {
     /// first: its cache is the warmest).
     sleepers: Mutex<Vec<usize>>,
     parkers: Box<[CachePadded<Parker>]>,
+    /// The socket poller idle workers poll, once a program has one.
+    net: OnceLock<Arc<dyn NetPoll>>,
+    /// The one worker inside `net` (`wait` and `dispatch`): [`FREE`], or
+    /// held by a worker polling without blocking or dispatching
+    /// ([`BRIEF`]), or by one asleep in the poller ([`ASLEEP`]).
+    poll_token: AtomicU8,
 }
 
 impl Idle {
@@ -91,6 +147,8 @@ impl Idle {
             num_sleepers: AtomicUsize::new(0),
             sleepers: Mutex::new(Vec::with_capacity(workers)),
             parkers: (0..workers).map(|_| CachePadded::new(Parker::default())).collect(),
+            net: OnceLock::new(),
+            poll_token: AtomicU8::new(FREE),
         }
     }
 
@@ -124,12 +182,19 @@ impl Idle {
         if self.searching.load(SeqCst) != 0 {
             return false;
         }
-        let Some(i) = list.pop() else { return false };
+        // The most recent sleeper, but not the one in the poller if another
+        // sleeps: that one stays where socket events reach it.
+        let Some(pos) =
+            list.iter().rposition(|&w| !self.parkers[w].polling_hint.load(Acquire)).or(list.len().checked_sub(1))
+        else {
+            return false;
+        };
+        let i = list.remove(pos);
         self.num_sleepers.fetch_sub(1, SeqCst);
         // The woken worker starts out searching; count it now.
         self.searching.fetch_add(1, SeqCst);
         drop(list);
-        self.parkers[i].unpark();
+        self.parkers[i].unpark(self.net());
         true
     }
 
@@ -160,14 +225,101 @@ impl Idle {
         }
     }
 
+    fn net(&self) -> Option<&dyn NetPoll> {
+        self.net.get().map(|n| &**n)
+    }
+
+    /// Gives idle workers a socket poller (the first one given stays).
+    pub fn set_net(&self, net: Arc<dyn NetPoll>) {
+        let _ = self.net.set(net);
+    }
+
+    /// Polls the sockets without blocking, unless another worker is in the
+    /// poller; the tasks made ready are woken on the calling worker.
+    /// Returns whether it woke any.
+    pub fn poll_now(&self) -> bool {
+        let Some(net) = self.net() else { return false };
+        if self.poll_token.compare_exchange(FREE, BRIEF, Acquire, Relaxed).is_err() {
+            return false;
+        }
+        net.wait(Some(Duration::ZERO));
+        let woken = net.dispatch();
+        self.poll_token.store(FREE, Release);
+        woken > 0
+    }
+
+    /// Sleeps after the re-check of `Worker::park` found nothing: in the
+    /// socket poller if there is one and no other worker is in it, else on
+    /// the parker. Returns counted as searching (see `Worker::park`).
+    ///
+    /// The poller is a third way to sleep, under the same protocol: the
+    /// worker is in the sleeper list either way, and a producer that pops
+    /// it unparks it. The parker's `polling` flag, set and read under its
+    /// mutex, says whether that unpark signals the condvar or interrupts
+    /// the poll: `begin_poll` sets it only if no unpark came yet, and an
+    /// unpark that sees it calls `interrupt` (the poller's waker, an
+    /// eventfd: an interrupt before the poll blocks makes it return at
+    /// once, so none is lost).
+    ///
+    /// Back from the poll, the worker dispatches the events while still in
+    /// the sleeper list: the tasks they wake go to its own next slot and
+    /// queue (it will run them itself, without a hand-over), and any it
+    /// pushes to its stealable queue is announced as usual (`notify_one`
+    /// may even pop this worker: then it is notified). If it woke nobody
+    /// and nobody unparked it (readiness nobody waited for, or a stale
+    /// interrupt), it polls again without ever leaving the list. Else it
+    /// leaves the sleeping state: notified (popped: the producer counted it
+    /// as searching), or still in the list, and then it takes itself out
+    /// (`cancel_sleep`) — or, if a producer popped it in between, waits for
+    /// that producer's unpark, which is on its way.
+    ///
+    /// A worker that finds the poller held only briefly (another worker
+    /// polling without blocking, or dispatching) waits for it rather than
+    /// parking: else it could sleep on its parker while the holder goes on
+    /// to run what it found, leaving no idle worker in the poller while
+    /// one is idle (events would then wait for a busy worker's next poll).
     pub fn park(&self, worker: usize) {
-        self.parkers[worker].park();
+        let p = &self.parkers[worker];
+        if let Some(net) = self.net() {
+            let took = loop {
+                match self.poll_token.compare_exchange(FREE, ASLEEP, Acquire, Relaxed) {
+                    Ok(_) => break true,
+                    Err(ASLEEP) => break false,
+                    Err(_) => std::thread::yield_now(),
+                }
+            };
+            if took {
+                loop {
+                    if !p.begin_poll() {
+                        // Popped and unparked (consumed): searching.
+                        break;
+                    }
+                    self.poll_token.store(ASLEEP, Relaxed);
+                    net.wait(None);
+                    self.poll_token.store(BRIEF, Relaxed);
+                    let woken = net.dispatch();
+                    let notified = p.end_poll();
+                    if notified {
+                        break;
+                    }
+                    if woken > 0 {
+                        if !self.cancel_sleep(worker) {
+                            p.park();
+                        }
+                        break;
+                    }
+                }
+                self.poll_token.store(FREE, Release);
+                return;
+            }
+        }
+        p.park();
     }
 
     /// Shutdown: wake everyone (each parker remembers it).
     pub fn unpark_all(&self) {
         for p in self.parkers.iter() {
-            p.unpark();
+            p.unpark(self.net());
         }
     }
 

@@ -131,6 +131,28 @@ where
     }
 }
 
+/// A readiness poller that idle workers poll instead of a thread of its
+/// own (Go's netpoller; `crate::io::PollCore` is the one the VM uses).
+/// The scheduler lets one worker at a time into `wait` and `dispatch` (its
+/// poll token): a worker whose queues run dry polls without blocking; the
+/// last to go to sleep blocks in `wait` instead of on its parker, and is
+/// `interrupt`ed when a producer wakes it. The tasks `dispatch` wakes are
+/// woken from that worker (with [`Scheduler::wake`], so into its own next
+/// slot and queue) and run there, with no hand-over to another thread.
+/// See `idle.rs` for the sleeping protocol with this third way to sleep.
+pub trait NetPoll: Send + Sync + 'static {
+    /// Waits for readiness events for at most `timeout` (`None`: until one
+    /// comes or [`NetPoll::interrupt`] is called), and keeps them for
+    /// `dispatch`. Wakes nobody.
+    fn wait(&self, timeout: Option<Duration>);
+    /// Wakes the waiters of what the last `wait` found; how many tasks it
+    /// woke.
+    fn dispatch(&self) -> usize;
+    /// Makes a `wait` under way, or the next one, return at once. Any
+    /// thread.
+    fn interrupt(&self);
+}
+
 /// The worker count to use when none is given: `RAYA_WORKERS` if it is a
 /// positive integer, else the number of cores.
 pub fn default_workers() -> usize {
@@ -354,6 +376,12 @@ impl<T: Send + 'static> Scheduler<T> {
         // The job leaves the scheduler (handed back to the caller).
         inner.job_left();
         Some(job)
+    }
+
+    /// Gives the workers a socket poller to poll when idle ([`NetPoll`]).
+    /// The first one given stays for the scheduler's life.
+    pub fn set_net_poll(&self, net: Arc<dyn NetPoll>) {
+        self.inner.idle.set_net(net);
     }
 
     /// Keeps the scheduler from being quiescent until the matching

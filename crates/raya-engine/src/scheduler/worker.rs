@@ -217,7 +217,18 @@ impl<T: Send + 'static> WorkerCx<T> {
                 return;
             }
             tick = tick.wrapping_add(1);
+            // Invariant (fairness of sockets): a worker that never runs out
+            // of work still polls the sockets every 61st tick, so a task
+            // made ready by the network waits at most that long while
+            // other workers sleep away from the poller.
+            if tick.is_multiple_of(INJECTOR_CHECK_INTERVAL) {
+                inner.idle.poll_now();
+            }
             let mut job = self.find_local(tick);
+            if job.is_none() && inner.idle.poll_now() {
+                // Ready sockets' tasks run here, as the next job.
+                job = self.find_local(tick);
+            }
             if job.is_none() {
                 if !searching {
                     inner.idle.begin_searching();
@@ -259,6 +270,10 @@ impl<T: Send + 'static> WorkerCx<T> {
             }
             while let Some(job) = steal_one(|| inner.injector.steal()) {
                 s.pool.borrow_mut().push(job);
+            }
+            if s.pool.borrow().is_empty() {
+                // Ready sockets before virtual time moves on.
+                inner.idle.poll_now();
             }
             // Timers that came due while jobs ran join the runnable ones
             // (a task spinning until a timer's callback sets a flag).

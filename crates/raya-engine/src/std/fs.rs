@@ -397,6 +397,16 @@ fn open(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Valu
     )
 }
 
+/// A line read from a file as a string: ASCII (the common case) straight
+/// from the buffer, without a `Box<str>` of its own for a short one.
+fn line_value(ctx: &mut NativeCtx, line: std::borrow::Cow<'_, str>) -> Value {
+    if line.is_ascii() {
+        ctx.rt.heap.alloc_ascii_str(&line)
+    } else {
+        ctx.str(line)
+    }
+}
+
 /// `file.readLine()`: the next line without its `\n` or `\r\n`, or null at
 /// end of file (a last line without `\n` is still a line).
 fn file_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
@@ -406,9 +416,10 @@ fn file_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<V
             drop(g);
             return Err(closed_error(ctx, "read"));
         }
-        if let Some(r) = g.rb.try_line() {
-            drop(g);
-            return answer(ctx, r, |ctx, line| line.map_or(Value::NULL, |l| ctx.str(l)));
+        // The string is made from the buffer itself (no copy in between),
+        // while the state is still locked.
+        if let Some(r) = g.rb.try_line_ref() {
+            return answer(ctx, r, |ctx, line| line.map_or(Value::NULL, |l| line_value(ctx, l)));
         }
     }
     block_then_rerun(ctx, "reading a file", move || {

@@ -417,6 +417,13 @@ impl ReadBuf {
     /// The next line (without `\n` or `\r\n`; a last line without `\n` is a
     /// line), `Ok(None)` at the end, or None when a refill is needed.
     pub fn try_line(&mut self) -> Option<Result<Option<String>, IoFailure>> {
+        self.try_line_ref().map(|r| r.map(|l| l.map(Cow::into_owned)))
+    }
+
+    /// [`ReadBuf::try_line`] borrowing the line from the buffer when it is
+    /// valid UTF-8 (so the caller can make its string without a copy in
+    /// between).
+    pub fn try_line_ref(&mut self) -> Option<Result<Option<Cow<'_, str>>, IoFailure>> {
         let line = match self.newline_from(0) {
             Some(i) => {
                 let start = self.pos;
@@ -442,8 +449,8 @@ impl ReadBuf {
         // `from_utf8` validates ASCII a word at a time; the lossy decoder
         // only for what is not valid UTF-8.
         let line = match std::str::from_utf8(line) {
-            Ok(s) => s.to_owned(),
-            Err(_) => String::from_utf8_lossy(line).into_owned(),
+            Ok(s) => Cow::Borrowed(s),
+            Err(_) => String::from_utf8_lossy(line),
         };
         Some(Ok(Some(line)))
     }

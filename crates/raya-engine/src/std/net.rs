@@ -455,7 +455,7 @@ fn connect_polled(ctx: &mut NativeCtx, to: SocketAddr, addr: &str) -> Result<Val
     let h = poller_of(ctx)?;
     let Ok(poller) = h.poller() else { unreachable!("poller_of started it") };
     let id = ctx.task.id;
-    let pending = poller.connecting.lock().remove(&id).filter(|(a, _)| a == addr).map(|(_, src)| src);
+    let pending = poller.connecting().lock().remove(&id).filter(|(a, _)| a == addr).map(|(_, src)| src);
     let src = match pending {
         Some(src) => src,
         None => {
@@ -489,8 +489,11 @@ fn connect_polled(ctx: &mut NativeCtx, to: SocketAddr, addr: &str) -> Result<Val
     match outcome {
         Ok(Some((local, remote))) => Ok(conn_value(ctx.rt, src, local, remote)),
         Ok(None) => {
-            poller.connecting.lock().insert(id, (addr.to_string(), src.clone()));
-            Ok(suspend_on(ctx, &src, Direction::Write, seen, "in net.connect"))
+            poller.connecting().lock().insert(id, (addr.to_string(), src.clone()));
+            streak_ends(ctx);
+            let wait = IoWait::new(src.clone(), Direction::Write, seen, "in net.connect", None).connecting(id);
+            ctx.rt.suspend = Some(Wait::Object(Box::new(wait)));
+            Ok(Value::UNDEFINED)
         }
         Err(e) => {
             src.close(&mut ctx.rt.woken);
