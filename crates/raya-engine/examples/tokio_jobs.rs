@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 const SCRIPT: &str = r#"
 let handled = 0;
 const seen = new Map<string, number>();
+// Calls run in parallel on several workers: a read-modify-write of shared
+// state is two operations, so the counters are updated under a lock.
+const counters = new Mutex();
 
 // One job: "look up" its user (a host call that waits on Tokio), then
 // compute a score. Every 100th job is slow and hits the host's time-out.
@@ -25,8 +28,10 @@ export async function handle(job: { id: number, user: string }): Task<{ id: numb
   const profile = await lookup(job.user, job.id % 100 == 99 ? 5000 : 1);
   let score = 0;
   for (let i = 0; i < 1000; i++) score = (score + i * profile.weight) % 9973;
+  counters.lock();
   handled++;
   seen.set(job.user, (seen.get(job.user) ?? 0) + 1);
+  counters.unlock();
   return { id: job.id, score };
 }
 
