@@ -23,9 +23,9 @@
 //! * Host functions are globals of the script: [`Vm::compile_source`] and
 //!   [`Vm::compile_file`] compile with the registered names as extra
 //!   globals (slots right after the built-ins), and [`Vm::execute`] fills
-//!   those slots with natives. A native is a plain `fn`, so each slot gets
-//!   one of [`MAX_HOST_FNS`] trampolines that finds its closure by index in
-//!   the running program's host table (reached through
+//!   those slots with natives: one `fn` for all of them, whose data (given
+//!   to it as `this`) is the index of the closure in the running program's
+//!   host table (reached through
 //!   [`crate::driver::current_handle`]). Typed closures ([`HostFunction`])
 //!   are wrapped into the one slice-taking form there.
 //! * Values cross the boundary as owned [`HostValue`]s (deep copies), so no
@@ -67,8 +67,9 @@
 #![warn(missing_docs)]
 
 /// Sixteen instances of a const-generic native `$t::<I>` (for `I` from
-/// `$hi * 16`): host functions and `UserData` methods are dispatched by
-/// index through tables of these, since a `NativeFn` carries no closure.
+/// `$hi * 16`): `UserData` methods (whose `this` is the receiver, so it cannot carry
+/// an index) are dispatched by index through tables of these, since a
+/// `NativeFn` carries no closure.
 macro_rules! tramps16 {
     ($t:ident, $hi:literal) => {
         [
@@ -116,7 +117,7 @@ pub use crate::std::{Capabilities, Capability};
 use crate::sync::{Outcome, PromiseCell, Resume};
 use crate::vm::atom::Atom;
 use crate::vm::native::NativeCtx;
-use crate::vm::object::{Body, Function, Mut, Native, NativeFn, ObjectData, PropMap};
+use crate::vm::object::{Body, Function, Mut, Native, ObjectData, PropMap};
 use crate::vm::task::Task;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::{Condvar, Mutex};
@@ -129,7 +130,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-/// The most host functions one [`Vm`] can register.
+/// The most host functions one [`Vm`] can register (a bound kept so that a
+/// runaway registration loop fails early).
 pub const MAX_HOST_FNS: usize = 256;
 
 // ---- values ----------------------------------------------------------------------
@@ -536,7 +538,7 @@ enum HostFn {
     Future(FutureFn),
 }
 
-/// The host functions of one run, by trampoline index, and the VM's
+/// The host functions of one run, by index, and the VM's
 /// interrupt callback.
 pub(crate) struct HostTable {
     fns: Vec<(&'static str, HostFn)>,
@@ -559,29 +561,11 @@ fn intern_name(name: &str) -> &'static str {
     n
 }
 
-fn trampoline<const I: usize>(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
-    call_host(ctx, I, args)
+/// Every host function is this one native; its index in the host table
+/// is the native's data, which the interpreter passes as `this`.
+fn host_native(ctx: &mut NativeCtx, index: Value, args: &[Value]) -> Result<Value, Value> {
+    call_host(ctx, index.as_number() as usize, args)
 }
-
-/// One native per host-function index (`TRAMPOLINES[i / 16][i % 16]`).
-static TRAMPOLINES: [[NativeFn; 16]; 16] = [
-    tramps16!(trampoline, 0),
-    tramps16!(trampoline, 1),
-    tramps16!(trampoline, 2),
-    tramps16!(trampoline, 3),
-    tramps16!(trampoline, 4),
-    tramps16!(trampoline, 5),
-    tramps16!(trampoline, 6),
-    tramps16!(trampoline, 7),
-    tramps16!(trampoline, 8),
-    tramps16!(trampoline, 9),
-    tramps16!(trampoline, 10),
-    tramps16!(trampoline, 11),
-    tramps16!(trampoline, 12),
-    tramps16!(trampoline, 13),
-    tramps16!(trampoline, 14),
-    tramps16!(trampoline, 15),
-];
 
 type Deferred = Box<dyn FnOnce(&mut Runtime) + Send>;
 
@@ -1261,8 +1245,7 @@ impl Vm {
             }
             for (i, name) in names.iter().enumerate() {
                 if let Some(pos) = t.fns.iter().position(|(n, _)| n == name) {
-                    let native =
-                        Native { name: t.fns[pos].0, f: TRAMPOLINES[pos / 16][pos % 16], data: Value::UNDEFINED };
+                    let native = Native { name: t.fns[pos].0, f: host_native, data: Value::number(pos as f64) };
                     let f = rt.heap.alloc(Body::Function(Function::Native(native)));
                     rt.world.globals.set(first + i, f);
                 }
