@@ -49,7 +49,12 @@ fn enter(p: &mut Repl, line: &str, output: &str) {
 }
 
 /// Ctrl-D on an empty line leaves, with exit code 0.
+///
+/// The key is sent only once the prompt is back: between two inputs the
+/// terminal is in cooked mode, where a Ctrl-D (or Ctrl-C) typed early is
+/// taken by the kernel, not by the line editor.
 fn leave(mut p: Repl) {
+    p.expect("> ").expect("the prompt before Ctrl-D");
     p.send(ControlCode::EndOfTransmission).unwrap();
     p.expect(Eof).expect("the REPL ends");
     let status = p.get_process_mut().wait().unwrap();
@@ -137,6 +142,7 @@ fn ctrl_c_twice_on_an_empty_line_leaves() {
     let mut p = start(&data_dir("ctrlc"));
     p.send(ControlCode::EndOfText).unwrap();
     p.expect("press Ctrl-C again").unwrap();
+    p.expect("> ").expect("the prompt again (see `leave`)");
     p.send(ControlCode::EndOfText).unwrap();
     p.expect(Eof).expect("the REPL ends");
 }
