@@ -465,12 +465,15 @@ fn join(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
         Ok(out) => Ok(ctx.rt.heap.alloc_buf(out)),
         Err(JoinError::TooLong) => Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH)),
         Err(JoinError::TooDeep) => Err(ctx.range_error("Maximum call stack size exceeded")),
+        Err(JoinError::Symbol) => Err(ctx.type_error("Cannot convert a Symbol value to a string")),
     }
 }
 
 enum JoinError {
     TooLong,
     TooDeep,
+    /// A symbol element: JS's `join` converts with ToString, which throws.
+    Symbol,
 }
 
 impl From<ops::Fault> for JoinError {
@@ -503,6 +506,8 @@ fn join_into(out: &mut StrBuf, arr: Value, sep: &str, visiting: &mut Vec<Value>)
             let r = join_into(out, v, ",", visiting);
             visiting.pop();
             r?;
+        } else if ops::symbol_atom(v).is_some() {
+            return Err(JoinError::Symbol);
         } else {
             push_join_part(out, v)?;
         }

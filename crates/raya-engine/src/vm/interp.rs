@@ -27,7 +27,8 @@ use super::link::RtProto;
 use super::native::NativeCtx;
 use super::object::{
     Accessor, Body, BuiltinKind, ClassData, Closure, Function, GenMode, GenResume, GenRun, GenState, IterState, Mut,
-    MutRef, ObjectData, PropMap, USER_DONE, USER_GOT_ITER, USER_PENDING, USER_READY, USER_START,
+    MutRef, ObjectData, PropMap, USER_DONE, USER_GOT_ITER, USER_GOT_METHOD, USER_GOT_NEXT, USER_PENDING, USER_READY,
+    USER_START,
 };
 use super::ops::{self, Fault, Got, Put};
 use super::runtime::{make_closure, Runtime};
@@ -89,6 +90,12 @@ enum Invoked {
 /// A `TypeError` for an operator applied to non-numbers.
 fn operand_fault(op: &str, x: Value, y: Value) -> Fault {
     Fault::Type(format!("Cannot apply '{}' to {} and {}", op, describe_type(x), describe_type(y)))
+}
+
+/// Implicit conversion of a symbol to text (`"a" + s`, `${s}`) is an
+/// error in JS; `String(s)` and `s.toString()` are the explicit forms.
+fn symbol_to_string_fault() -> Fault {
+    Fault::Type("Cannot convert a Symbol value to a string".into())
 }
 
 fn describe_type(v: Value) -> &'static str {
@@ -1555,6 +1562,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         } else if let Some(m) = self.user_to_string(x) {
                             save_pc!();
                             invoked!(self.call_above(task, m, x, &[], base + dst as usize, 0));
+                        } else if ops::symbol_atom(x).is_some() {
+                            fault!(symbol_to_string_fault());
                         } else {
                             let s = tri!(ops::try_to_display(x));
                             let s = self.rt.heap.alloc_str(s);
@@ -1577,6 +1586,9 @@ impl<'rt> TaskInterpreter<'rt> {
                         // Parts that are strings have known lengths: a
                         // result that is surely too long fails before
                         // anything is built.
+                        if (0..count).any(|i| ops::symbol_atom(reg!(start + i)).is_some()) {
+                            fault!(symbol_to_string_fault());
+                        }
                         let (mut known, mut bytes) = (0usize, 0usize);
                         for i in 0..count {
                             match reg!(start + i).as_obj().and_then(|o| o.as_str()) {
@@ -1922,7 +1934,27 @@ impl<'rt> TaskInterpreter<'rt> {
                                 let epoch = super::shape::method_epoch();
                                 let m = match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, recv, key)) {
                                     Got::Value(v) => v,
-                                    Got::Getter(_) => Value::UNDEFINED,
+                                    Got::Getter(g) => {
+                                        // `o.m(args)` where `m` is an accessor:
+                                        // the prelude runs the getter and calls
+                                        // what it returns, into this call's
+                                        // result register.
+                                        let message =
+                                            format!("{}.{} is not a function", receiver_name(recv), key.as_str());
+                                        let message = self.rt.heap.alloc_str(message);
+                                        let args = self
+                                            .rt
+                                            .heap
+                                            .alloc_array(task.regs[fa + 2..fa + 2 + argc as usize].to_vec());
+                                        invoked!(self.call_prelude(
+                                            task,
+                                            "__callGetter",
+                                            &[g, recv, message, args],
+                                            fa,
+                                            0
+                                        ));
+                                        continue;
+                                    }
                                 };
                                 if !ops::is_callable(m) {
                                     fault!(Fault::Type(format!(
@@ -2387,15 +2419,34 @@ impl<'rt> TaskInterpreter<'rt> {
                                     }
                                 };
                                 match phase {
-                                    USER_START => {
-                                        let m = match tri!(ops::get_prop(
-                                            &self.rt.realm,
-                                            &mut self.rt.heap,
-                                            src,
-                                            names::ITERATOR
-                                        )) {
-                                            Got::Value(m) => m,
-                                            Got::Getter(_) => Value::UNDEFINED,
+                                    USER_START | USER_GOT_METHOD => {
+                                        let m = if phase == USER_GOT_METHOD {
+                                            reg!(dst)
+                                        } else {
+                                            match tri!(ops::get_prop(
+                                                &self.rt.realm,
+                                                &mut self.rt.heap,
+                                                src,
+                                                names::ITERATOR
+                                            )) {
+                                                Got::Value(m) => m,
+                                                Got::Getter(g) => {
+                                                    // `get [Symbol.iterator]()`: its
+                                                    // result is the method.
+                                                    set_phase(USER_GOT_METHOD, it, next);
+                                                    ip = unsafe { ip.sub(1) };
+                                                    save_pc!();
+                                                    invoked!(self.call_above(
+                                                        task,
+                                                        g,
+                                                        src,
+                                                        &[],
+                                                        base + dst as usize,
+                                                        0
+                                                    ));
+                                                    continue;
+                                                }
+                                            }
                                         };
                                         set_phase(USER_GOT_ITER, it, next);
                                         ip = unsafe { ip.sub(1) };
@@ -2417,9 +2468,21 @@ impl<'rt> TaskInterpreter<'rt> {
                                             names::NEXT
                                         )) {
                                             Got::Value(n) => n,
-                                            Got::Getter(_) => Value::UNDEFINED,
+                                            Got::Getter(g) => {
+                                                // `get next()`: its result is the
+                                                // `next` method, read once.
+                                                set_phase(USER_GOT_NEXT, it, next);
+                                                ip = unsafe { ip.sub(1) };
+                                                save_pc!();
+                                                invoked!(self.call_above(task, g, it, &[], base + dst as usize, 0));
+                                                continue;
+                                            }
                                         };
                                         set_phase(USER_READY, it, n);
+                                        ip = unsafe { ip.sub(1) };
+                                    }
+                                    USER_GOT_NEXT => {
+                                        set_phase(USER_READY, it, reg!(dst));
                                         ip = unsafe { ip.sub(1) };
                                     }
                                     USER_READY => {
@@ -2495,7 +2558,15 @@ impl<'rt> TaskInterpreter<'rt> {
                                 let m = match tri!(ops::get_prop(&self.rt.realm, &mut self.rt.heap, it, names::RETURN))
                                 {
                                     Got::Value(m) => m,
-                                    Got::Getter(_) => Value::UNDEFINED,
+                                    Got::Getter(g) => {
+                                        // `get return()`: call what it gives,
+                                        // if anything.
+                                        save_pc!();
+                                        let args = self.rt.heap.alloc_array(Vec::new());
+                                        let call = [g, it, Value::UNDEFINED, args];
+                                        invoked!(self.call_prelude(task, "__callGetter", &call, 0, flags::DISCARD));
+                                        continue;
+                                    }
                                 };
                                 if ops::is_callable(m) {
                                     save_pc!();
@@ -2853,6 +2924,9 @@ impl<'rt> TaskInterpreter<'rt> {
                 strbuf::check_len(a.utf16_len as usize + b.utf16_len as usize)?;
                 let js = crate::vm::object::JsStr::concat(a, b)?;
                 return Ok(self.rt.heap.alloc(Body::Str(js)));
+            }
+            (Some(_), None) | (None, Some(_)) if ops::symbol_atom(x).or(ops::symbol_atom(y)).is_some() => {
+                return Err(symbol_to_string_fault());
             }
             (Some(a), None) => {
                 let mut s = StrBuf::new();

@@ -799,12 +799,16 @@ pub enum IterState {
 }
 
 /// [`IterState::User`] phases: `[Symbol.iterator]()` not called yet; its
-/// result is due; ready for `next()`; `next()`'s result is due; done.
+/// result is due; ready for `next()`; `next()`'s result is due; done. And
+/// for accessors: the `Symbol.iterator` getter's result (the method) is
+/// due; the `next` getter's result is due.
 pub const USER_START: u8 = 0;
 pub const USER_GOT_ITER: u8 = 1;
 pub const USER_READY: u8 = 2;
 pub const USER_PENDING: u8 = 3;
 pub const USER_DONE: u8 = 4;
+pub const USER_GOT_METHOD: u8 = 5;
+pub const USER_GOT_NEXT: u8 = 6;
 
 /// How a generator is resumed.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
