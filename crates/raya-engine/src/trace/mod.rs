@@ -195,8 +195,13 @@ pub struct GcPause {
 /// Everything the writer needs besides the events.
 pub struct TraceInput<'a> {
     pub tracer: &'a Tracer,
-    /// Each worker's events, by worker index, in chunks.
+    /// Each thread's events, in chunks: the workers by index, then the
+    /// embedder's threads that ran calls of a loaded program themselves
+    /// (from `first_caller` on).
     pub workers: Vec<Vec<Vec<Event>>>,
+    pub first_caller: usize,
+    /// The main task's id (its slices are titled `<main>`).
+    pub main: u32,
     pub gc: Vec<GcPause>,
     /// `file:line:col` of a site.
     pub site_text: &'a dyn Fn(Site) -> String,
@@ -285,8 +290,13 @@ pub fn write(input: &TraceInput, w: &mut impl Write) -> std::io::Result<()> {
         let tid = (wi + 1) as u64;
         o.s(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":");
         o.u(tid);
-        o.s(",\"args\":{\"name\":\"worker ");
-        o.u(wi as u64);
+        if wi < input.first_caller {
+            o.s(",\"args\":{\"name\":\"worker ");
+            o.u(wi as u64);
+        } else {
+            o.s(",\"args\":{\"name\":\"host thread ");
+            o.u((wi - input.first_caller) as u64);
+        }
         o.s("\"}}");
         o.s(",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":");
         o.u(tid);
@@ -294,8 +304,7 @@ pub fn write(input: &TraceInput, w: &mut impl Write) -> std::io::Result<()> {
         o.u(wi as u64);
         o.s("}}");
     }
-    // Slice titles of tasks, from their spawns (main is task 1 and never
-    // spawned).
+    // Slice titles of tasks, from their spawns (main is never spawned).
     let mut titles: std::collections::HashMap<u32, String> = std::collections::HashMap::new();
     for e in input.workers.iter().flatten().flatten() {
         if let Event::Spawn { child, name, .. } = e {
@@ -349,7 +358,7 @@ pub fn write(input: &TraceInput, w: &mut impl Write) -> std::io::Result<()> {
                     }
                     let title = titles
                         .entry(*task)
-                        .or_insert_with(|| format!("task {task} {}", if *task == 1 { "<main>" } else { "?" }));
+                        .or_insert_with(|| format!("task {task} {}", if *task == input.main { "<main>" } else { "?" }));
                     o.s(",\n{\"name\":");
                     o.json(title);
                     o.s(",\"cat\":\"task\",\"ph\":\"X\",\"pid\":1,\"tid\":");
@@ -500,6 +509,8 @@ mod tests {
         let input = TraceInput {
             tracer: &tracer,
             workers: vec![vec![w0], vec![w1]],
+            first_caller: 2,
+            main: 1,
             gc: vec![GcPause { stop: ms(1), start: ms(2), end: ms(3) }],
             site_text: &|_| "f:1:1".into(),
         };

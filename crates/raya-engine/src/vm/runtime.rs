@@ -248,6 +248,17 @@ pub struct World {
 }
 
 impl World {
+    /// `file:line:col` of a site.
+    pub fn site_text(&self, site: crate::sync::Site) -> String {
+        let sources = self.sources.read();
+        let file = site.file as usize;
+        if file >= sources.len() {
+            return "?".into();
+        }
+        let (line, col) = sources.line_col(file, site.offset);
+        format!("{}:{}:{}", sources.get(file).name, line, col)
+    }
+
     /// Writes to stderr (or its capture) after flushing stdout, so the two
     /// streams interleave as written. Any thread may call it.
     pub fn write_stderr(&self, s: &str) {
@@ -537,13 +548,7 @@ impl Runtime {
 
     /// `file:line:col` of a site.
     pub fn site_text(&self, site: crate::sync::Site) -> String {
-        let sources = self.world.sources.read();
-        let file = site.file as usize;
-        if file >= sources.len() {
-            return "?".into();
-        }
-        let (line, col) = sources.line_col(file, site.offset);
-        format!("{}:{}:{}", sources.get(file).name, line, col)
+        self.world.site_text(site)
     }
 
     pub fn stack_trace(&self, task: &Task) -> String {
