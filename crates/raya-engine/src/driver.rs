@@ -372,10 +372,12 @@ fn run_inner<R>(
         stalls: crate::trace::stall::threshold_from_env().map(|t| {
             let (world, heap) = (rt.world.clone(), rt.world.heap.clone());
             let collecting = Box::new(move || heap.is_stopping());
+            let w = rt.world.clone();
             crate::trace::stall::Stalls::start(
                 workers,
                 t,
                 collecting,
+                Box::new(move |task| w.stack_trace(task)),
                 Arc::new(move |line: String| world.write_stderr(&line)),
             )
         }),
@@ -1173,6 +1175,7 @@ impl VmRunner {
                 .tracer
                 .as_ref()
                 .map(|t| Box::new(crate::trace::Recorder::new(t.clone(), cx.worker_index())));
+            rt.stall = self.shared.stalls.as_ref().map(|s| s.probe(cx.worker_index()));
             rt
         });
         let mutator = rt.heap.enter(rt.slot.as_ref().expect("worker runtimes have a slot"));

@@ -855,8 +855,14 @@ impl<'rt> TaskInterpreter<'rt> {
         }
         let task_ref: &Task = task;
         let args = &task_ref.regs[args_at..args_at + argc];
+        // The stall watchdog may read the task's frames during the call.
+        let mark = self.rt.stall.as_ref().map(|p| p.enter_native(task_ref));
         let mut ctx = NativeCtx { rt: self.rt, task: task_ref };
-        f(&mut ctx, this, args).map_err(Fault::Thrown)
+        let r = f(&mut ctx, this, args);
+        if let Some(m) = mark {
+            m.leave();
+        }
+        r.map_err(Fault::Thrown)
     }
 
     /// Calls `func(this, args)` in a window above the current frame (used
@@ -991,8 +997,13 @@ impl<'rt> TaskInterpreter<'rt> {
     ) -> Result<Invoked, Fault> {
         let task_ref: &Task = task;
         let args = &task_ref.regs[f + 2..f + 2 + argc];
+        let mark = self.rt.stall.as_ref().map(|p| p.enter_native(task_ref));
         let mut ctx = NativeCtx { rt: self.rt, task: task_ref };
-        let v = ctor(&mut ctx, args).map_err(Fault::Thrown)?;
+        let v = ctor(&mut ctx, args);
+        if let Some(m) = mark {
+            m.leave();
+        }
+        let v = v.map_err(Fault::Thrown)?;
         task.regs[f] = v;
         Ok(Invoked::Done)
     }
@@ -1880,8 +1891,14 @@ impl<'rt> TaskInterpreter<'rt> {
                             // Instead of the frame's pc, which is stored
                             // only if the native does not simply return.
                             task.native_ip.set(ip as usize);
+                            // The stall watchdog may read the frames
+                            // during the call (`trace::stall`).
+                            let mark = self.rt.stall.as_ref().map(|p| p.enter_native(task));
                             let mut ctx = NativeCtx { rt: self.rt, task };
                             let result = n(&mut ctx, recv, args);
+                            if let Some(m) = mark {
+                                m.leave();
+                            }
                             task.native_ip.set(0);
                             match result {
                                 Ok(v) if self.rt.suspend.is_none() => {
@@ -2308,8 +2325,12 @@ impl<'rt> TaskInterpreter<'rt> {
                                     fault!(Fault::Type("internal: not iterable".into()));
                                 };
                                 task.native_ip.set(ip as usize);
+                                let mark = self.rt.stall.as_ref().map(|p| p.enter_native(task));
                                 let mut ctx = NativeCtx { rt: self.rt, task };
                                 let result = next(&mut ctx, obj, &[]);
+                                if let Some(m) = mark {
+                                    m.leave();
+                                }
                                 task.native_ip.set(0);
                                 match result {
                                     Err(e) => fault!(Fault::Thrown(e)),
