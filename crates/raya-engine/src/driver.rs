@@ -794,13 +794,13 @@ fn write_trace(world: &World, shared: &Shared, tracer: &crate::trace::Tracer, ca
     let mut workers = Vec::new();
     for slot in shared.runtimes.iter() {
         let events = match slot.try_lock_for(Duration::from_millis(50)) {
-            Some(mut g) => g.as_mut().and_then(|r| r.trace.take()).map(|r| r.into_events()).unwrap_or_default(),
-            None => Vec::new(),
+            Some(mut g) => g.as_mut().and_then(|r| r.trace.take()).map(|r| r.into_recorded()).unwrap_or_default(),
+            None => Default::default(),
         };
         workers.push(events);
     }
     let first_caller = workers.len();
-    workers.extend(callers.into_iter().map(|r| r.into_events()));
+    workers.extend(callers.into_iter().map(|r| r.into_recorded()));
     let gc = world.heap.stats.lock().log.take().unwrap_or_default();
     let site_text = |s: crate::sync::Site| world.site_text(s);
     let input =
@@ -1476,23 +1476,23 @@ fn trace_run_start(rec: &mut crate::trace::Recorder) -> u64 {
 }
 
 /// Traces: why the run that produced `outcome` stopped.
-fn trace_stop(rt: &Runtime, cell: &TaskCell, exec: &Task, outcome: &RunOutcome) -> crate::trace::Stop {
-    use crate::trace::Stop;
+fn trace_stop(rt: &mut Runtime, cell: &TaskCell, exec: &Task, outcome: &RunOutcome) -> crate::trace::Stop {
+    use crate::trace::{Stop, StopCode};
+    let (Some(rec), world) = (rt.trace.as_deref_mut(), &rt.world) else { return Stop::plain(StopCode::Completed) };
     match outcome {
-        RunOutcome::Preempted => Stop::Preempted,
-        RunOutcome::Completed(v) if is_waitable(*v) && crate::vm::interp::settled(*v).is_none() => Stop::Suspended {
-            what: "awaiting the task it returns".into(),
-            kind: "task",
-            object: 0,
-            site: rt.user_site(exec),
-        },
-        RunOutcome::Completed(_) => Stop::Completed,
-        RunOutcome::Failed(_) if cell.is_cancel_requested() => Stop::Cancelled,
-        RunOutcome::Failed(_) => Stop::Failed,
-        RunOutcome::Exited(_) => Stop::Exited,
+        RunOutcome::Preempted => Stop::plain(StopCode::Preempted),
+        RunOutcome::Completed(v) if is_waitable(*v) && crate::vm::interp::settled(*v).is_none() => {
+            let site = rec.user_site(world, exec);
+            rec.suspended("awaiting the task it returns".into(), "task", 0, site)
+        }
+        RunOutcome::Completed(_) => Stop::plain(StopCode::Completed),
+        RunOutcome::Failed(_) if cell.is_cancel_requested() => Stop::plain(StopCode::Cancelled),
+        RunOutcome::Failed(_) => Stop::plain(StopCode::Failed),
+        RunOutcome::Exited(_) => Stop::plain(StopCode::Exited),
         RunOutcome::Suspended(w) => {
             let (kind, object) = w.trace_info();
-            Stop::Suspended { what: w.describe(), kind, object, site: rt.user_site(exec) }
+            let site = rec.user_site(world, exec);
+            rec.suspended(w.describe(), kind, object, site)
         }
     }
 }
