@@ -180,10 +180,12 @@ pub struct Recorder {
     /// Descriptions and kinds of the waits runs suspended on, referred to
     /// by index from their [`Stop`]s.
     waits: Vec<(Cow<'static, str>, &'static str)>,
-    /// The last few static descriptions interned, by address: (text
-    /// address, text length, kind address, index). A program suspends on
-    /// a handful of kinds of wait, so a short scan finds nearly all.
-    recent: [(usize, usize, usize, u32); 4],
+    /// The last few static descriptions interned: (text address, index
+    /// into `waits`). A program suspends on a handful of kinds of wait,
+    /// so a short scan finds nearly all.
+    recent: [(usize, u32); 4],
+    /// Where the next entry of `recent` goes.
+    next_recent: usize,
     /// Per source file: 1 if it is the user's, 2 if built-in (0: not
     /// looked at yet), so finding a run's site takes no lock.
     user_files: Vec<u8>,
@@ -206,7 +208,8 @@ impl Recorder {
             cur: Vec::with_capacity(CHUNK),
             resume_at: None,
             waits: Vec::new(),
-            recent: [(0, 0, 0, 0); 4],
+            recent: [(0, u32::MAX); 4],
+            next_recent: 0,
             user_files: Vec::new(),
         }
     }
@@ -231,14 +234,22 @@ impl Recorder {
     pub fn suspended(&mut self, what: Cow<'static, str>, kind: &'static str, object: u32, site: Option<Site>) -> Stop {
         let wait = match what {
             Cow::Borrowed(text) => {
-                let key = (text.as_ptr() as usize, text.len(), kind.as_ptr() as usize);
-                match self.recent.iter().find(|r| (r.0, r.1, r.2) == key) {
-                    Some(r) => r.3,
+                let addr = text.as_ptr() as usize;
+                let same = |&(a, i): &(usize, u32)| {
+                    // The address alone could be a prefix's: check the rest.
+                    a == addr
+                        && self
+                            .waits
+                            .get(i as usize)
+                            .is_some_and(|(w, k)| w.len() == text.len() && std::ptr::eq(k.as_ptr(), kind.as_ptr()))
+                };
+                match self.recent.iter().find(|r| same(r)) {
+                    Some(&(_, i)) => i,
                     None => {
                         let i = self.waits.len() as u32;
                         self.waits.push((what, kind));
-                        self.recent.rotate_right(1);
-                        self.recent[0] = (key.0, key.1, key.2, i);
+                        self.recent[self.next_recent] = (addr, i);
+                        self.next_recent = (self.next_recent + 1) % self.recent.len();
                         i
                     }
                 }
@@ -540,9 +551,9 @@ pub fn write(input: &TraceInput, w: &mut impl Write) -> std::io::Result<()> {
                         // Inside the waker's slice, where viewers bind it.
                         arrow(&mut o, tid, end.saturating_sub(1).max(*start), *task, *woke);
                     }
-                    let title = titles.entry(*task).or_insert_with(|| {
-                        title(*task, if *task == input.main { "<main>" } else { "?" })
-                    });
+                    let title = titles
+                        .entry(*task)
+                        .or_insert_with(|| title(*task, if *task == input.main { "<main>" } else { "?" }));
                     o.s(",\n{\"name\":");
                     o.buf.extend_from_slice(title);
                     o.s(",\"cat\":\"task\",\"ph\":\"X\",\"pid\":1,\"tid\":");

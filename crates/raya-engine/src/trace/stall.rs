@@ -88,32 +88,23 @@ pub struct Probe {
 // made of atomics.
 unsafe impl Send for Probe {}
 
-/// What the interpreter keeps across a native call (the call borrows the
-/// runtime): the slot, valid while the runtime's [`Probe`] lives.
-#[derive(Clone, Copy)]
-pub struct NativeMark(*const Slot);
-
 impl Probe {
     /// Marks the start of a native call made by `task` (which the call
     /// sees by shared reference only: its frames do not change until
-    /// [`NativeMark::leave`]).
+    /// [`Probe::leave_native`]).
     #[inline]
-    pub fn enter_native(&self, task: &Task) -> NativeMark {
-        // SAFETY: see `Probe::slot`.
+    pub fn enter_native(&self, task: &Task) {
+        // SAFETY: `slot` points into `_stalls`, which `self` owns.
         let s = unsafe { &*self.slot };
         // Release: the watchdog reads the frames written before.
         s.native.store(task as *const Task as *mut Task, Ordering::Release);
-        NativeMark(self.slot)
     }
-}
 
-impl NativeMark {
     /// Marks the end of the native call: after this the task may change.
     #[inline]
-    pub fn leave(self) {
-        // SAFETY: the runtime's probe, which owns the slot, outlives the
-        // call.
-        let s = unsafe { &*self.0 };
+    pub fn leave_native(&self) {
+        // SAFETY: as in `enter_native`.
+        let s = unsafe { &*self.slot };
         s.native.store(std::ptr::null_mut(), Relaxed);
         // With the watchdog's `membarrier`, a full fence (module docs).
         compiler_fence(Ordering::SeqCst);

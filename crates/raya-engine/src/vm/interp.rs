@@ -842,6 +842,9 @@ impl<'rt> TaskInterpreter<'rt> {
         Ok(Invoked::Done)
     }
 
+    // Inlined as before the stall marks were added: a call per native
+    // call was measurable in loops of natives.
+    #[inline(always)]
     fn call_native(
         &mut self,
         task: &mut Task,
@@ -856,11 +859,13 @@ impl<'rt> TaskInterpreter<'rt> {
         let task_ref: &Task = task;
         let args = &task_ref.regs[args_at..args_at + argc];
         // The stall watchdog may read the task's frames during the call.
-        let mark = self.rt.stall.as_ref().map(|p| p.enter_native(task_ref));
+        if let Some(p) = &self.rt.stall {
+            p.enter_native(task_ref);
+        }
         let mut ctx = NativeCtx { rt: self.rt, task: task_ref };
         let r = f(&mut ctx, this, args);
-        if let Some(m) = mark {
-            m.leave();
+        if let Some(p) = &self.rt.stall {
+            p.leave_native();
         }
         r.map_err(Fault::Thrown)
     }
@@ -997,11 +1002,13 @@ impl<'rt> TaskInterpreter<'rt> {
     ) -> Result<Invoked, Fault> {
         let task_ref: &Task = task;
         let args = &task_ref.regs[f + 2..f + 2 + argc];
-        let mark = self.rt.stall.as_ref().map(|p| p.enter_native(task_ref));
+        if let Some(p) = &self.rt.stall {
+            p.enter_native(task_ref);
+        }
         let mut ctx = NativeCtx { rt: self.rt, task: task_ref };
         let v = ctor(&mut ctx, args);
-        if let Some(m) = mark {
-            m.leave();
+        if let Some(p) = &self.rt.stall {
+            p.leave_native();
         }
         let v = v.map_err(Fault::Thrown)?;
         task.regs[f] = v;
@@ -1893,11 +1900,13 @@ impl<'rt> TaskInterpreter<'rt> {
                             task.native_ip.set(ip as usize);
                             // The stall watchdog may read the frames
                             // during the call (`trace::stall`).
-                            let mark = self.rt.stall.as_ref().map(|p| p.enter_native(task));
+                            if let Some(p) = &self.rt.stall {
+                                p.enter_native(task);
+                            }
                             let mut ctx = NativeCtx { rt: self.rt, task };
                             let result = n(&mut ctx, recv, args);
-                            if let Some(m) = mark {
-                                m.leave();
+                            if let Some(p) = &self.rt.stall {
+                                p.leave_native();
                             }
                             task.native_ip.set(0);
                             match result {
@@ -2325,11 +2334,13 @@ impl<'rt> TaskInterpreter<'rt> {
                                     fault!(Fault::Type("internal: not iterable".into()));
                                 };
                                 task.native_ip.set(ip as usize);
-                                let mark = self.rt.stall.as_ref().map(|p| p.enter_native(task));
+                                if let Some(p) = &self.rt.stall {
+                                    p.enter_native(task);
+                                }
                                 let mut ctx = NativeCtx { rt: self.rt, task };
                                 let result = next(&mut ctx, obj, &[]);
-                                if let Some(m) = mark {
-                                    m.leave();
+                                if let Some(p) = &self.rt.stall {
+                                    p.leave_native();
                                 }
                                 task.native_ip.set(0);
                                 match result {
