@@ -37,7 +37,7 @@
 //! This is Dekker's mutual exclusion with the worker's fence supplied by
 //! the watchdog's barrier: either the watchdog sees `native` null, or the
 //! worker sees `claim` set and waits; both reading the other's old value
-//! is impossible. So the hot path costs three plain stores and a load per
+//! is impossible. So the hot path costs two plain stores and a load per
 //! native call, no atomic read-modify-write. Where `membarrier` is not
 //! available (other systems, old kernels), the first line has no stack
 //! and the worker prints it when the run ends (below), as it always does.
@@ -313,5 +313,38 @@ mod tests {
         let got = lines.lock().clone();
         assert_eq!(got.len(), 1, "{got:?}");
         assert!(got[0].starts_with("raya: stall: worker 1 has been running task 7 for "), "{got:?}");
+    }
+
+    /// A run stalled inside a native call is reported with the stack of
+    /// its task, read while the worker is held inside the call; a run
+    /// stalled outside one (which a real run cannot be) gets no stack.
+    #[test]
+    fn a_stall_inside_a_native_call_carries_the_stack() {
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let l = lines.clone();
+        let s = Stalls::start(
+            1,
+            Duration::from_millis(30),
+            Box::new(|| false),
+            Box::new(|t: &Task| format!("\n    at the frames of task {}", t.id)),
+            Arc::new(move |t| l.lock().push(t)),
+        );
+        let probe = s.probe(0);
+        let task = Task::new(9);
+        s.enter(0, 9);
+        probe.enter_native(&task);
+        std::thread::sleep(Duration::from_millis(400));
+        probe.leave_native();
+        assert!(s.leave(0));
+        s.enter(0, 10);
+        std::thread::sleep(Duration::from_millis(400));
+        assert!(s.leave(0));
+        s.stop();
+        let got = lines.lock().clone();
+        assert_eq!(got.len(), 2, "{got:?}");
+        if cfg!(target_os = "linux") {
+            assert!(got[0].ends_with(", inside a native call at:\n    at the frames of task 9\n"), "{got:?}");
+        }
+        assert!(got[1].contains("running task 10 for ") && !got[1].contains("native call at"), "{got:?}");
     }
 }
