@@ -190,6 +190,13 @@ fn a_long_native_call_is_reported_as_a_stall() {
         first[0].starts_with("raya: stall: worker ") && first[0].contains(" has been running task 1 for "),
         "{err}"
     );
+    // The report carries the stack of the task, as it is inside the call.
+    let report = err.split("without reaching a safepoint").nth(1).unwrap();
+    let report = report.split("raya: stall: task 1 on worker ").next().unwrap();
+    let mut lines = report.lines();
+    assert!(lines.next().unwrap().ends_with(", inside a native call at:"), "{err}");
+    assert!(lines.next().unwrap().starts_with("    at big (") && report.contains("stall.raya:2:"), "{err}");
+    assert!(lines.next().unwrap().starts_with("    at <main> ("), "{err}");
     assert!(err.contains("raya: stall: task 1 on worker "), "the end of the stall is reported: {err}");
 
     // Off with 0; and a task blocked for long is no stall.

@@ -372,10 +372,12 @@ fn run_inner<R>(
         stalls: crate::trace::stall::threshold_from_env().map(|t| {
             let (world, heap) = (rt.world.clone(), rt.world.heap.clone());
             let collecting = Box::new(move || heap.is_stopping());
+            let w = rt.world.clone();
             crate::trace::stall::Stalls::start(
                 workers,
                 t,
                 collecting,
+                Box::new(move |task| w.stack_trace(task)),
                 Arc::new(move |line: String| world.write_stderr(&line)),
             )
         }),
@@ -422,7 +424,7 @@ fn run_inner<R>(
         finish(&mut rt, &main)
     };
     if let Some(tracer) = &shared.tracer {
-        write_trace(&mut rt, &shared, tracer);
+        write_trace(&rt.world, &shared, tracer, Vec::new());
     }
     if opts.stats {
         // The last sweep's figures complete the totals.
@@ -514,6 +516,9 @@ pub struct LiveRun {
     /// reused by later calls (a runtime is a heap handle with its own
     /// allocation list and mutator slot, and a copy of the realm).
     callers: Mutex<Vec<Runtime>>,
+    /// Caller runtimes made so far: under a trace, each is a track of its
+    /// own (`host thread N`, N in order of creation).
+    callers_made: std::sync::atomic::AtomicUsize,
 }
 
 impl LiveRun {
@@ -555,15 +560,19 @@ impl LiveRun {
             poller: std::sync::OnceLock::new(),
             live: true,
             on_exit: Mutex::new(Vec::new()),
-            // Traces, stall warnings and `--stats` are for runs of
-            // `raya run` and `Vm::execute`, which end.
-            tracer: None,
+            // Written when the program is unloaded (the `LiveRun` dropped).
+            tracer: opts.trace.clone().map(crate::trace::Tracer::new),
+            // Stall warnings and `--stats` are for runs of `raya run` and
+            // `Vm::execute`.
             stalls: None,
             busy: None,
             // An instance's calls have limits of their own (their guards).
             seed: None,
             limit_hit: Mutex::new(None),
         });
+        if shared.tracer.is_some() {
+            rt.heap.shared().stats.lock().log = Some(Vec::new());
+        }
         let sched = Scheduler::new(workers, VmRunner { shared: shared.clone() });
         match started {
             Err(e) => on_main(&mut rt, Outcome::Error(e)),
@@ -577,7 +586,12 @@ impl LiveRun {
                 sched.spawn(Job::Run(main));
             }
         }
-        LiveRun { handle: Handle { shared, sched }, _rt: Mutex::new(rt), callers: Mutex::new(Vec::new()) }
+        LiveRun {
+            handle: Handle { shared, sched },
+            _rt: Mutex::new(rt),
+            callers: Mutex::new(Vec::new()),
+            callers_made: Default::default(),
+        }
     }
 
     /// The handle host threads reach the program through.
@@ -621,14 +635,27 @@ impl LiveRun {
             return Err(start);
         }
         let shared = &self.handle.shared;
-        let mut rt = self.callers.lock().pop().unwrap_or_else(|| Runtime::for_worker(&shared.world));
+        let mut rt = self.callers.lock().pop().unwrap_or_else(|| {
+            let mut rt = Runtime::for_worker(&shared.world);
+            if let Some(t) = &shared.tracer {
+                let n = self.callers_made.fetch_add(1, Ordering::Relaxed);
+                rt.trace = Some(Box::new(crate::trace::Recorder::new(t.clone(), shared.runtimes.len() + n)));
+            }
+            rt
+        });
+        if let Some(rec) = rt.trace.as_mut() {
+            // A new call: its first run reads the clock.
+            rec.resume_at = None;
+        }
         crate::vm::object::enable_parallel_mutators();
         {
             let _mutator = rt.heap.enter(rt.slot.as_ref().expect("caller runtimes have a slot"));
             rt.refresh_realm();
             // Host functions find their program through `current_handle`.
             let _current = CurrentGuard::set(self.handle.clone());
-            if let Some(cell) = start(&mut rt) {
+            let started = start(&mut rt);
+            trace_host_spawns(&mut rt);
+            if let Some(cell) = started {
                 rt.spawned.retain(|c| !Arc::ptr_eq(c, &cell));
                 let cx = Cx::Caller { sched: &self.handle.sched, again: std::cell::RefCell::new(None) };
                 let mut next = Some(cell);
@@ -685,6 +712,15 @@ impl Drop for LiveRun {
         }
         self.handle.shared.exited.store(true, Ordering::Release);
         self.handle.sched.clone().shutdown();
+        if let Some(tracer) = &self.handle.shared.tracer {
+            // Every thread that ran the program's tasks is done with them:
+            // the workers have stopped, and no call is running here (a
+            // call holds the instance, so it would not be dropping).
+            let callers = self.callers.get_mut().iter_mut().filter_map(|rt| rt.trace.take()).map(|r| *r);
+            let mut callers: Vec<_> = callers.collect();
+            callers.sort_by_key(|r| r.worker);
+            write_trace(&self.handle.shared.world, &self.handle.shared, tracer, callers);
+        }
         // Queued jobs hold task cells whose `on_done` may hold host state.
         for r in self.handle.shared.runtimes.iter() {
             r.lock().take();
@@ -752,23 +788,50 @@ fn stop_guarded(rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>, exec: Box<Ta
 /// Gathers every worker's trace events and the heap's pauses and writes
 /// the trace file. Workers are idle or stopped; one stopped inside a job
 /// (after `exit()`) still holds its runtime, and its events are left out.
-fn write_trace(rt: &mut Runtime, shared: &Shared, tracer: &crate::trace::Tracer) {
+/// `callers`: the recorders of the embedder's threads that ran calls of a
+/// loaded program ([`LiveRun::run_here`]), tracks after the workers'.
+fn write_trace(world: &World, shared: &Shared, tracer: &crate::trace::Tracer, callers: Vec<crate::trace::Recorder>) {
     let mut workers = Vec::new();
     for slot in shared.runtimes.iter() {
         let events = match slot.try_lock_for(Duration::from_millis(50)) {
-            Some(mut g) => g.as_mut().and_then(|r| r.trace.take()).map(|r| r.into_events()).unwrap_or_default(),
-            None => Vec::new(),
+            Some(mut g) => g.as_mut().and_then(|r| r.trace.take()).map(|r| r.into_recorded()).unwrap_or_default(),
+            None => Default::default(),
         };
         workers.push(events);
     }
-    let gc = rt.heap.shared().stats.lock().log.take().unwrap_or_default();
-    let site_text = |s: crate::sync::Site| rt.site_text(s);
-    let input = crate::trace::TraceInput { tracer, workers, gc, site_text: &site_text };
+    let first_caller = workers.len();
+    workers.extend(callers.into_iter().map(|r| r.into_recorded()));
+    let gc = world.heap.stats.lock().log.take().unwrap_or_default();
+    let site_text = |s: crate::sync::Site| world.site_text(s);
+    let input =
+        crate::trace::TraceInput { tracer, workers, first_caller, main: shared.main.id, gc, site_text: &site_text };
     let written = std::fs::File::create(&tracer.path)
         .and_then(|f| crate::trace::write(&input, &mut std::io::BufWriter::with_capacity(1 << 20, f)));
     if let Err(e) = written {
         let msg = format!("raya: cannot write the trace to '{}': {e}\n", tracer.path.display());
-        rt.write_stderr(&msg);
+        world.write_stderr(&msg);
+    }
+}
+
+/// Traces: the tasks the host started outside any task run (a loaded
+/// program's calls, evals), as spawns by task 0.
+fn trace_host_spawns(rt: &mut Runtime) {
+    let Some(rec) = rt.trace.as_mut() else { return };
+    let ts = rec.now();
+    for t in &rt.spawned {
+        let exec = t.exec.lock();
+        let mut name = exec.as_deref().map(crate::trace::task_name).unwrap_or_default();
+        if name == "<main>" {
+            // A top level the host starts is an `Instance::eval`'s code:
+            // named by its file (`<eval 3>`), not as the program's main.
+            if let Some(f) = exec.as_deref().and_then(|e| e.frames.first()) {
+                let sources = rt.world.sources.read();
+                if let Some(file) = (f.proto().proto.file < sources.len()).then(|| sources.get(f.proto().proto.file)) {
+                    name = file.name.clone();
+                }
+            }
+        }
+        rec.push(crate::trace::Event::Spawn { ts, parent: 0, child: t.id, name });
     }
 }
 
@@ -1074,6 +1137,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
             }
             Job::Host(f) => {
                 f(rt);
+                trace_host_spawns(rt);
                 self.queue_woken(rt, cx)
             }
         };
@@ -1111,6 +1175,7 @@ impl VmRunner {
                 .tracer
                 .as_ref()
                 .map(|t| Box::new(crate::trace::Recorder::new(t.clone(), cx.worker_index())));
+            rt.stall = self.shared.stalls.as_ref().map(|s| s.probe(cx.worker_index()));
             rt
         });
         let mutator = rt.heap.enter(rt.slot.as_ref().expect("worker runtimes have a slot"));
@@ -1411,23 +1476,23 @@ fn trace_run_start(rec: &mut crate::trace::Recorder) -> u64 {
 }
 
 /// Traces: why the run that produced `outcome` stopped.
-fn trace_stop(rt: &Runtime, cell: &TaskCell, exec: &Task, outcome: &RunOutcome) -> crate::trace::Stop {
-    use crate::trace::Stop;
+fn trace_stop(rt: &mut Runtime, cell: &TaskCell, exec: &Task, outcome: &RunOutcome) -> crate::trace::Stop {
+    use crate::trace::{Stop, StopCode};
+    let (Some(rec), world) = (rt.trace.as_deref_mut(), &rt.world) else { return Stop::plain(StopCode::Completed) };
     match outcome {
-        RunOutcome::Preempted => Stop::Preempted,
-        RunOutcome::Completed(v) if is_waitable(*v) && crate::vm::interp::settled(*v).is_none() => Stop::Suspended {
-            what: "awaiting the task it returns".into(),
-            kind: "task",
-            object: 0,
-            site: rt.user_site(exec),
-        },
-        RunOutcome::Completed(_) => Stop::Completed,
-        RunOutcome::Failed(_) if cell.is_cancel_requested() => Stop::Cancelled,
-        RunOutcome::Failed(_) => Stop::Failed,
-        RunOutcome::Exited(_) => Stop::Exited,
+        RunOutcome::Preempted => Stop::plain(StopCode::Preempted),
+        RunOutcome::Completed(v) if is_waitable(*v) && crate::vm::interp::settled(*v).is_none() => {
+            let site = rec.user_site(world, exec);
+            rec.suspended("awaiting the task it returns".into(), "task", 0, site)
+        }
+        RunOutcome::Completed(_) => Stop::plain(StopCode::Completed),
+        RunOutcome::Failed(_) if cell.is_cancel_requested() => Stop::plain(StopCode::Cancelled),
+        RunOutcome::Failed(_) => Stop::plain(StopCode::Failed),
+        RunOutcome::Exited(_) => Stop::plain(StopCode::Exited),
         RunOutcome::Suspended(w) => {
             let (kind, object) = w.trace_info();
-            Stop::Suspended { what: w.describe(), kind, object, site: rt.user_site(exec) }
+            let site = rec.user_site(world, exec);
+            rec.suspended(w.describe(), kind, object, site)
         }
     }
 }

@@ -937,8 +937,11 @@ impl VmBuilder {
     }
 
     /// Records a trace of every run into `path` (as `raya run --trace`;
-    /// Chrome trace-event JSON, see `design/trace.md`): a later run
-    /// overwrites an earlier one's.
+    /// Chrome trace-event JSON, see `design/trace.md`): of each
+    /// [`execute`](Self::execute), written when it ends, and of each
+    /// loaded program ([`load`](Self::load)) — its main module and every
+    /// call and `eval` of its [`Instance`] —, written when the instance is
+    /// dropped. A later trace overwrites an earlier one's.
     pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
         self.trace = Some(path.into());
         self
@@ -1312,7 +1315,7 @@ impl Vm {
             blocking_pool: Some(self.inner.pool.clone()),
             gc: self.inner.opts.gc,
             guard: None,
-            trace: None,
+            trace: self.inner.opts.trace.clone(),
             ..Default::default()
         };
         let host: Arc<dyn std::any::Any + Send + Sync> = table.clone();

@@ -849,6 +849,9 @@ impl<'rt> TaskInterpreter<'rt> {
         Ok(Invoked::Done)
     }
 
+    // Inlined as before the stall marks were added: a call per native
+    // call was measurable in loops of natives.
+    #[inline(always)]
     fn call_native(
         &mut self,
         task: &mut Task,
@@ -862,8 +865,16 @@ impl<'rt> TaskInterpreter<'rt> {
         }
         let task_ref: &Task = task;
         let args = &task_ref.regs[args_at..args_at + argc];
+        // The stall watchdog may read the task's frames during the call.
+        if let Some(p) = &self.rt.stall {
+            p.enter_native(task_ref);
+        }
         let mut ctx = NativeCtx { rt: self.rt, task: task_ref };
-        f(&mut ctx, this, args).map_err(Fault::Thrown)
+        let r = f(&mut ctx, this, args);
+        if let Some(p) = &self.rt.stall {
+            p.leave_native();
+        }
+        r.map_err(Fault::Thrown)
     }
 
     /// Calls `func(this, args)` in a window above the current frame (used
@@ -998,8 +1009,15 @@ impl<'rt> TaskInterpreter<'rt> {
     ) -> Result<Invoked, Fault> {
         let task_ref: &Task = task;
         let args = &task_ref.regs[f + 2..f + 2 + argc];
+        if let Some(p) = &self.rt.stall {
+            p.enter_native(task_ref);
+        }
         let mut ctx = NativeCtx { rt: self.rt, task: task_ref };
-        let v = ctor(&mut ctx, args).map_err(Fault::Thrown)?;
+        let v = ctor(&mut ctx, args);
+        if let Some(p) = &self.rt.stall {
+            p.leave_native();
+        }
+        let v = v.map_err(Fault::Thrown)?;
         task.regs[f] = v;
         Ok(Invoked::Done)
     }
@@ -1892,8 +1910,16 @@ impl<'rt> TaskInterpreter<'rt> {
                             // Instead of the frame's pc, which is stored
                             // only if the native does not simply return.
                             task.native_ip.set(ip as usize);
+                            // The stall watchdog may read the frames
+                            // during the call (`trace::stall`).
+                            if let Some(p) = &self.rt.stall {
+                                p.enter_native(task);
+                            }
                             let mut ctx = NativeCtx { rt: self.rt, task };
                             let result = n(&mut ctx, recv, args);
+                            if let Some(p) = &self.rt.stall {
+                                p.leave_native();
+                            }
                             task.native_ip.set(0);
                             match result {
                                 Ok(v) if self.rt.suspend.is_none() => {
@@ -2340,8 +2366,14 @@ impl<'rt> TaskInterpreter<'rt> {
                                     fault!(Fault::Type("internal: not iterable".into()));
                                 };
                                 task.native_ip.set(ip as usize);
+                                if let Some(p) = &self.rt.stall {
+                                    p.enter_native(task);
+                                }
                                 let mut ctx = NativeCtx { rt: self.rt, task };
                                 let result = next(&mut ctx, obj, &[]);
+                                if let Some(p) = &self.rt.stall {
+                                    p.leave_native();
+                                }
                                 task.native_ip.set(0);
                                 match result {
                                     Err(e) => fault!(Fault::Thrown(e)),

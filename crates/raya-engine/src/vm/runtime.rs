@@ -248,6 +248,45 @@ pub struct World {
 }
 
 impl World {
+    /// The frames of `task`, innermost first, one `\n    at ...` each.
+    pub fn stack_trace(&self, task: &Task) -> String {
+        let mut out = String::new();
+        let sources = self.sources.read().clone();
+        // At most ten frames, innermost first, as V8 does by default;
+        // frames of built-in Raya code (the prelude, `std:` sources) are
+        // the engine's business, not the user's, and are left out.
+        let frames = task.frames.iter().rev().enumerate().filter(|(_, f)| {
+            let file = f.proto().proto.file;
+            file >= sources.len() || !is_builtin_source(&sources.get(file).name)
+        });
+        for (depth, f) in frames.take(10) {
+            let p = &f.proto().proto;
+            let pc = if depth == 0 { task.top_pc().unwrap_or(f.pc) } else { f.pc };
+            let pc = (pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
+            let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
+            let file = p.file;
+            let name = frame_name(f.closure, p);
+            if file < sources.len() {
+                let (line, col) = sources.line_col(file, offset);
+                out.push_str(&format!("\n    at {} ({}:{}:{})", name, sources.get(file).name, line, col));
+            } else {
+                out.push_str(&format!("\n    at {name}"));
+            }
+        }
+        out
+    }
+
+    /// `file:line:col` of a site.
+    pub fn site_text(&self, site: crate::sync::Site) -> String {
+        let sources = self.sources.read();
+        let file = site.file as usize;
+        if file >= sources.len() {
+            return "?".into();
+        }
+        let (line, col) = sources.line_col(file, site.offset);
+        format!("{}:{}:{}", sources.get(file).name, line, col)
+    }
+
     /// Writes to stderr (or its capture) after flushing stdout, so the two
     /// streams interleave as written. Any thread may call it.
     pub fn write_stderr(&self, s: &str) {
@@ -308,6 +347,9 @@ pub struct Runtime {
     pub woken: Vec<std::sync::Arc<crate::sync::TaskCell>>,
     /// This worker's trace events, when a trace is recorded (`crate::trace`).
     pub trace: Option<Box<crate::trace::Recorder>>,
+    /// This worker's slot of the stall watchdog, which native calls mark
+    /// (`crate::trace::stall`); None off the workers or when it is off.
+    pub stall: Option<crate::trace::stall::Probe>,
 }
 
 impl World {
@@ -374,6 +416,7 @@ impl Runtime {
             spawned: Vec::new(),
             woken: Vec::new(),
             trace: None,
+            stall: None,
         };
         (rt, closure)
     }
@@ -395,6 +438,7 @@ impl Runtime {
             spawned: Vec::new(),
             woken: Vec::new(),
             trace: None,
+            stall: None,
         }
     }
 
@@ -537,40 +581,11 @@ impl Runtime {
 
     /// `file:line:col` of a site.
     pub fn site_text(&self, site: crate::sync::Site) -> String {
-        let sources = self.world.sources.read();
-        let file = site.file as usize;
-        if file >= sources.len() {
-            return "?".into();
-        }
-        let (line, col) = sources.line_col(file, site.offset);
-        format!("{}:{}:{}", sources.get(file).name, line, col)
+        self.world.site_text(site)
     }
 
     pub fn stack_trace(&self, task: &Task) -> String {
-        let mut out = String::new();
-        let sources = self.world.sources.read().clone();
-        // At most ten frames, innermost first, as V8 does by default;
-        // frames of built-in Raya code (the prelude, `std:` sources) are
-        // the engine's business, not the user's, and are left out.
-        let frames = task.frames.iter().rev().enumerate().filter(|(_, f)| {
-            let file = f.proto().proto.file;
-            file >= sources.len() || !is_builtin_source(&sources.get(file).name)
-        });
-        for (depth, f) in frames.take(10) {
-            let p = &f.proto().proto;
-            let pc = if depth == 0 { task.top_pc().unwrap_or(f.pc) } else { f.pc };
-            let pc = (pc as usize).saturating_sub(1).min(p.spans.len().saturating_sub(1));
-            let offset = p.spans.get(pc).copied().unwrap_or(p.span_start);
-            let file = p.file;
-            let name = frame_name(f.closure, p);
-            if file < sources.len() {
-                let (line, col) = sources.line_col(file, offset);
-                out.push_str(&format!("\n    at {} ({}:{}:{})", name, sources.get(file).name, line, col));
-            } else {
-                out.push_str(&format!("\n    at {name}"));
-            }
-        }
-        out
+        self.world.stack_trace(task)
     }
 
     pub fn fault_to_error(&mut self, task: &Task, f: Fault) -> Value {
