@@ -5,23 +5,25 @@
 //!
 //! # Protocol
 //!
-//! [`block_on`] submits the job, takes a keep-alive on the program (a task
-//! waiting for the outside world is never part of a deadlock: the world
-//! may still answer) and suspends the task on a [`PoolWait`]. When the job
-//! is done its result is handed to a worker (`Handle::on_runtime`, since
-//! only workers may allocate), which turns it into a [`Resume`] and
-//! delivers it to the waiter, or parks it in the shared state if the task
+//! [`block_on`] submits the job, takes a hold on the program
+//! (`Handle::hold`: a task waiting for the outside world is never part of
+//! a deadlock, the world may still answer) and suspends the task on a
+//! [`PoolWait`]. When the job is done its result is handed to a worker
+//! (`Handle::on_runtime`, since only workers may allocate), which turns it
+//! into a [`Resume`] and delivers it to the waiter, or parks it in the shared state if the task
 //! has not registered yet (its worker is still between the native's
 //! return and `park`).
 //!
 //! Cancellation: `t.cancel()` claims the task like any waker and runs the
-//! task's cancel hook, which releases the keep-alive at once; the job runs
+//! task's cancel hook, which releases the hold at once; the job runs
 //! to its end on its pool thread and its result is dropped (the claim
 //! fails). Whichever of "job done" and "cancelled" comes first releases
-//! the keep-alive; the other finds it taken.
+//! the hold; the other finds it released.
+//!
+//! Reads that the kernel can answer at once (a cached file, a pipe with
+//! data) need no pool at all: see [`read_nowait`] and [`ReadBuf`].
 
 use crate::driver::{self, Handle};
-use crate::scheduler::TimerKey;
 use crate::sync::{Registered, Resume, TaskCell, Timer, WaitObject, Waiter};
 use crate::vm::atom::{names, Atom};
 use crate::vm::native::NativeCtx;
@@ -39,15 +41,17 @@ struct PoolState {
     /// a GC mutator until the task registered, so no collection can free
     /// the value meanwhile (and `roots` reports it afterwards).
     result: Option<Resume>,
-    /// The program's keep-alive while the job is pending; taken by
-    /// whichever of completion and cancellation comes first.
-    keep_alive: Option<TimerKey>,
+    /// Whether the wait still holds the program alive (`Handle::hold`)
+    /// while the job is pending; cleared, and the hold released, by
+    /// whichever of completion and cancellation comes first, so it is
+    /// released exactly once.
+    held: bool,
 }
 
 impl PoolState {
     fn release(&mut self, handle: &Handle) {
-        if let Some(key) = self.keep_alive.take() {
-            handle.release(key);
+        if std::mem::take(&mut self.held) {
+            handle.release_hold();
         }
     }
 }
@@ -142,7 +146,10 @@ fn submit<T: Send + 'static>(
     // Taken now: when the job ends the task's state may be on a worker
     // that is still parking it. A re-run call throws from the task itself.
     let trace = if rerun { Trace(String::new()) } else { Trace::of(ctx) };
-    let state = Arc::new(Mutex::new(PoolState { keep_alive: Some(handle.keep_alive()), ..Default::default() }));
+    // A hold, not a keep-alive timer: a timer would wake the timer thread
+    // at every job (each is the earliest of an otherwise empty heap).
+    handle.hold();
+    let state = Arc::new(Mutex::new(PoolState { held: true, ..Default::default() }));
     let (st, h) = (state.clone(), handle.clone());
     let submitted = handle.blocking_pool().submit(move || {
         let out = job();
