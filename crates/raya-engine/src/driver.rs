@@ -218,6 +218,20 @@ impl Handle {
         self.sched.sleep_until(far, Job::Fire(noop))
     }
 
+    /// Keeps the program alive as [`Handle::keep_alive`] does, for a wait
+    /// whose end is certain to call [`Handle::release_hold`] exactly once:
+    /// one atomic count (the scheduler's hold), no timer and so no wake-up
+    /// of the timer thread.
+    pub fn hold(&self) {
+        self.sched.hold();
+    }
+
+    /// Ends one [`Handle::hold`]. A caller that wakes a task must queue it
+    /// first.
+    pub fn release_hold(&self) {
+        self.sched.release_hold();
+    }
+
     /// The program's socket poller, started on first use.
     pub fn poller(&self) -> Result<&crate::io::Poller, &std::io::Error> {
         self.shared

@@ -9,7 +9,7 @@
 //! from the buffer, a blocking-pool job refills it.
 
 use super::bytes::alloc_bytes;
-use crate::std::io::{answer, block_then_rerun, read_max, IoFailure, ReadBuf};
+use crate::std::io::{answer, block_then_rerun, line_value, read_max, IoFailure, ReadBuf};
 use crate::vm::native::{arg, NativeCtx};
 use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
@@ -104,13 +104,31 @@ fn stdin_op<T>(
 /// `stdin.readLine()`: the next line without `\n`/`\r\n`, or null at the
 /// end of input.
 fn stdin_read_line(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
-    stdin_op(ctx, ReadBuf::try_line, |ctx, l| l.map_or(Value::NULL, |l| ctx.str(l)), ReadBuf::fill_line)
+    let buf = stdin_buf();
+    if let Some(mut g) = buf.try_lock() {
+        // What the pipe (or the page cache of a redirected file) holds is
+        // read here, on the worker; the string is made from the buffer.
+        if let Some(r) = g.line_nowait(libc::STDIN_FILENO) {
+            return answer(ctx, r, |ctx, l| l.map_or(Value::NULL, |l| line_value(ctx, l)));
+        }
+    }
+    block_then_rerun(ctx, "reading standard input", move || {
+        ReadBuf::fill_line(&mut buf.lock(), &mut std::io::stdin(), "read")
+    })
 }
 
 /// `stdin.read(max = 65536)`: at most `max` bytes, or null at the end.
 fn stdin_read(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let max = read_max(ctx, arg(args, 0), "stdin.read")?;
-    stdin_op(ctx, |b| b.try_bytes(max), |ctx, d| d.map_or(Value::NULL, |d| alloc_bytes(ctx, d)), ReadBuf::fill_some)
+    stdin_op(
+        ctx,
+        |b| {
+            b.fill_some_nowait(libc::STDIN_FILENO);
+            b.try_bytes(max)
+        },
+        |ctx, d| d.map_or(Value::NULL, |d| alloc_bytes(ctx, d)),
+        ReadBuf::fill_some,
+    )
 }
 
 /// `stdin.readAll()`: the rest of the input as text ("" at the end).

@@ -39,7 +39,10 @@
 //!    the job or the producer sees the sleeper. A searcher that finds work
 //!    and was the last searcher wakes one sleeper (Go's spinning rule), so
 //!    skipping the wake-up while someone searches leaves no core idle for
-//!    long. Parkers remember an unpark that comes before the park.
+//!    long. Parkers remember an unpark that comes before the park. One
+//!    push skips the wake-up: a preempted job requeued by its worker when
+//!    that worker has nothing else queued (`WorkerCx::preempted`), since
+//!    the worker itself, awake, takes it next.
 //! 2. **A job is in exactly one place** — the injector, one local queue,
 //!    one next slot, the timer map, a runner's hands, or outside the
 //!    scheduler (suspended: the VM holds it) — and is delivered exactly

@@ -348,6 +348,42 @@ fn scheduler_injector_checked_every_61_ticks() {
     });
 }
 
+/// A job preempted again and again while it is its worker's only work
+/// keeps running there: no sleeper is woken to steal it (it would move
+/// the job to another core, or find nothing).
+#[test]
+fn scheduler_lone_preempted_job_stays_on_its_worker() {
+    with_timeout(30, || {
+        let left = Arc::new(AtomicU64::new(200));
+        let l2 = left.clone();
+        let s = Scheduler::new(3, move |cx: &WorkerCx<()>, ()| {
+            // A slice's worth of work: long enough for a woken sleeper to
+            // look for work and go back to sleep in between.
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_micros(200) {
+                std::hint::spin_loop();
+            }
+            if l2.fetch_sub(1, SeqCst) > 1 {
+                cx.preempted(());
+            }
+        });
+        let t0 = Instant::now();
+        while s.inner.idle.sleeping() < 3 {
+            assert!(t0.elapsed() < Duration::from_secs(5), "idle workers did not park");
+            thread::sleep(Duration::from_millis(1));
+        }
+        // From outside: the injector, and one sleeper woken to take it.
+        s.spawn(());
+        quiesce(&s, 20);
+        assert_eq!(left.load(SeqCst), 0);
+        let st = s.stats();
+        assert!(st.preemptions >= 199);
+        assert_eq!(st.steals, 0, "the lone job was stolen");
+        assert!(st.unparks <= 2, "{} sleepers woken for one job", st.unparks);
+        s.shutdown();
+    });
+}
+
 // ---------------------------------------------------------------------
 // Timers
 // ---------------------------------------------------------------------

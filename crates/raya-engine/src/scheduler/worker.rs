@@ -149,7 +149,21 @@ impl<T: Send + 'static> WorkerCx<T> {
         if let Some(s) = &self.seeded {
             s.preempted();
         }
-        self.push_local(job);
+        // A preempted job that is this worker's only work runs again at
+        // once: waking a sleeper for it would only have the sleeper steal
+        // it (moving it to a cold core) or find nothing. No wake-up is lost
+        // by skipping it: this worker is awake and takes from its own queue
+        // next, and a job pushed by anyone else is followed by its own
+        // `notify_one`.
+        let next = self.next.take();
+        let alone = next.is_none() && self.local.is_empty() && self.seeded.is_none();
+        self.next.set(next);
+        if alone {
+            self.inner().job_entered();
+            self.local.push(job);
+        } else {
+            self.push_local(job);
+        }
     }
 
     /// Tells the statistics that the job just run has finished for good.

@@ -7,23 +7,26 @@
 //! A `File` is a host object (`vm::host`) whose state ([`FileState`]) is shared with
 //! the pool jobs working on it, under one mutex. The worker only ever
 //! `try_lock`s it: when it is free and the read buffer can answer
-//! (`readLine` with a whole line buffered, `read` with bytes buffered) the
-//! call completes on the worker with no pool round trip; otherwise a pool
-//! job (which may block on the lock, on its own thread) refills the buffer
-//! and the task re-runs the call (`io::block_then_rerun`, `io::ReadBuf`). A 64 KiB
-//! refill serves many lines, and since only the task itself consumes from
-//! the buffer, a cancelled read consumes nothing.
+//! (`readLine` with a whole line buffered, `read` with bytes buffered), or
+//! can be refilled from what the page cache holds without blocking
+//! (`io::read_nowait`), the call completes on the worker with no pool
+//! round trip; otherwise a pool job (which may block on the lock, on its
+//! own thread) refills the buffer and the task re-runs the call
+//! (`io::block_then_rerun`, `io::ReadBuf`). A 64 KiB refill serves many
+//! lines, and since only the task itself consumes from the buffer, a
+//! cancelled read consumes nothing.
 
-use super::io::{answer, block_on, block_then_rerun, read_max, IoFailure, ReadBuf, Trace};
+use super::io::{answer, block_on, block_then_rerun, line_value, read_max, IoFailure, ReadBuf, Trace};
 use super::{Capability, StdModule};
 use crate::builtins::bytes::{alloc_bytes, as_bytes, decode_utf8};
 use crate::sync::Resume;
-use crate::vm::host::{new_host_object, payload_arc, HostClass};
+use crate::vm::host::{new_host_object, payload, payload_arc, HostClass};
 use crate::vm::native::{arg, NativeCtx};
 use crate::vm::object::Body;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::Mutex;
 use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
@@ -397,31 +400,28 @@ fn open(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Valu
     )
 }
 
-/// A line read from a file as a string: ASCII (the common case) straight
-/// from the buffer, without a `Box<str>` of its own for a short one.
-fn line_value(ctx: &mut NativeCtx, line: std::borrow::Cow<'_, str>) -> Value {
-    if line.is_ascii() {
-        ctx.rt.heap.alloc_ascii_str(&line)
-    } else {
-        ctx.str(line)
-    }
-}
-
 /// `file.readLine()`: the next line without its `\n` or `\r\n`, or null at
 /// end of file (a last line without `\n` is still a line).
 fn file_read_line(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let state = this_file(ctx, this, "readLine")?;
+    // Borrowed while the call runs on the worker (`this` keeps the file
+    // alive); the pool job gets its own reference below.
+    let Some(state) = payload::<FileState>(this, &FILE) else {
+        return Err(ctx.type_error("File.readLine: this is not a File"));
+    };
     if let Some(mut g) = state.inner.try_lock() {
-        if g.file.is_none() {
+        let Some(fd) = g.file.as_ref().map(|f| f.as_raw_fd()) else {
             drop(g);
             return Err(closed_error(ctx, "read"));
-        }
-        // The string is made from the buffer itself (no copy in between),
-        // while the state is still locked.
-        if let Some(r) = g.rb.try_line_ref() {
+        };
+        // What the page cache holds is read here, on the worker: a cached
+        // file read line by line never waits for the pool. The string is
+        // made from the buffer itself (no copy in between), while the
+        // state is still locked.
+        if let Some(r) = g.rb.line_nowait(fd) {
             return answer(ctx, r, |ctx, line| line.map_or(Value::NULL, |l| line_value(ctx, l)));
         }
     }
+    let state = this_file(ctx, this, "readLine")?;
     block_then_rerun(ctx, "reading a file", move || {
         let g = &mut *state.inner.lock();
         if let Some(f) = g.file.as_mut() {
@@ -436,10 +436,11 @@ fn file_read(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, 
     let state = this_file(ctx, this, "read")?;
     let max = read_max(ctx, arg(args, 0), "File.read")?;
     if let Some(mut g) = state.inner.try_lock() {
-        if g.file.is_none() {
+        let Some(fd) = g.file.as_ref().map(|f| f.as_raw_fd()) else {
             drop(g);
             return Err(closed_error(ctx, "read"));
-        }
+        };
+        g.rb.fill_some_nowait(fd);
         if let Some(r) = g.rb.try_bytes(max) {
             drop(g);
             return answer(ctx, r, |ctx, data| data.map_or(Value::NULL, |d| alloc_bytes(ctx, d)));
