@@ -1348,6 +1348,12 @@ impl SharedHeap {
         self.traced.store(0, Ordering::Relaxed);
         self.counted_at_start.store(self.allocated_since_gc.load(Ordering::Relaxed), Ordering::Relaxed);
         *self.mark_began.lock() = Some(Instant::now());
+        // A method cache filled before now may name an object that is
+        // already unreachable (unmarked): a mutator reading it while
+        // marking would make it reachable behind the marker's back. Caches
+        // filled from here on name objects reachable during marking, which
+        // the snapshot marks.
+        super::shape::methods_changed();
         let mut m = Marker::new(e);
         roots(&mut m);
         m.scan_tasks();
@@ -1893,6 +1899,41 @@ mod tests {
         heap.collect(|m| m.mark(root));
         assert_eq!(heap.object_count(), 2);
         assert_eq!(ops::to_display(young), "young".repeat(10));
+    }
+
+    /// A value only in the registers of a task that is not running (the
+    /// live-task table holds its object) is shaded in the pause that
+    /// begins the cycle, so the task may move it into the heap later
+    /// without a barrier on its registers.
+    #[test]
+    fn a_suspended_task_is_scanned_when_marking_begins() {
+        use crate::bytecode::FuncProto;
+        let mut heap = Heap::new();
+        let fp = Arc::new(FuncProto { num_regs: 4, ..FuncProto::default() });
+        let rt = crate::vm::link::link(&fp, &mut heap, &mut Default::default());
+        let closure = crate::vm::runtime::make_closure(&mut heap, rt.clone(), Box::new([]));
+        let held = heap.alloc_str("held by a register".repeat(3));
+        let mut t = Task::new(1);
+        t.grow_regs(4);
+        t.regs[2] = held;
+        t.frames.push(crate::vm::task::Frame {
+            rt: Arc::as_ptr(&rt),
+            closure,
+            pc: 0,
+            base: 0,
+            ret: 0,
+            flags: 0,
+            after: Value::UNDEFINED,
+        });
+        let cell = Arc::new(crate::sync::TaskCell::new(1, Box::new(t)));
+        let task = heap.alloc(Body::Task(cell.clone()));
+        begin_cycle(&mut heap, &[task]);
+        assert!(marked(held) && marked(closure), "the task's registers were scanned in the pause");
+        // Not traced by it: shaded, waiting in the grey queue.
+        assert!(heap.shared().grey.lock().contains(&(held.as_obj().unwrap() as *const Obj as usize)));
+        end_cycle(&mut heap);
+        heap.collect(|m| m.mark(task));
+        assert_eq!(ops::to_display(held), "held by a register".repeat(3));
     }
 
     #[test]
