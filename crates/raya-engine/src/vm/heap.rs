@@ -6,10 +6,11 @@
 //! `&Obj` held by Rust code) stays valid for as long as the object is
 //! reachable. The heap remembers every object it handed out; a collection
 //! marks everything reachable from the roots with an explicit worklist (no
-//! recursion, so deep structures cannot overflow the Rust stack), with the
-//! world stopped; the unmarked objects are then freed by the concurrent
-//! sweep (`vm::sweep`) while the program runs again. Cycles are collected
-//! like anything else.
+//! recursion, so deep structures cannot overflow the Rust stack), beside
+//! the running program between two short pauses ("Concurrent marking"
+//! below); the unmarked objects are then freed by the concurrent sweep
+//! (`vm::sweep`) while the program runs again. Cycles are collected like
+//! anything else.
 //!
 //! # When collections happen
 //!
@@ -31,8 +32,8 @@
 //! worker, and the thread that starts and ends the program) has its own
 //! [`Heap`] handle with its own allocation list, so allocation takes no
 //! lock. The collector takes every list for the sweep (leaving each thread
-//! an empty one), which is sound because it marks and takes them only with
-//! the world stopped:
+//! an empty one), which is sound because it takes them only with the world
+//! stopped (the pause that ends a marking cycle):
 //!
 //! - A worker is a *mutator* while it runs a job ([`Heap::enter`] returns
 //!   a guard that ends it). Mutator state per worker: `RUNNING`, `PARKED`
@@ -52,12 +53,13 @@
 //!
 //! # Concurrent marking
 //!
-//! With [`SharedHeap::set_concurrent_marking`] (`RAYA_GC_CONCURRENT=1`) a
-//! cycle is a short pause that begins it ([`SharedHeap::begin`]: roots and
+//! By default (off with `RAYA_GC_CONCURRENT=0` or
+//! [`SharedHeap::set_concurrent_marking`]) a cycle is a short pause that
+//! begins it ([`SharedHeap::begin`]: roots and
 //! every live task's registers shaded, `marking` and black allocation on),
 //! assists at the mutators' safepoints ([`Heap::assist`]), and a short
 //! pause that ends it when nothing is grey ([`SharedHeap::end_marking`]).
-//! Without it the three run back to back in one pause.
+//! Turned off, the three run back to back in one pause.
 //!
 //! # The write barrier
 //!
@@ -444,10 +446,9 @@ pub struct SharedHeap {
     /// When this cycle began (for the marking time in the stats).
     mark_began: Mutex<Option<Instant>>,
     /// Mark beside the program (begin, assists, end) instead of in one
-    /// pause. Off by default until it has passed the whole suite under
-    /// `RAYA_GC_STRESS` (see "Concurrent marking" in `design/memory.md`);
-    /// `RAYA_GC_CONCURRENT=1` or [`SharedHeap::set_concurrent_marking`]
-    /// turns it on.
+    /// pause (see "Concurrent marking" in `design/memory.md`). On unless
+    /// `RAYA_GC_CONCURRENT=0` or [`SharedHeap::set_concurrent_marking`]
+    /// turns it off (to compare, or to rule the barrier out).
     concurrent: AtomicBool,
 }
 
@@ -847,7 +848,7 @@ impl Heap {
             traced: AtomicUsize::new(0),
             counted_at_start: AtomicUsize::new(0),
             mark_began: Mutex::new(None),
-            concurrent: AtomicBool::new(std::env::var_os("RAYA_GC_CONCURRENT").is_some_and(|v| v == "1")),
+            concurrent: AtomicBool::new(std::env::var_os("RAYA_GC_CONCURRENT").is_none_or(|v| v != "0")),
         });
         Heap::on(shared)
     }
