@@ -738,6 +738,7 @@ fn cli_stats_report_the_peak_rss() {
         ">=50ms: ",
         "gc time: ",
         "gc pause CPU: ",
+        "gc marking: ",
     ] {
         assert!(stderr.contains(what), "{what}: {stderr}");
     }

@@ -114,6 +114,9 @@ struct Inner {
     /// twice the live length after the last sweep).
     recv_sweep_at: usize,
     send_sweep_at: usize,
+    /// The marking cycle in which the barrier shaded the values held here
+    /// (see `lock`).
+    scanned: u32,
 }
 
 /// Result of a non-suspending receive.
@@ -286,6 +289,18 @@ impl ChannelCell {
     /// Locks and brings a timer channel up to date.
     fn lock(&self) -> MutexGuard<'_, Inner> {
         let mut g = self.inner.lock();
+        // The write barrier (see `vm::heap`): before the channel's first
+        // change in a marking cycle, shade the values it holds (buffered
+        // and offered by blocked senders), which a receive may take out of
+        // the marker's sight. (The timer paths lock `inner` directly: a
+        // timer channel holds only numbers.)
+        let epoch = crate::vm::heap::marking_epoch();
+        if epoch != 0 && g.scanned != epoch {
+            g.scanned = epoch;
+            for &v in g.buf.iter().chain(g.sendq.iter().map(|(_, v)| v)) {
+                crate::vm::heap::shade(v);
+            }
+        }
         if let Kind::After { ms, deadline } = self.kind {
             if !g.fired && !g.closed && crate::scheduler::now() >= deadline {
                 Self::fire_after(&mut g, ms);

@@ -282,6 +282,11 @@ impl Completion {
         let mut start_drain = false;
         let mut adopts = Vec::new();
         if !g.reactions.is_empty() {
+            // The write barrier (see `vm::heap`): the reactions leave a
+            // place the marker may not have scanned yet.
+            for r in &g.reactions {
+                r.roots(crate::vm::heap::shade);
+            }
             let mut q = mq.lock();
             for r in g.reactions.drain(..) {
                 match r {

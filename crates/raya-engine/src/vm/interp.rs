@@ -470,7 +470,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             if f.pc > 0 && retried_at != Some(at) {
                                 retried_at = Some(at);
                                 f.pc -= 1;
-                                self.rt.collect_garbage(task);
+                                self.rt.collect_garbage_with(task, true);
                                 continue;
                             }
                         }

@@ -25,8 +25,10 @@
 //!   deadlock impossible; code that needs two objects of one level (such as
 //!   `a.concat(b)`) copies out of the first before locking the second.
 //!   Debug builds check the order on every `lock` and panic on a breach.
-//! - The collector reads bodies without locking ([`Mut::get_stopped`]),
-//!   because it runs only while every mutator is stopped at a safepoint.
+//! - The collector reads bodies under their lock, one at a time (it may
+//!   mark beside running mutators); [`Mut::get_stopped`] is for bodies no
+//!   other thread can see yet. `MutRef::deref_mut` is the write barrier
+//!   of concurrent marking (see `vm::heap`).
 
 use super::atom::Atom;
 use super::value::Value;
@@ -41,6 +43,12 @@ use std::sync::Arc;
 pub struct Mut<T> {
     /// Tag of the thread holding the lock, or 0.
     owner: AtomicU32,
+    /// The marking cycle (`vm::heap` epoch) in which the values this body
+    /// held when marking began were all shaded, by the write barrier or by
+    /// the marker: from then on, until the cycle ends, a change needs no
+    /// barrier. Read and written only under the lock. Sits in what was
+    /// padding after `owner`, so a `Mut` is no larger for it.
+    scanned: AtomicU32,
     cell: UnsafeCell<T>,
 }
 
@@ -53,31 +61,92 @@ unsafe impl<T: Send> Send for Mut<T> {}
 /// only lock levels strictly above every level it holds.
 pub trait LockLevel {
     const LEVEL: u8;
+    /// Every value the body references (what the collector traces, and
+    /// what the write barrier shades before the body's first change in a
+    /// marking cycle).
+    fn values(&self, f: &mut dyn FnMut(Value));
 }
 
 impl LockLevel for IterState {
     const LEVEL: u8 = 0;
+    fn values(&self, f: &mut dyn FnMut(Value)) {
+        match self {
+            IterState::Array { arr, .. } | IterState::Indexed { arr, .. } => f(*arr),
+            IterState::Channel { ch, .. } => f(*ch),
+            IterState::Str { s, .. } => f(*s),
+            IterState::Map { map, .. } => f(*map),
+            IterState::Host { obj } => f(*obj),
+            IterState::Gen(g) => {
+                f(g.closure);
+                for &v in &g.regs {
+                    f(v);
+                }
+            }
+            IterState::GenLoop { gen, send, .. } => {
+                f(*gen);
+                f(*send);
+            }
+            IterState::User { src, iter, next, send, .. } => {
+                for v in [*src, *iter, *next, *send] {
+                    f(v);
+                }
+            }
+        }
+    }
 }
 impl LockLevel for Vec<Value> {
     const LEVEL: u8 = 1;
+    fn values(&self, f: &mut dyn FnMut(Value)) {
+        for &v in self.iter() {
+            f(v);
+        }
+    }
 }
 impl LockLevel for ObjectData {
     const LEVEL: u8 = 1;
+    fn values(&self, f: &mut dyn FnMut(Value)) {
+        f(self.class);
+        for &v in self.props.vals() {
+            f(v);
+        }
+    }
 }
 impl LockLevel for MapData {
     const LEVEL: u8 = 1;
+    fn values(&self, f: &mut dyn FnMut(Value)) {
+        for (k, v) in self.iter() {
+            f(k);
+            f(v);
+        }
+    }
 }
 impl LockLevel for ClassData {
     const LEVEL: u8 = 2;
+    fn values(&self, f: &mut dyn FnMut(Value)) {
+        for v in [self.parent, self.ctor, self.field_init, self.call] {
+            f(v);
+        }
+        for &v in self.proto_props.vals().iter().chain(self.statics.vals().iter()) {
+            f(v);
+        }
+    }
 }
 impl LockLevel for Value {
     const LEVEL: u8 = 3;
+    fn values(&self, f: &mut dyn FnMut(Value)) {
+        f(*self);
+    }
 }
 impl LockLevel for Accessor {
     const LEVEL: u8 = 3;
+    fn values(&self, f: &mut dyn FnMut(Value)) {
+        f(self.get);
+        f(self.set);
+    }
 }
 impl LockLevel for Box<[u8]> {
     const LEVEL: u8 = 3;
+    fn values(&self, _: &mut dyn FnMut(Value)) {}
 }
 
 static PARALLEL_MUTATORS: AtomicBool = AtomicBool::new(false);
@@ -106,7 +175,42 @@ fn thread_tag() -> u32 {
 
 impl<T: LockLevel> Mut<T> {
     pub fn new(v: T) -> Mut<T> {
-        Mut { owner: AtomicU32::new(0), cell: UnsafeCell::new(v) }
+        Mut { owner: AtomicU32::new(0), scanned: AtomicU32::new(0), cell: UnsafeCell::new(v) }
+    }
+
+    /// The write barrier's slow path (see "The write barrier" in
+    /// `vm::heap`): before the first change of this body in marking cycle
+    /// `epoch`, shade every value it holds. The caller holds the lock.
+    #[cold]
+    #[inline(never)]
+    fn shade_before_write(&self, epoch: u32) {
+        // SAFETY: the caller's guard stands for exclusive access.
+        let v = unsafe { &*self.cell.get() };
+        v.values(&mut |x| super::heap::shade(x));
+        self.scanned.store(epoch, Ordering::Relaxed);
+    }
+
+    /// The marker's read of a body it traces, with the guard held: the
+    /// values it holds are passed to `f` unless the write barrier already
+    /// shaded them in this cycle (`epoch`; 0: a stopped-world mark, which
+    /// always reads). Then no barrier is needed until the cycle ends.
+    pub fn trace_locked(guard: &MutRef<'_, T>, epoch: u32, f: &mut dyn FnMut(Value)) {
+        let m = guard.m;
+        if epoch != 0 && m.scanned.load(Ordering::Relaxed) == epoch {
+            return;
+        }
+        // SAFETY: the guard stands for exclusive access.
+        unsafe { &*m.cell.get() }.values(f);
+        if epoch != 0 {
+            m.scanned.store(epoch, Ordering::Relaxed);
+        }
+    }
+
+    /// Marks the body as needing no barrier in cycle `epoch` (an object
+    /// allocated during marking: it is black, and what is stored in it
+    /// was reachable anyway).
+    pub fn set_scanned(&self, epoch: u32) {
+        self.scanned.store(epoch, Ordering::Relaxed);
     }
 
     /// Exclusive access for one operation (see "Locking" above).
@@ -168,6 +272,13 @@ impl<T: LockLevel> std::ops::Deref for MutRef<'_, T> {
 impl<T: LockLevel> std::ops::DerefMut for MutRef<'_, T> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut T {
+        // The write barrier: every change of a body goes through here (see
+        // `vm::heap`, "The write barrier"). Not marking: one thread-local
+        // load and a branch.
+        let epoch = super::heap::marking_epoch();
+        if epoch != 0 && self.m.scanned.load(Ordering::Relaxed) != epoch {
+            self.m.shade_before_write(epoch);
+        }
         // SAFETY: as for `deref`.
         unsafe { &mut *self.m.cell.get() }
     }

@@ -524,9 +524,20 @@ impl Runtime {
     /// Runs a full collection with `task` as the running task: the only
     /// thread of the program, or (on a worker) stopping the others first.
     pub fn collect_garbage(&mut self, task: &Task) {
+        self.collect_garbage_with(task, false)
+    }
+
+    /// At a safepoint with a collection wanted: begins a marking cycle,
+    /// assists one, or ends it (see `vm::heap`); with `full`, a whole
+    /// collection at once (a heap at its limit needs the memory now).
+    pub fn collect_garbage_with(&mut self, task: &Task, full: bool) {
+        if !full && self.slot.is_some() && self.heap.is_marking() && !self.heap.assist() {
+            // The common case while marking: a slice traced, more left.
+            return;
+        }
         let world = self.world.clone();
         match self.slot.clone() {
-            Some(slot) => self.heap.safepoint(&slot, task, |m| world.mark_roots(m)),
+            Some(slot) => self.heap.safepoint_with(&slot, task, full, |m| world.mark_roots(m)),
             None => self.heap.collect(|m| {
                 world.mark_roots(m);
                 for v in task.roots() {

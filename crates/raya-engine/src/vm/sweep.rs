@@ -2,8 +2,8 @@
 //! after the world has restarted (see "The collector" in
 //! `design/memory.md`).
 //!
-//! A collection marks with the world stopped, then hands every object that
-//! existed at that moment — each thread's allocation list, and the
+//! A collection marks (beside the program, see `vm::heap`), then, in the
+//! pause that ends the mark, hands every object that existed at that moment — each thread's allocation list, and the
 //! survivors of earlier sweeps — to the program's [`Sweep`] as *segments*,
 //! and restarts the world. The segments are swept (unmarked objects freed,
 //! marks of the others cleared) in chunks by the allocating threads — one
@@ -18,8 +18,9 @@
 //!
 //! # Invariants
 //!
-//! - **Garbage stays garbage.** An object not marked when the world was
-//!   stopped was unreachable from every root; nothing can reach it again,
+//! - **Garbage stays garbage.** An object not marked when marking ended
+//!   was unreachable from every root (marking covers everything reachable
+//!   then: the snapshot and what was allocated since); nothing can reach it again,
 //!   since a reference can only be copied from somewhere reachable. Freeing
 //!   it later, while mutators run, is therefore the same as freeing it
 //!   during the pause.
@@ -35,7 +36,7 @@
 //! - **The sweep never reads a body.** It only tests and clears the mark
 //!   bit (an atomic, which no mutator writes) and drops the box of a dead
 //!   object (which no mutator can see). The live size is measured while
-//!   marking, with the world stopped.
+//!   marking, each body under its lock.
 
 use super::heap::thread_cpu_ns;
 use super::object::Obj;
