@@ -1201,7 +1201,7 @@ impl Vm {
                     }
                 }
                 None => Err(HostError::Deadlock),
-                Some(o @ Outcome::Cancelled(_)) => instance::outcome_result(o, &g),
+                Some(o @ Outcome::Cancelled(_)) => instance::outcome_result(o, Some(&g)),
                 Some(Outcome::Value(_)) if end.code != 0 => Err(HostError::Exit(end.code)),
                 // Run for its effects, a program's last expression may be
                 // anything: one that cannot cross is no error.
@@ -1302,7 +1302,7 @@ impl Vm {
         let main = Arc::new(instance::CallState::new(&self.inner.opts.limits, table.interrupt.clone()));
         let m = main.clone();
         let on_main: crate::sync::OnDone = Box::new(move |_rt: &mut Runtime, o: Outcome| {
-            let r = instance::outcome_result(o, &m.guard);
+            let r = instance::outcome_result(o, Some(&m.guard));
             m.finish(r);
         });
         let opts = RunOptions {
