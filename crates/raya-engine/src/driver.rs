@@ -184,6 +184,16 @@ pub fn current_handle() -> Option<Handle> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
+/// [`current_handle`] lent to `f` instead of cloned (a host function's
+/// call: no reference counting per call). Sound while `f` runs because
+/// the thread's handle is replaced only where no call of this program
+/// is running on it: at the start of a worker's job, and where a host
+/// thread starts or ends a call of its own (which first checks that
+/// there is no handle, so code under `f` never replaces it).
+pub fn with_current_handle<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
+    CURRENT.with(|c| f(c.borrow().as_ref()))
+}
+
 impl Handle {
     /// The embedder state passed to [`run_program_hosted`].
     pub fn host_data(&self) -> Option<&Arc<dyn std::any::Any + Send + Sync>> {
@@ -198,6 +208,12 @@ impl Handle {
     /// Whether both handles name the same running program.
     pub fn same_program(&self, other: &Handle) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// The program's identity, equal for the handles of one program and
+    /// different between programs alive at the same time.
+    pub fn program_id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
     }
 
     /// Runs `f` on a worker with that worker's runtime, soon; the tasks

@@ -279,3 +279,68 @@ fn nested_host_and_script_calls() {
     }
     slot.lock().unwrap().take();
 }
+
+#[test]
+fn typed_host_functions_take_script_values_directly() {
+    // Parameters of number, boolean and string types (and options of
+    // them) are read from the script's values without a `HostValue`;
+    // anything else, and every refused value, goes the general way, with
+    // the same errors.
+    let vm = Vm::builder().workers(1).build();
+    vm.register_fn("flip", |b: bool| Ok::<_, String>(!b));
+    vm.register_fn("half", |x: f32| Ok::<_, String>(x / 2.0));
+    vm.register_fn("byte", |x: u8| Ok::<_, String>(x));
+    vm.register_fn("orZero", |x: Option<f64>| Ok::<_, String>(x.unwrap_or(0.0)));
+    vm.register_fn("shout", |s: String| Ok::<_, String>(s.to_uppercase()));
+    vm.register_fn("kind", |v: HostValue| {
+        Ok::<_, String>(match v {
+            HostValue::Array(a) => format!("array of {}", a.len()),
+            other => format!("{other:?}"),
+        })
+    });
+    vm.register_fn("boom", |_n: f64| -> Result<f64, String> { panic!("host bug") });
+    let inst = load(
+        &vm,
+        r#"
+        export function good(): any[] {
+          return [flip(true), half(3), byte(255), orZero(null), orZero(undefined), orZero(2.5), orZero(),
+                  shout("héllo"), kind([1, [2]]), flip(false, "extra", () => 1)];
+        }
+        export function bad(which: number): string {
+          try {
+            if (which == 0) byte(256);
+            if (which == 1) flip(1 as any);
+            if (which == 2) shout((() => 1) as any);
+            if (which == 3) orZero("x" as any);
+            if (which == 4) boom(1);
+            if (which == 5) half(undefined as any);
+            return "no error";
+          } catch (e) {
+            return (e as Error).name + ": " + (e as Error).message;
+          }
+        }
+        "#,
+    );
+    assert_eq!(
+        inst.call::<HostValue>("good", ()),
+        Ok(HostValue::Array(vec![
+            false.into(),
+            1.5.into(),
+            255.into(),
+            0.0.into(),
+            0.0.into(),
+            2.5.into(),
+            0.0.into(),
+            "HÉLLO".into(),
+            "array of 2".into(),
+            true.into(),
+        ]))
+    );
+    let bad = |i: i32| inst.call::<String>("bad", (i,)).unwrap();
+    assert_eq!(bad(0), "TypeError: byte: parameter 1 expected an integer that fits u8, got 256");
+    assert_eq!(bad(1), "TypeError: flip: parameter 1 expected a boolean, got a number");
+    assert_eq!(bad(2), "TypeError: shout: cannot pass a function to the host");
+    assert_eq!(bad(3), "TypeError: orZero: parameter 1 expected a number, got a string");
+    assert_eq!(bad(4), "Error: host function `boom` panicked");
+    assert_eq!(bad(5), "TypeError: half: parameter 1 expected a number, got undefined");
+}
