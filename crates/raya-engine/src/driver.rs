@@ -530,7 +530,10 @@ pub struct LiveRun {
     /// calling at the same time, reused by later calls (a runtime is a
     /// heap handle with its own allocation list and mutator slot, and a
     /// copy of the realm).
-    callers: Mutex<Vec<Caller>>,
+    /// Boxed: a runtime is large, and moves in and out of the pool on
+    /// every call.
+    #[allow(clippy::vec_box)]
+    callers: Mutex<Vec<Box<Caller>>>,
 }
 
 /// A host thread's means to run calls of a live program: its runtime, and
@@ -552,13 +555,13 @@ struct Caller {
 }
 
 impl Caller {
-    fn new(world: &Arc<World>, handle: &Handle) -> Caller {
-        Caller {
+    fn new(world: &Arc<World>, handle: &Handle) -> Box<Caller> {
+        Box::new(Caller {
             rt: Runtime::for_worker(world),
             exec: Box::new(Task::new(0)),
             args: Vec::new(),
             handle: Some(handle.clone()),
-        }
+        })
     }
 }
 
@@ -806,9 +809,11 @@ impl LiveRun {
         }
         let mut caller =
             self.callers.lock().pop().unwrap_or_else(|| Caller::new(&self.handle.shared.world, &self.handle));
-        crate::vm::object::enable_parallel_mutators();
+        if !crate::vm::object::parallel_mutators() {
+            crate::vm::object::enable_parallel_mutators();
+        }
         let end = {
-            let Caller { rt, exec, args, handle } = &mut caller;
+            let Caller { rt, exec, args, handle } = &mut *caller;
             let _mutator = rt.heap.enter(rt.slot.as_ref().expect("caller runtimes have a slot"));
             rt.refresh_realm();
             let _current = CurrentSwap::new(handle);

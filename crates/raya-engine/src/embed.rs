@@ -121,7 +121,7 @@ use crate::vm::object::{Body, Function, Mut, Native, ObjectData, PropMap};
 use crate::vm::task::Task;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::{Condvar, Mutex};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
@@ -574,10 +574,14 @@ fn host_native(ctx: &mut NativeCtx, index: Value, args: &[Value]) -> Result<Valu
 type Deferred = Box<dyn FnOnce(&mut Runtime) + Send>;
 
 thread_local! {
-    /// Set while a host closure runs on a worker: settlements of that
-    /// program's promises ([`Handle::program_id`]) are queued here and
-    /// applied on the same worker when the closure returns.
-    static HOST_CALL: RefCell<Option<(usize, Vec<Deferred>)>> = const { RefCell::new(None) };
+    /// The program ([`Handle::program_id`]) whose host closure runs on
+    /// this thread, 0 if none.
+    static HOST_CALL: Cell<usize> = const { Cell::new(0) };
+    /// Settlements of `HOST_CALL`'s promises, queued while its closure
+    /// runs and applied on the same runtime when it returns. Each host
+    /// call applies the jobs queued after its start (a host call nested
+    /// on the same thread, of another program, leaves the outer one's).
+    static DEFERRED: RefCell<Vec<Deferred>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Runs a host closure on a worker, catching panics; then applies the
@@ -588,13 +592,16 @@ fn in_host_call<R>(
     name: &str,
     f: impl FnOnce(&mut Runtime) -> Result<R, Throw>,
 ) -> Result<R, Throw> {
-    let prev = HOST_CALL.with(|c| c.borrow_mut().replace((handle.program_id(), Vec::new())));
+    let prev = HOST_CALL.replace(handle.program_id());
+    let mark = DEFERRED.with(|d| d.borrow().len());
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(rt)))
         .unwrap_or_else(|_| Err(Throw::Error(format!("host function `{name}` panicked"))));
-    let deferred =
-        HOST_CALL.with(|c| std::mem::replace(&mut *c.borrow_mut(), prev)).map(|(_, d)| d).unwrap_or_default();
-    for job in deferred {
-        job(rt);
+    HOST_CALL.set(prev);
+    if DEFERRED.with(|d| d.borrow().len()) > mark {
+        let deferred = DEFERRED.with(|d| d.borrow_mut().split_off(mark));
+        for job in deferred {
+            job(rt);
+        }
     }
     r
 }
@@ -606,13 +613,9 @@ fn on_runtime(handle: &Handle, job: Deferred) {
     let mut job = Some(job);
     // `try_with`: a promise dropped while its thread's locals are being
     // destroyed settles directly.
-    let _ = HOST_CALL.try_with(|c| {
-        if let Some((id, list)) = c.borrow_mut().as_mut() {
-            if *id == handle.program_id() {
-                list.extend(job.take());
-            }
-        }
-    });
+    if HOST_CALL.try_with(|c| c.get()) == Ok(handle.program_id()) {
+        let _ = DEFERRED.try_with(|d| d.borrow_mut().extend(job.take()));
+    }
     if let Some(job) = job {
         handle.on_runtime(job);
     }

@@ -344,3 +344,17 @@ fn typed_host_functions_take_script_values_directly() {
     assert_eq!(bad(4), "Error: host function `boom` panicked");
     assert_eq!(bad(5), "TypeError: half: parameter 1 expected a number, got undefined");
 }
+
+#[test]
+fn an_exported_built_in_is_called_as_a_task() {
+    // A built-in function has no frame of its own to run in a plain call:
+    // it runs in a task, as before.
+    let vm = Vm::builder().workers(1).build();
+    let inst = load(&vm, "export const biggest = Math.max;\nexport const notAFunction = 3;");
+    assert_eq!(inst.call::<f64>("biggest", (1, 5, 3)), Ok(5.0));
+    assert_eq!(
+        inst.call::<f64>("notAFunction", ()),
+        Err(HostError::Export("export `notAFunction` is not a function".into()))
+    );
+    assert!(matches!(inst.call::<f64>("missing", ()), Err(HostError::Export(_))));
+}

@@ -2,11 +2,15 @@
 //!
 //! An instance is a [`LiveRun`]: its main module ran once, and its heap,
 //! globals and workers stay until the last clone of the instance (or of a
-//! [`Call`] on it) is dropped. A call is a new task on the instance's
-//! workers, started by a host job (only a worker may allocate): many
-//! calls, from any threads, run in parallel like any tasks. The task's
-//! `on_done` hook converts its outcome on the worker and hands it to the
-//! [`CallState`] the host waits on (blocking, or as a `Future`).
+//! [`Call`] on it) is dropped. A call started with
+//! [`Instance::call_async`] is a new task on the instance's workers,
+//! started by a host job (only a worker may allocate): many calls, from
+//! any threads, run in parallel like any tasks. The task's `on_done` hook
+//! converts its outcome on the worker and hands it to the [`CallState`]
+//! the host waits on (blocking, or as a `Future`). A synchronous
+//! [`Instance::call`] runs on the calling thread as a plain call
+//! (`LiveRun::call_here`) and gets a task and a `CallState` only if it
+//! suspends.
 
 use super::{from_host, to_host, HostError, HostTable, HostValue, Limits, ScriptError};
 use super::{FromValue, IntoArgs, IntoValue};
@@ -165,15 +169,16 @@ impl Instance {
 
     /// Calls exported function `name` with `args` and waits for its result
     /// (an `async` function's too): `instance.call::<f64>("add", (1, 2))`.
-    /// The call is a task of its own on the instance's workers; the
-    /// instance's [`Limits`] apply to it.
+    /// To the script the call is a task of its own; the instance's
+    /// [`Limits`] apply to it.
     ///
     /// The call runs on the calling thread (which takes part in the
     /// program's collections while it does, as the workers do), so a
-    /// short function costs no thread hand-off; if it suspends (awaits,
-    /// sleeps, waits on a channel) it is left to the workers and this
-    /// waits for it. Calls from a host function of a running program
-    /// (a worker thread) go to this instance's workers instead.
+    /// short function costs no thread hand-off and no task creation; if
+    /// it suspends (awaits, sleeps, waits on a channel) it is left to the
+    /// workers and this waits for it. Calls from a host function of a
+    /// running program (a worker thread, or a thread inside a call) go
+    /// to this instance's workers instead.
     pub fn call<R: FromValue>(&self, name: &str, args: impl IntoArgs) -> Result<R, HostError> {
         R::from_value(self.call_here(name, args.into_args())?)
     }
@@ -193,7 +198,7 @@ impl Instance {
         // nothing: the call has none until it becomes a task.
         let guard = (*limits != Limits::none() || interrupt.is_some())
             .then(|| Arc::new(Guard::new(limits, OnLimit::Cancel, interrupt.clone())));
-        let started = Instant::now();
+        let deadline = limits.time.map(|t| (Instant::now() + t, t));
         let mut waiting = None;
         let end = self.inner.live.call_here(
             |rt, argv| {
@@ -214,8 +219,8 @@ impl Instance {
                 let _ = cell.guard.set(guard.clone());
                 let state = Arc::new(CallState::with_guard(guard));
                 if self.track(&state) {
-                    if let Some(t) = limits.time {
-                        self.arm_time_limit(&state, started + t, t);
+                    if let Some((at, t)) = deadline {
+                        self.arm_time_limit(&state, at, t);
                     }
                     *state.cell.lock() = Some(cell.clone());
                     let fin = Finisher(state.clone());
