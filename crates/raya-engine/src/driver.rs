@@ -184,6 +184,16 @@ pub fn current_handle() -> Option<Handle> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
+/// [`current_handle`] lent to `f` instead of cloned (a host function's
+/// call: no reference counting per call). Sound while `f` runs because
+/// the thread's handle is replaced only where no call of this program
+/// is running on it: at the start of a worker's job, and where a host
+/// thread starts or ends a call of its own (which first checks that
+/// there is no handle, so code under `f` never replaces it).
+pub fn with_current_handle<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
+    CURRENT.with(|c| f(c.borrow().as_ref()))
+}
+
 impl Handle {
     /// The embedder state passed to [`run_program_hosted`].
     pub fn host_data(&self) -> Option<&Arc<dyn std::any::Any + Send + Sync>> {
@@ -198,6 +208,12 @@ impl Handle {
     /// Whether both handles name the same running program.
     pub fn same_program(&self, other: &Handle) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// The program's identity, equal for the handles of one program and
+    /// different between programs alive at the same time.
+    pub fn program_id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
     }
 
     /// Runs `f` on a worker with that worker's runtime, soon; the tasks
@@ -526,13 +542,74 @@ pub struct LiveRun {
     /// used by nobody after the workers started.
     _rt: Mutex<Runtime>,
     /// Runtimes for host threads that run calls themselves
-    /// ([`LiveRun::run_here`]): one per thread calling at the same time,
-    /// reused by later calls (a runtime is a heap handle with its own
-    /// allocation list and mutator slot, and a copy of the realm).
-    callers: Mutex<Vec<Runtime>>,
+    /// ([`LiveRun::run_here`], [`LiveRun::call_here`]): one per thread
+    /// calling at the same time, reused by later calls (a runtime is a
+    /// heap handle with its own allocation list and mutator slot, and a
+    /// copy of the realm).
+    /// Boxed: a runtime is large, and moves in and out of the pool on
+    /// every call.
+    #[allow(clippy::vec_box)]
+    callers: Mutex<Vec<Box<Caller>>>,
     /// Caller runtimes made so far: under a trace, each is a track of its
     /// own (`host thread N`, N in order of creation).
     callers_made: std::sync::atomic::AtomicUsize,
+}
+
+/// A host thread's means to run calls of a live program: its runtime, and
+/// the execution state of the calls that finish without becoming tasks
+/// ([`LiveRun::call_here`]), kept from one call to the next with the
+/// capacity of its registers and frames.
+struct Caller {
+    rt: Runtime,
+    /// Idle between calls: no frames, and registers nobody reads (a call
+    /// starts by clearing them) and the collector does not see. Its cell
+    /// is the call's; a call that becomes a task takes the whole state
+    /// with it and leaves a new one here.
+    exec: Box<Task>,
+    /// The arguments being converted, before they move into registers.
+    args: Vec<Value>,
+    /// The program's handle, moved into the thread's [`CURRENT`] for a
+    /// call and back after it (no reference counting per call).
+    handle: Option<Handle>,
+}
+
+impl Caller {
+    fn new(world: &Arc<World>, handle: &Handle) -> Box<Caller> {
+        Box::new(Caller {
+            rt: Runtime::for_worker(world),
+            exec: Box::new(Task::new(0)),
+            args: Vec::new(),
+            handle: Some(handle.clone()),
+        })
+    }
+}
+
+/// Makes a thread's [`current_handle`] a caller's program for a call
+/// ([`LiveRun::call_here`]) by moving the caller's handle in, and moves it
+/// back out when dropped (also if the call unwinds).
+struct CurrentSwap<'a>(&'a mut Option<Handle>);
+
+impl<'a> CurrentSwap<'a> {
+    fn new(h: &'a mut Option<Handle>) -> CurrentSwap<'a> {
+        CURRENT.with(|c| std::mem::swap(&mut *c.borrow_mut(), h));
+        CurrentSwap(h)
+    }
+}
+
+impl Drop for CurrentSwap<'_> {
+    fn drop(&mut self) {
+        CURRENT.with(|c| std::mem::swap(&mut *c.borrow_mut(), self.0));
+    }
+}
+
+/// How a call of [`LiveRun::call_here`] ended.
+pub enum HereEnd<T> {
+    /// It ran to its end on the calling thread: what `done` made of it.
+    Done(T),
+    /// It suspended (or ran past one time slice) and became a task, given
+    /// to `promote` first: its end reaches the caller through the hook
+    /// `promote` installed.
+    Promoted,
 }
 
 impl LiveRun {
@@ -618,6 +695,18 @@ impl LiveRun {
         self.handle.shared.exited.load(Ordering::Acquire).then(|| self.handle.shared.exit_code.load(Ordering::Acquire))
     }
 
+    /// A runtime for one more host thread calling in; under a trace it
+    /// records on a track of its own.
+    fn new_caller(&self) -> Box<Caller> {
+        let shared = &self.handle.shared;
+        let mut caller = Caller::new(&shared.world, &self.handle);
+        if let Some(t) = &shared.tracer {
+            let n = self.callers_made.fetch_add(1, Ordering::Relaxed);
+            caller.rt.trace = Some(Box::new(crate::trace::Recorder::new(t.clone(), shared.runtimes.len() + n)));
+        }
+        caller
+    }
+
     /// Runs a task on the calling thread, which is not a worker: an
     /// embedder's synchronous call, without the round trip through a
     /// worker's queue. `start` spawns the task (with
@@ -648,62 +737,317 @@ impl LiveRun {
         if CURRENT.with(|c| c.borrow().is_some()) {
             return Err(start);
         }
-        let shared = &self.handle.shared;
-        let mut rt = self.callers.lock().pop().unwrap_or_else(|| {
-            let mut rt = Runtime::for_worker(&shared.world);
-            if let Some(t) = &shared.tracer {
-                let n = self.callers_made.fetch_add(1, Ordering::Relaxed);
-                rt.trace = Some(Box::new(crate::trace::Recorder::new(t.clone(), shared.runtimes.len() + n)));
-            }
-            rt
-        });
-        if let Some(rec) = rt.trace.as_mut() {
+        let mut caller = self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
+        if let Some(rec) = caller.rt.trace.as_mut() {
             // A new call: its first run reads the clock.
             rec.resume_at = None;
         }
         crate::vm::object::enable_parallel_mutators();
         {
+            let rt = &mut caller.rt;
             let _mutator = rt.heap.enter(rt.slot.as_ref().expect("caller runtimes have a slot"));
             rt.refresh_realm();
             // Host functions find their program through `current_handle`.
             let _current = CurrentGuard::set(self.handle.clone());
-            let started = start(&mut rt);
-            trace_host_spawns(&mut rt);
+            let started = start(rt);
+            trace_host_spawns(rt);
             if let Some(cell) = started {
                 rt.spawned.retain(|c| !Arc::ptr_eq(c, &cell));
                 let cx = Cx::Caller { sched: &self.handle.sched, again: std::cell::RefCell::new(None) };
-                let mut next = Some(cell);
-                while let Some(cell) = next.take() {
-                    run_task(shared, &mut rt, &cx, cell.clone());
-                    next = cx_take_again(&cx);
-                    for t in rt.woken.drain(..) {
-                        if next.is_none() && Arc::ptr_eq(&t, &cell) {
-                            next = Some(t);
-                        } else {
-                            sched_wake(&self.handle.sched, Job::Run(t));
-                        }
-                    }
-                    for t in rt.spawned.drain(..) {
-                        crate::vm::object::enable_parallel_mutators();
-                        self.handle.sched.spawn(Job::Run(t));
-                    }
-                    if shared.exited.load(Ordering::Acquire) {
-                        break;
-                    }
-                }
+                self.drive_here(rt, &cx, cell, true);
             }
-            // What `start` spawned besides (if it ran no task).
+            self.queue_left(rt);
+        }
+        self.callers.lock().push(caller);
+        Ok(())
+    }
+
+    /// Runs the task of a call on the caller's thread (see
+    /// [`LiveRun::run_here`]) from its first instruction, until it is
+    /// waiting or done; a first run (`run_first`) or the run that just
+    /// ended (it was promoted) in `cx` decides what comes next.
+    fn drive_here(&self, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>, run_first: bool) {
+        let shared = &self.handle.shared;
+        let mut next = if run_first { Some(cell) } else { self.after_run_here(rt, cx, &cell) };
+        while let Some(cell) = next.take() {
+            run_task(shared, rt, cx, cell.clone());
+            next = self.after_run_here(rt, cx, &cell);
+        }
+    }
+
+    /// After a run of the call's task `cell` on the caller's thread:
+    /// queues what it spawned and woke on the workers, and returns the
+    /// task if it is to go on here (preempted, yielded, or woken at once).
+    fn after_run_here(&self, rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>) -> Option<Arc<TaskCell>> {
+        let mut next = cx_take_again(cx);
+        for t in rt.woken.drain(..) {
+            if next.is_none() && Arc::ptr_eq(&t, cell) {
+                next = Some(t);
+            } else {
+                sched_wake(&self.handle.sched, Job::Run(t));
+            }
+        }
+        for t in rt.spawned.drain(..) {
+            crate::vm::object::enable_parallel_mutators();
+            self.handle.sched.spawn(Job::Run(t));
+        }
+        if self.handle.shared.exited.load(Ordering::Acquire) {
+            return None;
+        }
+        next
+    }
+
+    /// Hands what a call spawned and woke, and did not run itself, to the
+    /// workers.
+    fn queue_left(&self, rt: &mut Runtime) {
+        if !rt.spawned.is_empty() {
             for t in rt.spawned.drain(..) {
                 self.handle.sched.spawn(Job::Run(t));
             }
+        }
+        if !rt.woken.is_empty() {
             for t in rt.woken.drain(..) {
                 sched_wake(&self.handle.sched, Job::Run(t));
             }
         }
-        self.callers.lock().push(rt);
-        Ok(())
     }
 
+    /// An embedder's synchronous call of a script function on the calling
+    /// thread, as a call rather than a task: `start` converts the
+    /// arguments (into the vector it is given) and returns the function
+    /// (or the call's result at once, e.g. when the export is not a
+    /// function), which then runs in the thread's reusable execution
+    /// state (registers, frames, cell: no `Task` object, no entry in the
+    /// live-task table, no completion hook). A call that returns or
+    /// throws within one time slice ends here, and `done` makes the
+    /// result of its outcome (`Err(code)`: it called `exit()`).
+    ///
+    /// Only a call that suspends (await, sleep, channel, mutex), or runs
+    /// past its time slice, becomes a real task: it gets its `Task`
+    /// object and live-task entry, `promote` installs its completion
+    /// hook, and it goes on as [`LiveRun::run_here`]'s tasks do (parked,
+    /// and run by whoever wakes it; preempted, and run on here). So a call
+    /// is observably a task: `Task.current()` inside it makes its object
+    /// on demand; limits (`guard`, shared by what it spawns) are charged
+    /// where it stops, as `run_task` charges them; what it spawns or wakes
+    /// goes to the workers.
+    ///
+    /// None, running nothing, when the calling thread is a worker of any
+    /// program (see [`LiveRun::run_here`]).
+    ///
+    /// Invariants (besides `run_here`'s):
+    /// - The reusable state is used by one call at a time: it is taken
+    ///   out of the pool of callers for the call.
+    /// - Its cell is reused only when nothing else holds it (`Arc::get_mut`):
+    ///   a call that made its `Task` object, or was promoted, leaves a new
+    ///   one. Each call has a task id of its own (mutex ownership and
+    ///   reports name tasks by id).
+    pub fn call_here<T>(
+        &self,
+        start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
+        guard: Option<&Arc<Guard>>,
+        done: impl FnOnce(&mut Runtime, Result<Outcome, i32>) -> T,
+        promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>),
+    ) -> Option<HereEnd<T>> {
+        if CURRENT.with(|c| c.borrow().is_some()) {
+            return None;
+        }
+        let mut caller =
+            self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
+        if !crate::vm::object::parallel_mutators() {
+            crate::vm::object::enable_parallel_mutators();
+        }
+        let end = {
+            let Caller { rt, exec, args, handle } = &mut *caller;
+            let _mutator = rt.heap.enter(rt.slot.as_ref().expect("caller runtimes have a slot"));
+            rt.refresh_realm();
+            let _current = CurrentSwap::new(handle);
+            let end = self.call_in(rt, exec, args, start, guard, done, promote);
+            self.queue_left(rt);
+            end
+        };
+        self.callers.lock().push(caller);
+        Some(end)
+    }
+
+    /// [`LiveRun::call_here`] on the caller's runtime, a mutator.
+    #[allow(clippy::too_many_arguments)]
+    fn call_in<T>(
+        &self,
+        rt: &mut Runtime,
+        exec_slot: &mut Box<Task>,
+        args: &mut Vec<Value>,
+        start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
+        guard: Option<&Arc<Guard>>,
+        done: impl FnOnce(&mut Runtime, Result<Outcome, i32>) -> T,
+        promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>),
+    ) -> HereEnd<T> {
+        let shared = &self.handle.shared;
+        args.clear();
+        let f = match start(rt, args) {
+            Ok(f) => f,
+            Err(t) => return HereEnd::Done(t),
+        };
+        let is_closure =
+            matches!(f.as_obj().map(|o| &o.body), Some(Body::Function(crate::vm::object::Function::Closure(_))));
+        if !is_closure {
+            // A built-in runs in a task of its own (`TaskInterpreter::spawn`
+            // wraps it so that it may suspend): the general path.
+            return match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, args) {
+                Ok(task) => {
+                    let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else {
+                        unreachable!("spawn returns a task")
+                    };
+                    let cell = cell.clone();
+                    rt.spawned.retain(|t| !Arc::ptr_eq(t, &cell));
+                    if let Some(g) = guard {
+                        let _ = cell.guard.set(g.clone());
+                    }
+                    promote(rt, &cell);
+                    let cx = Cx::Caller { sched: &self.handle.sched, again: std::cell::RefCell::new(None) };
+                    self.drive_here(rt, &cx, cell, true);
+                    HereEnd::Promoted
+                }
+                Err(e) => HereEnd::Done(done(rt, Ok(Outcome::Error(e)))),
+            };
+        }
+
+        // A fresh identity in the reused state.
+        let id = crate::vm::object::next_id();
+        let exec = exec_slot;
+        match exec.cell.as_mut().filter(|c| c.object().is_undefined()).and_then(Arc::get_mut) {
+            Some(cell) => {
+                // A call that was never a task (no object, never
+                // suspended: then its state went with it) can have set
+                // only its guard and the cancel hooks of the host futures
+                // it started; everything else in the cell is as new.
+                debug_assert!(cell.on_done.get_mut().is_none() && cell.timers.get_mut().is_empty());
+                debug_assert!(!cell.cancel.load(Ordering::Relaxed) && cell.cancel_hook.get_mut().is_none());
+                cell.id = id;
+                cell.guard = std::sync::OnceLock::new();
+                cell.on_cancel.get_mut().clear();
+            }
+            None => exec.cell = Some(Arc::new(TaskCell::without_exec(id))),
+        }
+        exec.id = id;
+        exec.frames.clear();
+        exec.handlers.clear();
+        exec.await_scan = None;
+        exec.preempted = false;
+        let cell = exec.cell.clone().expect("set above");
+        cell.started.store(true, Ordering::Release);
+        if let Some(g) = guard {
+            let _ = cell.guard.set(g.clone());
+        }
+        let mut interp = TaskInterpreter::new(rt);
+        if let Err(e) = interp.start(exec, f, Value::UNDEFINED, args) {
+            drop(cell);
+            return HereEnd::Done(done(rt, Ok(Outcome::Error(e))));
+        }
+        let given = crate::scheduler::TIME_SLICE;
+        let mut budget = given;
+        let outcome = interp.run(exec, &mut budget);
+        let stop = match check_guard(&cell, given - budget) {
+            Some(Stop::End(hit)) => {
+                shared.end_by_limit(hit);
+                None
+            }
+            Some(Stop::Cancel(reason)) => Some(reason),
+            None => None,
+        };
+        let cx = Cx::Caller { sched: &self.handle.sched, again: std::cell::RefCell::new(None) };
+        let end = match outcome {
+            RunOutcome::Completed(v) if !(is_waitable(v) && crate::vm::interp::settled(v).is_none()) => {
+                let o = crate::vm::interp::settled(v).unwrap_or(Outcome::Value(v));
+                Some(self.finish_here(rt, &cell, exec, o))
+            }
+            RunOutcome::Failed(e) => {
+                let o = if cell.is_cancel_requested() && (e.is_undefined() || is_cancelled_error(rt, e)) {
+                    Outcome::Cancelled(e)
+                } else {
+                    Outcome::Error(e)
+                };
+                Some(self.finish_here(rt, &cell, exec, o))
+            }
+            RunOutcome::Exited(code) => {
+                shared.exit_code.store(code, Ordering::Release);
+                shared.exited.store(true, Ordering::Release);
+                rt.flush_stdout();
+                for f in std::mem::take(&mut *shared.on_exit.lock()) {
+                    f(code);
+                }
+                return HereEnd::Done(done(rt, Err(code)));
+            }
+            RunOutcome::Preempted => {
+                let exec = std::mem::replace(exec, Box::new(Task::new(0)));
+                promote_here(rt, &cell, promote);
+                match stop {
+                    Some(reason) => stop_guarded(rt, &cx, cell.clone(), exec, &reason),
+                    None => {
+                        let mut exec = exec;
+                        exec.preempted = true;
+                        *cell.exec.lock() = Some(exec);
+                        cx.preempted(Job::Run(cell.clone()));
+                    }
+                }
+                None
+            }
+            RunOutcome::Completed(v) => {
+                // `return someTask`: awaits it (see `run_task`).
+                let mut exec = std::mem::replace(exec, Box::new(Task::new(0)));
+                promote_here(rt, &cell, promote);
+                let w = Wait::Settled(vec![v]);
+                exec.blocked_on = w.describe();
+                exec.blocker = w.blocker();
+                *cell.exec.lock() = Some(exec);
+                park(rt, &cx, &cell, w);
+                None
+            }
+            RunOutcome::Suspended(w) => {
+                if stop.is_some() && !cell.cancel_delivered.load(Ordering::Acquire) {
+                    cell.cancel.store(true, Ordering::SeqCst);
+                    cell.run_on_cancel();
+                }
+                let mut exec = std::mem::replace(exec, Box::new(Task::new(0)));
+                promote_here(rt, &cell, promote);
+                exec.blocked_on = w.describe();
+                exec.blocker = w.blocker();
+                *cell.exec.lock() = Some(exec);
+                park(rt, &cx, &cell, w);
+                None
+            }
+        };
+        if !rt.flush_pending() && !shared.exited.swap(true, Ordering::AcqRel) {
+            shared.exit_code.store(0, Ordering::Release); // as in `run_task`
+        }
+        match end {
+            Some(r) => HereEnd::Done(done(rt, Ok(r))),
+            None => {
+                self.drive_here(rt, &cx, cell, false);
+                HereEnd::Promoted
+            }
+        }
+    }
+
+    /// The end of a call that ran to its end in a caller's reusable state
+    /// ([`LiveRun::call_here`]): what `complete` does for a task, for
+    /// what a call has of one. Returns the outcome for the caller.
+    fn finish_here(&self, rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) -> Outcome {
+        if cell.object().is_undefined() {
+            // Nobody can await or name the call: only its mutexes and its
+            // place in its run's task count are left to release.
+            crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+            if let Some(g) = cell.guard.get() {
+                g.task_ended();
+            }
+        } else {
+            // `Task.current()` made its object: it ends as a task does,
+            // settling what awaits it; the outcome is the caller's.
+            *cell.on_done.lock() = Some(Box::new(|_: &mut Runtime, _: Outcome| {}));
+            complete(rt, cell, exec, o);
+        }
+        o
+    }
     /// Adds what runs when `exit()` ends the program (at once, if it has).
     pub fn on_exit(&self, f: ExitHook) {
         let mut hooks = self.handle.shared.on_exit.lock();
@@ -730,7 +1074,7 @@ impl Drop for LiveRun {
             // Every thread that ran the program's tasks is done with them:
             // the workers have stopped, and no call is running here (a
             // call holds the instance, so it would not be dropping).
-            let callers = self.callers.get_mut().iter_mut().filter_map(|rt| rt.trace.take()).map(|r| *r);
+            let callers = self.callers.get_mut().iter_mut().filter_map(|c| c.rt.trace.take()).map(|r| *r);
             let mut callers: Vec<_> = callers.collect();
             callers.sort_by_key(|r| r.worker);
             write_trace(&self.handle.shared.world, &self.handle.shared, tracer, callers);
@@ -1300,6 +1644,19 @@ fn cx_take_again(cx: &Cx<'_>) -> Option<Arc<TaskCell>> {
         Cx::Caller { again, .. } => again.borrow_mut().take(),
         Cx::Worker(_) => None,
     }
+}
+
+/// A call running in a caller's reusable state becomes a task
+/// ([`LiveRun::call_here`]): it gets its `Task` object (unless
+/// `Task.current()` made it) and its place in the live-task table, and
+/// `promote` its completion hook, before it is parked or requeued.
+fn promote_here(rt: &mut Runtime, cell: &Arc<TaskCell>, promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>)) {
+    if cell.object().is_undefined() {
+        let obj = rt.heap.alloc(Body::Task(cell.clone()));
+        cell.object.store(obj.bits(), Ordering::Release);
+        rt.world.live_tasks.insert(cell.id, obj);
+    }
+    promote(rt, cell);
 }
 
 /// Makes a thread's [`current_handle`] a program's while it runs a call

@@ -121,7 +121,7 @@ use crate::vm::object::{Body, Function, Mut, Native, ObjectData, PropMap};
 use crate::vm::task::Task;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::{Condvar, Mutex};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
@@ -529,9 +529,13 @@ type SyncFn = Arc<dyn Fn(&[HostValue]) -> Result<HostValue, Throw> + Send + Sync
 type AsyncFn = Arc<dyn Fn(Vec<HostValue>, ExternalPromise) + Send + Sync>;
 
 type FutureFn = Arc<dyn Fn(&[HostValue]) -> Result<future::ResultFuture, Throw> + Send + Sync>;
+type TypedFn = Arc<dyn Fn(&mut Runtime, &[Value]) -> Result<Value, Throw> + Send + Sync>;
 
 #[derive(Clone)]
 enum HostFn {
+    /// A typed closure ([`Vm::register_fn`]): converts the script's values
+    /// itself ([`HostFunction::call_script`]).
+    Typed(TypedFn),
     Sync(SyncFn),
     Blocking(SyncFn),
     Async(AsyncFn),
@@ -570,10 +574,14 @@ fn host_native(ctx: &mut NativeCtx, index: Value, args: &[Value]) -> Result<Valu
 type Deferred = Box<dyn FnOnce(&mut Runtime) + Send>;
 
 thread_local! {
-    /// Set while a host closure runs on a worker: settlements of that
-    /// program's promises are queued here and applied on the same worker
-    /// when the closure returns.
-    static HOST_CALL: RefCell<Option<(Handle, Vec<Deferred>)>> = const { RefCell::new(None) };
+    /// The program ([`Handle::program_id`]) whose host closure runs on
+    /// this thread, 0 if none.
+    static HOST_CALL: Cell<usize> = const { Cell::new(0) };
+    /// Settlements of `HOST_CALL`'s promises, queued while its closure
+    /// runs and applied on the same runtime when it returns. Each host
+    /// call applies the jobs queued after its start (a host call nested
+    /// on the same thread, of another program, leaves the outer one's).
+    static DEFERRED: RefCell<Vec<Deferred>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Runs a host closure on a worker, catching panics; then applies the
@@ -582,15 +590,18 @@ fn in_host_call<R>(
     handle: &Handle,
     rt: &mut Runtime,
     name: &str,
-    f: impl FnOnce() -> Result<R, Throw>,
+    f: impl FnOnce(&mut Runtime) -> Result<R, Throw>,
 ) -> Result<R, Throw> {
-    let prev = HOST_CALL.with(|c| c.borrow_mut().replace((handle.clone(), Vec::new())));
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+    let prev = HOST_CALL.replace(handle.program_id());
+    let mark = DEFERRED.with(|d| d.borrow().len());
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(rt)))
         .unwrap_or_else(|_| Err(Throw::Error(format!("host function `{name}` panicked"))));
-    let deferred =
-        HOST_CALL.with(|c| std::mem::replace(&mut *c.borrow_mut(), prev)).map(|(_, d)| d).unwrap_or_default();
-    for job in deferred {
-        job(rt);
+    HOST_CALL.set(prev);
+    if DEFERRED.with(|d| d.borrow().len()) > mark {
+        let deferred = DEFERRED.with(|d| d.borrow_mut().split_off(mark));
+        for job in deferred {
+            job(rt);
+        }
     }
     r
 }
@@ -602,27 +613,43 @@ fn on_runtime(handle: &Handle, job: Deferred) {
     let mut job = Some(job);
     // `try_with`: a promise dropped while its thread's locals are being
     // destroyed settles directly.
-    let _ = HOST_CALL.try_with(|c| {
-        if let Some((h, list)) = c.borrow_mut().as_mut() {
-            if h.same_program(handle) {
-                list.extend(job.take());
-            }
-        }
-    });
+    if HOST_CALL.try_with(|c| c.get()) == Ok(handle.program_id()) {
+        let _ = DEFERRED.try_with(|d| d.borrow_mut().extend(job.take()));
+    }
     if let Some(job) = job {
         handle.on_runtime(job);
     }
 }
 
 fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value, Value> {
-    let table = driver::current_handle()
-        .and_then(|h| h.host_data().cloned().and_then(|d| d.downcast::<HostTable>().ok()).map(|t| (h, t)));
-    let Some((handle, table)) = table else {
-        return Err(ctx.plain_error("host function called outside its program"));
-    };
-    let Some((name, f)) = table.fns.get(index).cloned() else {
-        return Err(ctx.plain_error("unknown host function"));
-    };
+    // The handle and the table are borrowed for the call, not cloned.
+    driver::with_current_handle(|handle| {
+        let table = handle.and_then(|h| h.host_data()).and_then(|d| d.downcast_ref::<HostTable>());
+        let (Some(handle), Some(table)) = (handle, table) else {
+            return Err(ctx.plain_error("host function called outside its program"));
+        };
+        let Some((name, f)) = table.fns.get(index) else {
+            return Err(ctx.plain_error("unknown host function"));
+        };
+        call_host_fn(ctx, handle, table, name, f, args)
+    })
+}
+
+fn call_host_fn(
+    ctx: &mut NativeCtx,
+    handle: &Handle,
+    table: &HostTable,
+    name: &'static str,
+    f: &HostFn,
+    args: &[Value],
+) -> Result<Value, Value> {
+    if let HostFn::Typed(f) = f {
+        return match in_host_call(handle, ctx.rt, name, |rt| f(rt, args)) {
+            Ok(v) => Ok(v),
+            Err(Throw::Error(m)) => Err(ctx.plain_error(m)),
+            Err(Throw::Type(m)) => Err(ctx.type_error(m)),
+        };
+    }
     let mut hargs = Vec::with_capacity(args.len());
     for &a in args {
         match to_host(a, &mut Vec::new()) {
@@ -631,18 +658,19 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
         }
     }
     match f {
-        HostFn::Sync(f) => match in_host_call(&handle, ctx.rt, name, || f(&hargs)) {
+        HostFn::Typed(_) => unreachable!("converted above"),
+        HostFn::Sync(f) => match in_host_call(handle, ctx.rt, name, |_| f(&hargs)) {
             Ok(v) => Ok(from_host(ctx.rt, &v)),
             Err(Throw::Error(m)) => Err(ctx.plain_error(m)),
             Err(Throw::Type(m)) => Err(ctx.type_error(m)),
         },
         HostFn::Future(f) => {
-            let fut = match in_host_call(&handle, ctx.rt, name, || f(&hargs)) {
+            let fut = match in_host_call(handle, ctx.rt, name, |_| f(&hargs)) {
                 Ok(fut) => fut,
                 Err(Throw::Error(m)) => return Err(ctx.plain_error(m)),
                 Err(Throw::Type(m)) => return Err(ctx.type_error(m)),
             };
-            let (promise, ext) = new_external(ctx, &handle);
+            let (promise, ext) = new_external(ctx, handle);
             let abort = Arc::new(future::Abort::default());
             if let Some(cell) = &ctx.task.cell {
                 let a = abort.clone();
@@ -653,8 +681,9 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
             Ok(promise)
         }
         HostFn::Async(f) => {
-            let (promise, ext) = new_external(ctx, &handle);
-            if let Err(m) = in_host_call(&handle, ctx.rt, name, move || {
+            let (promise, ext) = new_external(ctx, handle);
+            let f = f.clone();
+            if let Err(m) = in_host_call(handle, ctx.rt, name, move |_| {
                 f(hargs, ext);
                 Ok(())
             }) {
@@ -663,22 +692,25 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
             }
             Ok(promise)
         }
-        HostFn::Blocking(f) => crate::std::io::block_on(
-            ctx,
-            format!("in blocking host function `{name}`"),
-            move || {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&hargs)))
-                    .unwrap_or_else(|_| Err(Throw::Error(format!("host function `{name}` panicked"))))
-            },
-            |rt, _, r| match r {
-                Ok(v) => Resume::Value(from_host(rt, &v)),
-                Err(Throw::Error(m)) => Resume::Throw(host_error(rt, &m)),
-                Err(Throw::Type(m)) => {
-                    let class = rt.realm.classes.type_error;
-                    Resume::Throw(rt.make_error(&Task::new(0), class, &m))
-                }
-            },
-        ),
+        HostFn::Blocking(f) => {
+            let f = f.clone();
+            crate::std::io::block_on(
+                ctx,
+                format!("in blocking host function `{name}`"),
+                move || {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&hargs)))
+                        .unwrap_or_else(|_| Err(Throw::Error(format!("host function `{name}` panicked"))))
+                },
+                |rt, _, r| match r {
+                    Ok(v) => Resume::Value(from_host(rt, &v)),
+                    Err(Throw::Error(m)) => Resume::Throw(host_error(rt, &m)),
+                    Err(Throw::Type(m)) => {
+                        let class = rt.realm.classes.type_error;
+                        Resume::Throw(rt.make_error(&Task::new(0), class, &m))
+                    }
+                },
+            )
+        }
     }
 }
 
@@ -1071,7 +1103,10 @@ impl Vm {
     /// already has [`MAX_HOST_FNS`] functions.
     pub fn register_fn<Args>(&self, name: &str, f: impl HostFunction<Args>) -> &Self {
         let owned = name.to_string();
-        self.register(name, HostFn::Sync(Arc::new(move |args: &[HostValue]| f.call_host(&owned, args))))
+        self.register(
+            name,
+            HostFn::Typed(Arc::new(move |rt: &mut Runtime, args: &[Value]| f.call_script(&owned, rt, args))),
+        )
     }
 
     /// Registers a synchronous host function that takes its arguments as
@@ -1204,7 +1239,7 @@ impl Vm {
                     }
                 }
                 None => Err(HostError::Deadlock),
-                Some(o @ Outcome::Cancelled(_)) => instance::outcome_result(o, &g),
+                Some(o @ Outcome::Cancelled(_)) => instance::outcome_result(o, Some(&g)),
                 Some(Outcome::Value(_)) if end.code != 0 => Err(HostError::Exit(end.code)),
                 // Run for its effects, a program's last expression may be
                 // anything: one that cannot cross is no error.
@@ -1305,7 +1340,7 @@ impl Vm {
         let main = Arc::new(instance::CallState::new(&self.inner.opts.limits, table.interrupt.clone()));
         let m = main.clone();
         let on_main: crate::sync::OnDone = Box::new(move |_rt: &mut Runtime, o: Outcome| {
-            let r = instance::outcome_result(o, &m.guard);
+            let r = instance::outcome_result(o, Some(&m.guard));
             m.finish(r);
         });
         let opts = RunOptions {

@@ -70,7 +70,16 @@ fn yield_now(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value
 }
 
 fn current(ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<Value, Value> {
-    Ok(ctx.task.cell.as_ref().map(|c| c.object()).unwrap_or(Value::UNDEFINED))
+    let Some(cell) = &ctx.task.cell else { return Ok(Value::UNDEFINED) };
+    if cell.object().is_undefined() {
+        // An embedder's call running as a plain call (`LiveRun::call_here`)
+        // has no object until it is asked for: made here, it ends as a
+        // task does.
+        let obj = ctx.rt.heap.alloc(Body::Task(cell.clone()));
+        cell.object.store(obj.bits(), std::sync::atomic::Ordering::Release);
+        ctx.rt.world.live_tasks.insert(cell.id, obj);
+    }
+    Ok(cell.object())
 }
 
 /// `Task.__waitAny(list)`: the index of the first settled waitable in

@@ -4,19 +4,47 @@
 //! turns a typed closure into a host function.
 
 use super::{HostError, HostValue, Throw};
+use crate::vm::object::Body;
+use crate::vm::{Runtime, Value};
 use std::collections::{BTreeMap, HashMap};
 
 /// A Rust value that becomes a script value.
 pub trait IntoValue {
     /// The value the script sees.
     fn into_value(self) -> HostValue;
+
+    /// The script value itself, made on the program's runtime: what a
+    /// typed host function returns goes straight into the script, not
+    /// through a [`HostValue`] when the type allows (numbers, booleans).
+    #[doc(hidden)]
+    fn into_script(self, rt: &mut Runtime) -> Value
+    where
+        Self: Sized,
+    {
+        super::from_host(rt, &self.into_value())
+    }
 }
+
+/// A script value as a typed host function's parameter sees it
+/// ([`FromValue::from_script`]): valid only during the call.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct ScriptValue(pub(crate) Value);
 
 /// A Rust value made from a script value; a mismatch is a
 /// [`HostError::Conversion`] saying what was expected and what came.
 pub trait FromValue: Sized {
     /// Converts `v`, or says why not.
     fn from_value(v: HostValue) -> Result<Self, HostError>;
+
+    /// Converts a script value directly, without making a [`HostValue`]
+    /// first, where the type allows; None: convert through
+    /// [`FromValue::from_value`] (also for every value the direct way
+    /// would refuse, so that errors say the same either way).
+    #[doc(hidden)]
+    fn from_script(_v: ScriptValue) -> Option<Result<Self, HostError>> {
+        None
+    }
 }
 
 /// What a conversion found: `a number`, `a string`, ...
@@ -53,6 +81,10 @@ impl IntoValue for () {
     fn into_value(self) -> HostValue {
         HostValue::Undefined
     }
+
+    fn into_script(self, _rt: &mut Runtime) -> Value {
+        Value::UNDEFINED
+    }
 }
 
 /// Accepts anything (the value is dropped): for calls whose result is
@@ -67,6 +99,10 @@ impl IntoValue for bool {
     fn into_value(self) -> HostValue {
         HostValue::Bool(self)
     }
+
+    fn into_script(self, _rt: &mut Runtime) -> Value {
+        Value::bool(self)
+    }
 }
 
 impl FromValue for bool {
@@ -76,11 +112,19 @@ impl FromValue for bool {
             other => Err(mismatch("a boolean", &other)),
         }
     }
+
+    fn from_script(v: ScriptValue) -> Option<Result<Self, HostError>> {
+        v.0.is_bool().then_some(Ok(v.0 == Value::TRUE))
+    }
 }
 
 impl IntoValue for f64 {
     fn into_value(self) -> HostValue {
         HostValue::Number(self)
+    }
+
+    fn into_script(self, _rt: &mut Runtime) -> Value {
+        Value::number(self)
     }
 }
 
@@ -90,6 +134,10 @@ impl FromValue for f64 {
             HostValue::Number(n) => Ok(n),
             other => Err(mismatch("a number", &other)),
         }
+    }
+
+    fn from_script(v: ScriptValue) -> Option<Result<Self, HostError>> {
+        v.0.is_number().then(|| Ok(v.0.as_number()))
     }
 }
 
@@ -103,6 +151,10 @@ impl FromValue for f32 {
     fn from_value(v: HostValue) -> Result<Self, HostError> {
         f64::from_value(v).map(|n| n as f32)
     }
+
+    fn from_script(v: ScriptValue) -> Option<Result<Self, HostError>> {
+        v.0.is_number().then(|| Ok(v.0.as_number() as f32))
+    }
 }
 
 macro_rules! integers {
@@ -112,10 +164,18 @@ macro_rules! integers {
             fn into_value(self) -> HostValue {
                 HostValue::Number(self as f64)
             }
+
+            fn into_script(self, _rt: &mut Runtime) -> Value {
+                Value::number(self as f64)
+            }
         }
 
         impl FromValue for $t {
             /// A number that is an integer within the type's range.
+            fn from_script(v: ScriptValue) -> Option<Result<Self, HostError>> {
+                v.0.is_number().then(|| Self::from_value(HostValue::Number(v.0.as_number())))
+            }
+
             fn from_value(v: HostValue) -> Result<Self, HostError> {
                 let n = f64::from_value(v)?;
                 if n.fract() != 0.0 || n < <$t>::MIN as f64 || n > <$t>::MAX as f64 || n.is_nan() {
@@ -152,6 +212,13 @@ impl FromValue for String {
             other => Err(mismatch("a string", &other)),
         }
     }
+
+    fn from_script(v: ScriptValue) -> Option<Result<Self, HostError>> {
+        match v.0.as_obj().map(|o| &o.body) {
+            Some(Body::Str(s)) => Some(Ok(s.s.to_string())),
+            _ => None,
+        }
+    }
 }
 
 /// `None` is `undefined`.
@@ -168,6 +235,13 @@ impl<T: FromValue> FromValue for Option<T> {
             HostValue::Undefined | HostValue::Null => Ok(None),
             v => T::from_value(v).map(Some),
         }
+    }
+
+    fn from_script(v: ScriptValue) -> Option<Result<Self, HostError>> {
+        if v.0.is_nullish() {
+            return Some(Ok(None));
+        }
+        T::from_script(v).map(|r| r.map(Some))
     }
 }
 
@@ -310,6 +384,19 @@ pub trait HostFunction<Args>: Send + Sync + 'static {
     /// `undefined`, extra ones are ignored; one that does not convert is a
     /// `TypeError` naming the function (`name`) and the parameter.
     fn call_host(&self, name: &str, args: &[HostValue]) -> Result<HostValue, Throw>;
+
+    /// [`HostFunction::call_host`] with the script's values as they are,
+    /// on the calling worker's runtime: parameters whose types allow it
+    /// are read straight from the values, and the result made straight
+    /// into one.
+    #[doc(hidden)]
+    fn call_script(&self, name: &str, rt: &mut Runtime, args: &[Value]) -> Result<Value, Throw> {
+        let mut hargs = Vec::with_capacity(args.len());
+        for &a in args {
+            hargs.push(super::to_host(a, &mut Vec::new()).map_err(|e| Throw::Type(format!("{name}: {e}")))?);
+        }
+        self.call_host(name, &hargs).map(|v| super::from_host(rt, &v))
+    }
 }
 
 /// Argument `i` of host function `name` as a `T`: a missing one is
@@ -317,13 +404,31 @@ pub trait HostFunction<Args>: Send + Sync + 'static {
 /// function and the parameter (also used by async host functions).
 pub(super) fn arg<T: FromValue>(name: &str, args: &[HostValue], i: usize) -> Result<T, Throw> {
     let v = args.get(i).cloned().unwrap_or_default();
-    T::from_value(v).map_err(|e| {
-        let why = match e {
-            HostError::Conversion(m) => m,
-            e => e.to_string(),
-        };
-        Throw::Type(format!("{name}: parameter {} {why}", i + 1))
-    })
+    T::from_value(v).map_err(|e| param_error(name, i, e))
+}
+
+/// [`arg`] from the script's value itself (see
+/// [`FromValue::from_script`]); a value no host type can take (a
+/// function, a cycle) is a `TypeError` naming the function.
+fn script_arg<T: FromValue>(name: &str, args: &[Value], i: usize) -> Result<T, Throw> {
+    let v = args.get(i).copied().unwrap_or(Value::UNDEFINED);
+    let r = match T::from_script(ScriptValue(v)) {
+        Some(r) => r,
+        None => {
+            let h = super::to_host(v, &mut Vec::new()).map_err(|e| Throw::Type(format!("{name}: {e}")))?;
+            T::from_value(h)
+        }
+    };
+    r.map_err(|e| param_error(name, i, e))
+}
+
+/// The `TypeError` of parameter `i` of host function `name`.
+fn param_error(name: &str, i: usize, e: HostError) -> Throw {
+    let why = match e {
+        HostError::Conversion(m) => m,
+        e => e.to_string(),
+    };
+    Throw::Type(format!("{name}: parameter {} {why}", i + 1))
 }
 
 macro_rules! host_functions {
@@ -339,6 +444,13 @@ macro_rules! host_functions {
             fn call_host(&self, name: &str, args: &[HostValue]) -> Result<HostValue, Throw> {
                 self($(arg::<$t>(name, args, $i)?),*)
                     .map(IntoValue::into_value)
+                    .map_err(|e| Throw::Error(e.to_string()))
+            }
+
+            #[allow(unused_variables)]
+            fn call_script(&self, name: &str, rt: &mut Runtime, args: &[Value]) -> Result<Value, Throw> {
+                self($(script_arg::<$t>(name, args, $i)?),*)
+                    .map(|r| r.into_script(rt))
                     .map_err(|e| Throw::Error(e.to_string()))
             }
         }

@@ -2,16 +2,20 @@
 //!
 //! An instance is a [`LiveRun`]: its main module ran once, and its heap,
 //! globals and workers stay until the last clone of the instance (or of a
-//! [`Call`] on it) is dropped. A call is a new task on the instance's
-//! workers, started by a host job (only a worker may allocate): many
-//! calls, from any threads, run in parallel like any tasks. The task's
-//! `on_done` hook converts its outcome on the worker and hands it to the
-//! [`CallState`] the host waits on (blocking, or as a `Future`).
+//! [`Call`] on it) is dropped. A call started with
+//! [`Instance::call_async`] is a new task on the instance's workers,
+//! started by a host job (only a worker may allocate): many calls, from
+//! any threads, run in parallel like any tasks. The task's `on_done` hook
+//! converts its outcome on the worker and hands it to the [`CallState`]
+//! the host waits on (blocking, or as a `Future`). A synchronous
+//! [`Instance::call`] runs on the calling thread as a plain call
+//! (`LiveRun::call_here`) and gets a task and a `CallState` only if it
+//! suspends.
 
 use super::{from_host, to_host, HostError, HostTable, HostValue, Limits, ScriptError};
 use super::{FromValue, IntoArgs, IntoValue};
 use crate::compiler::Program;
-use crate::driver::{Handle, LiveRun};
+use crate::driver::{Handle, HereEnd, LiveRun};
 use crate::limits::{Guard, OnLimit};
 use crate::sync::{Outcome, Resume, TaskCell};
 use crate::vm::interp::TaskInterpreter;
@@ -165,17 +169,75 @@ impl Instance {
 
     /// Calls exported function `name` with `args` and waits for its result
     /// (an `async` function's too): `instance.call::<f64>("add", (1, 2))`.
-    /// The call is a task of its own on the instance's workers; the
-    /// instance's [`Limits`] apply to it.
+    /// To the script the call is a task of its own; the instance's
+    /// [`Limits`] apply to it.
     ///
     /// The call runs on the calling thread (which takes part in the
     /// program's collections while it does, as the workers do), so a
-    /// short function costs no thread hand-off; if it suspends (awaits,
-    /// sleeps, waits on a channel) it is left to the workers and this
-    /// waits for it. Calls from a host function of a running program
-    /// (a worker thread) go to this instance's workers instead.
+    /// short function costs no thread hand-off and no task creation; if
+    /// it suspends (awaits, sleeps, waits on a channel) it is left to the
+    /// workers and this waits for it. Calls from a host function of a
+    /// running program (a worker thread, or a thread inside a call) go
+    /// to this instance's workers instead.
     pub fn call<R: FromValue>(&self, name: &str, args: impl IntoArgs) -> Result<R, HostError> {
-        R::from_value(self.begin(name, args.into_args(), self.inner.limits.clone(), true).wait()?)
+        R::from_value(self.call_here(name, args.into_args())?)
+    }
+
+    /// [`Instance::call`]: as a plain call on this thread
+    /// ([`LiveRun::call_here`]), which becomes a task (and a
+    /// [`CallState`] to wait on) only if it suspends; from a worker
+    /// thread, as a task on the workers.
+    fn call_here(&self, name: &str, args: Vec<HostValue>) -> Result<HostValue, HostError> {
+        if let Some(code) = self.inner.live.exited() {
+            return Err(HostError::Exit(code));
+        }
+        let slot = self.slot(name)?;
+        let limits = &self.inner.limits;
+        let interrupt = &self.inner.table.interrupt;
+        // Without limits or an interrupt callback a guard would check
+        // nothing: the call has none until it becomes a task.
+        let guard = (*limits != Limits::none() || interrupt.is_some())
+            .then(|| Arc::new(Guard::new(limits, OnLimit::Cancel, interrupt.clone())));
+        let deadline = limits.time.map(|t| (Instant::now() + t, t));
+        let mut waiting = None;
+        let end = self.inner.live.call_here(
+            |rt, argv| {
+                let f = rt.world.globals.get(slot as usize);
+                if !ops::is_callable(f) {
+                    return Err(Err(HostError::Export(format!("export `{name}` is not a function"))));
+                }
+                argv.extend(args.iter().map(|a| from_host(rt, a)));
+                Ok(f)
+            },
+            guard.as_ref(),
+            |_rt, end| match end {
+                Ok(o) => outcome_result(o, guard.as_deref()),
+                Err(code) => Err(HostError::Exit(code)),
+            },
+            |_rt, cell| {
+                let guard = guard.clone().unwrap_or_else(|| Arc::new(Guard::new(limits, OnLimit::Cancel, None)));
+                let _ = cell.guard.set(guard.clone());
+                let state = Arc::new(CallState::with_guard(guard));
+                if self.track(&state) {
+                    if let Some((at, t)) = deadline {
+                        self.arm_time_limit(&state, at, t);
+                    }
+                    *state.cell.lock() = Some(cell.clone());
+                    let fin = Finisher(state.clone());
+                    *cell.on_done.lock() = Some(Box::new(move |_rt: &mut Runtime, o: Outcome| {
+                        let state = fin.0.clone();
+                        state.finish(outcome_result(o, Some(&state.guard)));
+                        drop(fin);
+                    }));
+                }
+                waiting = Some(state);
+            },
+        );
+        match end {
+            Some(HereEnd::Done(r)) => r,
+            Some(HereEnd::Promoted) => waiting.expect("a promoted call has its state").wait(),
+            None => self.begin(name, args, self.inner.limits.clone(), false).wait(),
+        }
     }
 
     /// Starts a call of exported function `name` and returns at once: the
@@ -276,6 +338,22 @@ impl Instance {
         true
     }
 
+    /// Cancels the call at `deadline` (its time limit `t`) if it is still
+    /// running then: a suspended task is woken with the cancellation.
+    fn arm_time_limit(&self, state: &Arc<CallState>, deadline: Instant, t: Duration) {
+        let st = Arc::downgrade(state);
+        let key = self.handle().at(
+            deadline,
+            Box::new(move |rt| {
+                if let Some(st) = st.upgrade() {
+                    st.guard.cancel(format!("time limit of {t:?} reached"));
+                    st.deliver_cancel(rt);
+                }
+            }),
+        );
+        *state.timer.lock() = Some((self.handle().clone(), key));
+    }
+
     /// Starts a call: on this thread if `here` (see [`Instance::call`]),
     /// else as a task on the workers.
     fn begin(&self, name: &str, args: Vec<HostValue>, limits: Limits, here: bool) -> Call {
@@ -292,17 +370,7 @@ impl Instance {
             return call;
         }
         if let Some(t) = limits.time {
-            let st = Arc::downgrade(&state);
-            let key = self.handle().at(
-                Instant::now() + t,
-                Box::new(move |rt| {
-                    if let Some(st) = st.upgrade() {
-                        st.guard.cancel(format!("time limit of {t:?} reached"));
-                        st.deliver_cancel(rt);
-                    }
-                }),
-            );
-            *state.timer.lock() = Some((self.handle().clone(), key));
+            self.arm_time_limit(&state, Instant::now() + t, t);
         }
         let finisher = Finisher(state.clone());
         let name = name.to_string();
@@ -371,7 +439,7 @@ fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) -> Opti
             *fin.0.cell.lock() = Some(cell.clone());
             *cell.on_done.lock() = Some(Box::new(move |_rt: &mut Runtime, o: Outcome| {
                 let state = fin.0.clone();
-                state.finish(outcome_result(o, &state.guard));
+                state.finish(outcome_result(o, Some(&state.guard)));
                 drop(fin);
             }));
             Some(cell.clone())
@@ -384,7 +452,8 @@ fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) -> Opti
 }
 
 /// A finished task's outcome as the host sees it.
-pub(crate) fn outcome_result(o: Outcome, guard: &Guard) -> Result<HostValue, HostError> {
+pub(crate) fn outcome_result(o: Outcome, guard: Option<&Guard>) -> Result<HostValue, HostError> {
+    let reason = || guard.and_then(|g| g.cancel_reason());
     match o {
         Outcome::Value(v) => to_host(v, &mut Vec::new()).map_err(HostError::Conversion),
         Outcome::Error(e) => {
@@ -393,14 +462,14 @@ pub(crate) fn outcome_result(o: Outcome, guard: &Guard) -> Result<HostValue, Hos
             // rethrown by an `await` of the run's own task: the run was
             // stopped, for the guard's reason.
             if err.name == "TaskCancelledError" {
-                if let Some(reason) = guard.cancel_reason() {
+                if let Some(reason) = reason() {
                     return Err(HostError::Cancelled(reason));
                 }
             }
             Err(HostError::Uncaught(Box::new(err)))
         }
         Outcome::Cancelled(e) => {
-            Err(HostError::Cancelled(guard.cancel_reason().unwrap_or_else(|| ScriptError::from_value(e).message)))
+            Err(HostError::Cancelled(reason().unwrap_or_else(|| ScriptError::from_value(e).message)))
         }
     }
 }
@@ -416,12 +485,11 @@ pub(crate) struct CallState {
 
 impl CallState {
     pub(crate) fn new(limits: &Limits, interrupt: Option<super::Interrupt>) -> CallState {
-        CallState {
-            result: super::ResultCell::default(),
-            guard: Arc::new(Guard::new(limits, OnLimit::Cancel, interrupt)),
-            cell: Mutex::new(None),
-            timer: Mutex::new(None),
-        }
+        CallState::with_guard(Arc::new(Guard::new(limits, OnLimit::Cancel, interrupt)))
+    }
+
+    fn with_guard(guard: Arc<Guard>) -> CallState {
+        CallState { result: super::ResultCell::default(), guard, cell: Mutex::new(None), timer: Mutex::new(None) }
     }
 
     /// Records the result (only the first one counts) and wakes waiters.
