@@ -1233,7 +1233,7 @@ impl Vm {
         table: &Arc<HostTable>,
         output: Option<Arc<dyn OutputSink>>,
     ) -> impl FnMut(&mut Runtime) {
-        let first = crate::builtins::GLOBAL_NAMES.len();
+        let first = program.host_base;
         let names: Vec<String> = program.global_names.iter().skip(first).take(program.host_globals).cloned().collect();
         let t = table.clone();
         let quiet = !self.inner.opts.report_errors;

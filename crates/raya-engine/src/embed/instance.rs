@@ -69,7 +69,7 @@ impl Instance {
         // Host functions and exports, by name, read-only (an export
         // shadows a host function of the same name, as in the program's
         // own code).
-        let first = crate::builtins::GLOBAL_NAMES.len();
+        let first = program.host_base;
         let mut bindings = std::collections::HashMap::new();
         for (i, name) in program.global_names.iter().skip(first).take(program.host_globals).enumerate() {
             bindings.insert(name.clone(), ((first + i) as u32, true));
