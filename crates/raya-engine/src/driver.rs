@@ -904,7 +904,7 @@ fn blocked_report(rt: &Runtime) -> String {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
         let exec = cell.exec.lock();
         let what = match exec.as_ref() {
-            Some(e) if e.blocked_on == crate::sync::AWAITING_ALL => match e.await_scan {
+            Some(e) if e.blocked_on == crate::sync::AWAITING_ALL => match e.await_scan.as_deref() {
                 Some(scan) => crate::sync::describe_all(scan.array).into(),
                 None => e.blocked_on.clone(),
             },

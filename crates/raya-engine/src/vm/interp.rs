@@ -626,8 +626,8 @@ impl<'rt> TaskInterpreter<'rt> {
                 // before `next` are known to have succeeded, so awaiting N
                 // tasks costs O(N) in all, not O(N) per wake-up.
                 let items = a.lock();
-                let mut scan = match task.await_scan {
-                    Some(s) if s.array == v => s,
+                let mut scan = match task.await_scan.as_deref() {
+                    Some(&s) if s.array == v => s,
                     _ => AwaitScan { array: v, next: 0, registered: false },
                 };
                 while scan.next < items.len() {
@@ -646,7 +646,10 @@ impl<'rt> TaskInterpreter<'rt> {
                     scan.next += 1;
                 }
                 if scan.next < items.len() {
-                    task.await_scan = Some(scan);
+                    match task.await_scan.as_deref_mut() {
+                        Some(s) => *s = scan,
+                        None => task.await_scan = Some(Box::new(scan)),
+                    }
                     *wait = Some(Wait::All(v));
                     return Ok(None);
                 }
