@@ -570,7 +570,7 @@ impl LiveRun {
             Ok(()) => {
                 exec.cell = Some(main.clone());
                 *main.exec.lock() = Some(Box::new(exec));
-                *main.on_done.lock() = Some(on_main);
+                main.set_on_done(on_main);
                 let obj = rt.heap.alloc(Body::Task(main.clone()));
                 main.object.store(obj.bits(), Ordering::Release);
                 rt.world.live_tasks.insert(id, obj);
@@ -715,9 +715,9 @@ fn release_unfinished(world: &crate::vm::runtime::World) {
         // then taken.
         let exec = cell.exec.lock().take();
         let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
-        let hook = cell.cancel_hook.lock().take();
-        let on_done = cell.on_done.lock().take();
-        let on_cancel = std::mem::take(&mut *cell.on_cancel.lock());
+        let hook = cell.take_cancel_hook();
+        let on_done = cell.take_on_done();
+        let on_cancel = cell.take_on_cancel();
         cell.timers.lock().clear();
         cell.resume.lock().take();
         drop((exec, waiters, hook, on_done, on_cancel));
@@ -1483,7 +1483,7 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
     if let Some(g) = cell.guard.get() {
         g.task_ended();
     }
-    let on_done = cell.on_done.lock().take();
+    let on_done = cell.take_on_done();
     match (on_done, o) {
         // An embedder's call: its error is the embedder's, not unhandled.
         (Some(f), o) => f(rt, o),

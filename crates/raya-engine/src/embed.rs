@@ -646,7 +646,7 @@ fn call_host(ctx: &mut NativeCtx, index: usize, args: &[Value]) -> Result<Value,
             let abort = Arc::new(future::Abort::default());
             if let Some(cell) = &ctx.task.cell {
                 let a = abort.clone();
-                cell.on_cancel.lock().push(Box::new(move || a.abort()));
+                cell.push_on_cancel(Box::new(move || a.abort()));
             }
             let wrapped = future::HostFuture { inner: Some(fut), promise: Some(ext), abort };
             table.spawner.spawn(Box::pin(wrapped));

@@ -369,7 +369,7 @@ fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) -> Opti
             // place before it first runs.
             let _ = cell.guard.set(fin.0.guard.clone());
             *fin.0.cell.lock() = Some(cell.clone());
-            *cell.on_done.lock() = Some(Box::new(move |_rt: &mut Runtime, o: Outcome| {
+            cell.set_on_done(Box::new(move |_rt: &mut Runtime, o: Outcome| {
                 let state = fin.0.clone();
                 state.finish(outcome_result(o, &state.guard));
                 drop(fin);
