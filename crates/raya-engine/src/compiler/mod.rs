@@ -815,8 +815,13 @@ fn compile_here(
             return Err(CompileError { sources: ld.linker.sources, diagnostics: ld.diags });
         }
     }
-    let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
-    ld.by_path.insert(key, main);
+    // The entry's path is known so that an import of it closes a cycle.
+    // Code that cannot import (an `eval`) skips the file system lookup,
+    // which cost it more than compiling `1 + 1`.
+    if live.is_none_or(|(_, input)| input.imports) {
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
+        ld.by_path.insert(key, main);
+    }
     ld.visit(main);
     if !extra.is_empty() {
         add_host_imports(&mut ld, extra, host_base);
