@@ -442,6 +442,14 @@ impl<'rt> TaskInterpreter<'rt> {
         // A seeded run explores interleavings: a mutex holder is preempted
         // like any task (as a task on another worker would interleave).
         task.lock_grace = if crate::scheduler::seeded::active() { 0 } else { LOCK_GRACE };
+        // The start of a run is a safepoint too: every live value of the
+        // task is in its registers (a resumed value already stored). A
+        // program whose tasks are short and reach no call or back-edge —
+        // an embedder evaluating `1 + 1` again and again — would
+        // otherwise never collect.
+        if self.rt.heap.wants_collection() {
+            self.rt.collect_garbage(task);
+        }
         // Where the last heap-limit retry ran: an instruction is run again
         // at most once in a row.
         let mut retried_at = None;
