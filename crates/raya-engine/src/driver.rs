@@ -670,7 +670,7 @@ impl LiveRun {
             Ok(()) => {
                 exec.cell = Some(main.clone());
                 *main.exec.lock() = Some(Box::new(exec));
-                *main.on_done.lock() = Some(on_main);
+                main.set_on_done(on_main);
                 let obj = rt.heap.alloc(Body::Task(main.clone()));
                 main.object.store(obj.bits(), Ordering::Release);
                 rt.world.live_tasks.insert(id, obj);
@@ -921,11 +921,11 @@ impl LiveRun {
                 // suspended: then its state went with it) can have set
                 // only its guard and the cancel hooks of the host futures
                 // it started; everything else in the cell is as new.
-                debug_assert!(cell.on_done.get_mut().is_none() && cell.timers.get_mut().is_empty());
-                debug_assert!(!cell.cancel.load(Ordering::Relaxed) && cell.cancel_hook.get_mut().is_none());
+                debug_assert!(cell.take_on_done().is_none() && cell.timers.get_mut().is_empty());
+                debug_assert!(!cell.cancel.load(Ordering::Relaxed) && cell.take_cancel_hook().is_none());
                 cell.id = id;
                 cell.guard = std::sync::OnceLock::new();
-                cell.on_cancel.get_mut().clear();
+                drop(cell.take_on_cancel());
             }
             None => exec.cell = Some(Arc::new(TaskCell::without_exec(id))),
         }
@@ -1043,7 +1043,7 @@ impl LiveRun {
         } else {
             // `Task.current()` made its object: it ends as a task does,
             // settling what awaits it; the outcome is the caller's.
-            *cell.on_done.lock() = Some(Box::new(|_: &mut Runtime, _: Outcome| {}));
+            cell.set_on_done(Box::new(|_: &mut Runtime, _: Outcome| {}));
             complete(rt, cell, exec, o);
         }
         o
@@ -1109,9 +1109,9 @@ fn release_unfinished(world: &crate::vm::runtime::World) {
         // then taken.
         let exec = cell.exec.lock().take();
         let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
-        let hook = cell.cancel_hook.lock().take();
-        let on_done = cell.on_done.lock().take();
-        let on_cancel = std::mem::take(&mut *cell.on_cancel.lock());
+        let hook = cell.take_cancel_hook();
+        let on_done = cell.take_on_done();
+        let on_cancel = cell.take_on_cancel();
         cell.timers.lock().clear();
         cell.resume.lock().take();
         drop((exec, waiters, hook, on_done, on_cancel));
@@ -1328,7 +1328,7 @@ fn blocked_report(rt: &Runtime) -> String {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
         let exec = cell.exec.lock();
         let what = match exec.as_ref() {
-            Some(e) if e.blocked_on == crate::sync::AWAITING_ALL => match e.await_scan {
+            Some(e) if e.blocked_on == crate::sync::AWAITING_ALL => match e.await_scan.as_deref() {
                 Some(scan) => crate::sync::describe_all(scan.array).into(),
                 None => e.blocked_on.clone(),
             },
@@ -1922,7 +1922,7 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
     if let Some(g) = cell.guard.get() {
         g.task_ended();
     }
-    let on_done = cell.on_done.lock().take();
+    let on_done = cell.take_on_done();
     match (on_done, o) {
         // An embedder's call: its error is the embedder's, not unhandled.
         (Some(f), o) => f(rt, o),
@@ -2190,6 +2190,22 @@ mod tests {
     use super::*;
     use crate::vm::task::Task;
     use std::time::{Duration, Instant};
+
+    /// Evals that reach no safepoint inside (no call, no loop) still let
+    /// the heap collect, at the start of their runs: 4,000 of them, each
+    /// leaving a 100 KB string behind, run 400 MB through a heap that
+    /// stays far smaller.
+    #[test]
+    fn runs_without_a_safepoint_inside_still_collect() {
+        let vm = crate::Vm::builder().workers(1).build();
+        let inst = vm.load(&vm.compile_source("app.raya", "export const x = 1;").unwrap()).unwrap();
+        for _ in 0..4000 {
+            assert_eq!(inst.eval::<f64>("\"x\".repeat(100000).length"), Ok(100000.0));
+        }
+        let heap = &inst.inner.live.handle().shared.world.heap;
+        let collections = heap.stats.lock().collections;
+        assert!(collections > 0, "no collection");
+    }
 
     /// Each cycle of the wait-for graph is found once, from its lowest
     /// task id, with tasks that only lead into a cycle left out.

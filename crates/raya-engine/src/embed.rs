@@ -674,7 +674,7 @@ fn call_host_fn(
             let abort = Arc::new(future::Abort::default());
             if let Some(cell) = &ctx.task.cell {
                 let a = abort.clone();
-                cell.on_cancel.lock().push(Box::new(move || a.abort()));
+                cell.push_on_cancel(Box::new(move || a.abort()));
             }
             let wrapped = future::HostFuture { inner: Some(fut), promise: Some(ext), abort };
             table.spawner.spawn(Box::pin(wrapped));
@@ -1271,7 +1271,7 @@ impl Vm {
         table: &Arc<HostTable>,
         output: Option<Arc<dyn OutputSink>>,
     ) -> impl FnMut(&mut Runtime) {
-        let first = crate::builtins::GLOBAL_NAMES.len();
+        let first = program.host_base;
         let names: Vec<String> = program.global_names.iter().skip(first).take(program.host_globals).cloned().collect();
         let t = table.clone();
         let quiet = !self.inner.opts.report_errors;

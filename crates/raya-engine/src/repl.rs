@@ -218,7 +218,7 @@ fn start_input(
             let _ = cell.guard.set(st.guard.clone());
             *st.cell.lock() = Some(cell.clone());
             let st2 = st.clone();
-            *cell.on_done.lock() = Some(Box::new(move |rt: &mut Runtime, o: Outcome| {
+            cell.set_on_done(Box::new(move |rt: &mut Runtime, o: Outcome| {
                 // A declaration an error skipped would stay in its
                 // temporal dead zone for the rest of the session: it is
                 // `undefined` instead.

@@ -246,8 +246,14 @@ impl<'a> Codegen<'a> {
 
     /// Adds a finished nested prototype to the current function.
     pub(crate) fn add_proto(&mut self, p: FuncProto) -> u32 {
+        self.add_shared_proto(Arc::new(p))
+    }
+
+    /// A prototype compiled elsewhere (the prelude's, shared by every
+    /// program).
+    pub(crate) fn add_shared_proto(&mut self, p: Arc<FuncProto>) -> u32 {
         let f = self.f();
-        f.proto.protos.push(Arc::new(p));
+        f.proto.protos.push(p);
         (f.proto.protos.len() - 1) as u32
     }
 

@@ -56,8 +56,11 @@ pub struct Program {
     /// program the slots used before it.
     pub global_base: usize,
     /// Number of host globals (see [`compile_source_with`]): they
-    /// occupy the slots right after `builtins::GLOBAL_NAMES`.
+    /// occupy the slots from `host_base` on.
     pub host_globals: usize,
+    /// The slot of the first host global: after `builtins::GLOBAL_NAMES`
+    /// and the prelude's own top-level bindings.
+    pub host_base: usize,
     /// The built-in modules (`std:fs`, ...) the program imports, and where
     /// their natives go (see `crate::std`).
     pub std_modules: Vec<StdLink>,
@@ -656,7 +659,60 @@ fn declared_names(ast: &ast::Program) -> std::collections::HashSet<String> {
     declared
 }
 
-/// Makes the extra globals visible to every loaded module but the prelude:
+/// The prelude, compiled: the same in every program, so compiled once per
+/// process and shared (its prototypes by `Arc`).
+struct CompiledPrelude {
+    file: Arc<crate::syntax::diagnostic::SourceFile>,
+    /// The module body, which installs the built-in methods written in
+    /// Raya; every first program's entry calls it before anything else.
+    body: Arc<FuncProto>,
+    /// The names of its global slots, which follow the built-in globals.
+    globals: Vec<String>,
+    /// The gated globals it names.
+    used: Capabilities,
+}
+
+fn compiled_prelude() -> &'static CompiledPrelude {
+    static PRELUDE_COMPILED: std::sync::OnceLock<CompiledPrelude> = std::sync::OnceLock::new();
+    PRELUDE_COMPILED.get_or_init(|| {
+        let mut linker = Linker {
+            globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).collect(),
+            global_base: 0,
+            global_consts: HashMap::new(),
+            modules: vec![ModInfo {
+                name: "<prelude>".into(),
+                exports: HashMap::new(),
+                type_exports: Default::default(),
+                ns_slot: None,
+                broken: false,
+            }],
+            sources: SourceMap::default(),
+            capabilities: Capabilities::all(),
+            used: Capabilities::NONE,
+            outer: None,
+        };
+        let file = linker.sources.add("<prelude>".into(), PRELUDE.to_string());
+        let (ast, mut diags) = crate::syntax::parse(PRELUDE, file);
+        let (res, more) = resolve::resolve_module(file, 0, &ast, &mut linker, &HashMap::new());
+        diags.extend(more);
+        let mut cg = codegen::Codegen::new(file, PRELUDE, &res);
+        let body = cg.module(&ast, codegen::Completion::None, |_| {});
+        diags.extend(cg.diags);
+        if !diags.is_empty() {
+            // The prelude is the engine's own code, checked by its tests:
+            // an error in it is a bug of this build, not of the program.
+            panic!("the prelude does not compile:\n{}", linker.sources.render(&diags));
+        }
+        CompiledPrelude {
+            file: linker.sources.shared(file),
+            body: Arc::new(body),
+            globals: linker.globals.split_off(GLOBAL_NAMES.len()),
+            used: linker.used,
+        }
+    })
+}
+
+/// Makes the extra globals visible to every loaded module:
 /// a hidden module `<host>` exports them (their slots come right after the
 /// built-ins), and each module gets a synthetic `import { .. } from
 /// "<host>"` of the names it does not declare itself. The synthetic
@@ -672,7 +728,7 @@ fn add_host_imports(ld: &mut Loader, extra: &[String], first_slot: usize) {
         ns_slot: None,
         broken: false,
     });
-    for m in ld.modules.iter_mut().skip(1) {
+    for m in ld.modules.iter_mut() {
         let declared = declared_names(&m.ast);
         let base = ld.linker.sources.get(m.file).text.len() as u32 + 1;
         let list: Vec<(ast::Ident, ast::Ident)> = extra
@@ -708,7 +764,7 @@ fn compile_here(
         linker: Linker {
             globals: match continued {
                 Some(_) => Vec::new(),
-                None => GLOBAL_NAMES.iter().map(|s| s.to_string()).chain(extra.iter().cloned()).collect(),
+                None => GLOBAL_NAMES.iter().map(|s| s.to_string()).collect(),
             },
             global_base: continued.map_or(0, |r| r.slots),
             global_consts: HashMap::new(),
@@ -728,11 +784,22 @@ fn compile_here(
         std_loaded: HashMap::new(),
         std_sources: Default::default(),
     };
-    if continued.is_none() {
-        let prelude = ld.add_module("<prelude>".into(), PRELUDE.to_string(), PathBuf::from("."));
-        ld.state[prelude] = Visit::Done;
-        ld.order.push(prelude);
-    }
+    // A first program starts with the prelude, compiled once per process:
+    // its file, its body and its global slots (right after the built-in
+    // globals, before the host's) are the same in every program.
+    let prelude = match continued {
+        Some(_) => None,
+        None => {
+            let p = compiled_prelude();
+            let file = ld.linker.sources.add_shared(p.file.clone());
+            debug_assert_eq!(file, 0, "the prelude is every first program's file 0");
+            ld.linker.globals.extend(p.globals.iter().cloned());
+            ld.linker.globals.extend(extra.iter().cloned());
+            ld.linker.used = p.used;
+            Some(p)
+        }
+    };
+    let host_base = GLOBAL_NAMES.len() + prelude.map_or(0, |p| p.globals.len());
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let main = ld.add_module(name, text, dir);
     if let Some(r) = repl {
@@ -748,11 +815,16 @@ fn compile_here(
             return Err(CompileError { sources: ld.linker.sources, diagnostics: ld.diags });
         }
     }
-    let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
-    ld.by_path.insert(key, main);
+    // The entry's path is known so that an import of it closes a cycle.
+    // Code that cannot import (an `eval`) skips the file system lookup,
+    // which cost it more than compiling `1 + 1`.
+    if live.is_none_or(|(_, input)| input.imports) {
+        let key = std::fs::canonicalize(&path).unwrap_or_else(|_| normalize(&path));
+        ld.by_path.insert(key, main);
+    }
     ld.visit(main);
     if !extra.is_empty() {
-        add_host_imports(&mut ld, extra, GLOBAL_NAMES.len());
+        add_host_imports(&mut ld, extra, host_base);
     }
 
     // Resolve every module, imports first.
@@ -816,6 +888,15 @@ fn compile_here(
     let mut cg = codegen::Codegen::new(main_file, &ld.linker.sources.get(main_file).text, res);
     let linker = &ld.linker;
     let entry = cg.module(&ld.modules[main].ast, completion, |cg| {
+        if let Some(p) = prelude {
+            let idx = cg.add_shared_proto(p.body.clone());
+            let f = cg.alloc();
+            cg.emit(Instr::Closure { dst: f, proto: idx }, 0);
+            let this = cg.alloc();
+            cg.emit(Instr::LoadUndef { dst: this }, 0);
+            cg.emit(Instr::Call { f, argc: 0 }, 0);
+            cg.free_to(f as u32);
+        }
         for (m, proto) in bodies {
             let idx = cg.add_proto(proto);
             let f = cg.alloc();
@@ -882,6 +963,7 @@ fn compile_here(
         global_names: ld.linker.globals,
         global_base: ld.linker.global_base,
         host_globals: extra.len(),
+        host_base,
         std_modules,
         needs,
     })

@@ -404,6 +404,22 @@ fn top_level_bindings_are_globals() {
     assert!(bump.code.iter().any(|i| matches!(i, Instr::SetGlobal { idx, .. } if *idx == slot)));
 }
 
+/// The prelude is compiled once per process: every first program calls
+/// the same body, in file 0, and host globals come after its slots.
+#[test]
+fn the_prelude_is_compiled_once_and_shared_by_every_program() {
+    let a = compile("1;");
+    let opts = CompileOptions { host_globals: vec!["hostFn".into()], ..CompileOptions::default() };
+    let b = compile_source_with("b.raya", "hostFn();", &opts).unwrap();
+    assert!(Arc::ptr_eq(&a.entry.protos[0], &b.entry.protos[0]), "both programs run one prelude body");
+    assert_eq!(a.sources.get(0).name, "<prelude>");
+    assert!(std::ptr::eq(a.sources.get(0), b.sources.get(0)), "the prelude's source is shared too");
+    assert!(b.host_base > GLOBAL_NAMES.len(), "the prelude's slots come first");
+    assert_eq!(b.global_names[b.host_base], "hostFn");
+    assert_eq!(b.host_globals, 1);
+    assert_eq!(a.host_base, b.host_base);
+}
+
 #[test]
 fn function_names_are_inferred() {
     let p = compile(

@@ -73,7 +73,7 @@ impl Instance {
         // Host functions and exports, by name, read-only (an export
         // shadows a host function of the same name, as in the program's
         // own code).
-        let first = crate::builtins::GLOBAL_NAMES.len();
+        let first = program.host_base;
         let mut bindings = std::collections::HashMap::new();
         for (i, name) in program.global_names.iter().skip(first).take(program.host_globals).enumerate() {
             bindings.insert(name.clone(), ((first + i) as u32, true));
@@ -224,7 +224,7 @@ impl Instance {
                     }
                     *state.cell.lock() = Some(cell.clone());
                     let fin = Finisher(state.clone());
-                    *cell.on_done.lock() = Some(Box::new(move |_rt: &mut Runtime, o: Outcome| {
+                    cell.set_on_done(Box::new(move |_rt: &mut Runtime, o: Outcome| {
                         let state = fin.0.clone();
                         state.finish(outcome_result(o, Some(&state.guard)));
                         drop(fin);
@@ -437,7 +437,7 @@ fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) -> Opti
             // place before it first runs.
             let _ = cell.guard.set(fin.0.guard.clone());
             *fin.0.cell.lock() = Some(cell.clone());
-            *cell.on_done.lock() = Some(Box::new(move |_rt: &mut Runtime, o: Outcome| {
+            cell.set_on_done(Box::new(move |_rt: &mut Runtime, o: Outcome| {
                 let state = fin.0.clone();
                 state.finish(outcome_result(o, Some(&state.guard)));
                 drop(fin);

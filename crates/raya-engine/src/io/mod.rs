@@ -325,7 +325,7 @@ impl Source {
         drop(guard);
         for w in &taken {
             if w.claim() {
-                w.task.cancel_hook.lock().take();
+                drop(w.task.take_cancel_hook());
                 w.deliver(Resume::Retry, woken);
             }
         }
@@ -353,7 +353,7 @@ impl Source {
         let mut woken = 0;
         for w in scratch.iter() {
             if w.claim() {
-                w.task.cancel_hook.lock().take();
+                drop(w.task.take_cancel_hook());
                 *w.task.resume.lock() = Some(Resume::Retry);
                 sink.wake(w.task.clone());
                 woken += 1;
@@ -507,7 +507,7 @@ impl WaitObject for IoWait {
         src.poller.sink.hold();
         let (s2, task, gen, dir, writer, connect) =
             (src.clone(), w.task.clone(), w.gen, self.dir, self.writer, self.connect);
-        *w.task.cancel_hook.lock() = Some(Box::new(move || s2.cancel_waiter(dir, &task, gen, writer, connect)));
+        w.task.set_cancel_hook(Box::new(move || s2.cancel_waiter(dir, &task, gen, writer, connect)));
         // A canceller that claimed the task before the hook was set did not
         // run it: then the waiter is ours to take back. (Its claim and this
         // check are SeqCst; a later claim finds the hook.)

@@ -6,7 +6,8 @@
 //! # Shape
 //!
 //! * [`Scheduler<T>`] is a cheap handle (an `Arc`). [`Scheduler::new`]
-//!   starts `workers` worker threads and one timer thread.
+//!   starts `workers` worker threads; one timer thread starts with the
+//!   first timer.
 //! * A [`Runner<T>`] runs one job at a time on a worker: `run(cx, job)`.
 //!   When it returns, the job has left the scheduler unless the runner put
 //!   it (or others) back: [`WorkerCx::push_next`] (direct handoff),
@@ -181,6 +182,8 @@ pub(crate) struct Inner<T: Send + 'static> {
     shutdown: AtomicBool,
     stats: Stats,
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The timer thread was started (on the first timer).
+    timer_started: AtomicBool,
     /// Seeded scheduling (`seeded.rs`): one worker, every choice drawn
     /// from a generator seeded with this, virtual time, no timer thread.
     seed: Option<u64>,
@@ -249,7 +252,8 @@ impl<T: Send + 'static> Clone for Scheduler<T> {
 }
 
 impl<T: Send + 'static> Scheduler<T> {
-    /// Starts `workers` worker threads (at least 1) and the timer thread.
+    /// Starts `workers` worker threads (at least 1); the timer thread
+    /// starts with the first timer.
     pub fn new(workers: usize, runner: impl Runner<T>) -> Self {
         Self::start(workers, None, runner)
     }
@@ -281,6 +285,7 @@ impl<T: Send + 'static> Scheduler<T> {
             shutdown: AtomicBool::new(false),
             stats: Stats::new(workers),
             threads: Mutex::new(Vec::with_capacity(workers + 1)),
+            timer_started: AtomicBool::new(false),
             seed,
         });
         let mut handles = Vec::with_capacity(workers + 1);
@@ -292,17 +297,36 @@ impl<T: Send + 'static> Scheduler<T> {
                 .expect("cannot start a scheduler worker thread");
             handles.push(h);
         }
-        if seed.is_none() {
-            // (A seeded worker fires timers itself, on virtual time.)
-            let timer_inner = inner.clone();
-            let h = std::thread::Builder::new()
-                .name("raya-timer".into())
-                .spawn(move || timer::timer_main(timer_inner))
-                .expect("cannot start the scheduler timer thread");
-            handles.push(h);
-        }
+        // The timer thread starts with the first timer (`sleep_until`): a
+        // program that never sleeps (most short ones, most embedded calls)
+        // does not pay for a thread.
         *inner.threads.lock() = handles;
         Scheduler { inner }
+    }
+
+    /// Starts the timer thread if it is not running yet. Invariant: once
+    /// a timer is in the map, a timer thread runs or shutdown has begun.
+    /// The check is under `threads`, the lock `shutdown` takes to collect
+    /// the handles after setting its flag: a thread started here before
+    /// that is joined by it; after it, none is started (a timer can no
+    /// longer fire anyway).
+    fn ensure_timer_thread(&self) {
+        let inner = &self.inner;
+        if inner.seed.is_some() || inner.timer_started.load(Ordering::Acquire) {
+            // (A seeded worker fires timers itself, on virtual time.)
+            return;
+        }
+        let mut threads = inner.threads.lock();
+        if inner.timer_started.load(Ordering::Acquire) || inner.shutdown.load(Ordering::SeqCst) {
+            return;
+        }
+        let timer_inner = inner.clone();
+        let h = std::thread::Builder::new()
+            .name("raya-timer".into())
+            .spawn(move || timer::timer_main(timer_inner))
+            .expect("cannot start the scheduler timer thread");
+        threads.push(h);
+        inner.timer_started.store(true, Ordering::Release);
     }
 
     /// Number of worker threads.
@@ -361,7 +385,9 @@ impl<T: Send + 'static> Scheduler<T> {
         if worker::with_current(&self.inner, |cx| bump(&cx.counters().timers_set)).is_none() {
             add_shared(&inner.stats.shared.timers_set, 1);
         }
-        inner.timers.insert(deadline, job)
+        let key = inner.timers.insert(deadline, job);
+        self.ensure_timer_thread();
+        key
     }
 
     /// `sleep_until(now + duration, job)` (virtual time on a seeded

@@ -424,6 +424,29 @@ fn timers_fire_in_order(workers: usize) {
     s.shutdown();
 }
 
+/// The timer thread starts with the first timer, not with the scheduler:
+/// jobs alone run without it; a timer set later still fires, and one more
+/// timer starts no second thread.
+#[test]
+fn scheduler_starts_the_timer_thread_with_the_first_timer() {
+    with_timeout(20, || {
+        let hits = zeroed(3);
+        let h = hits.clone();
+        let s = Scheduler::new(2, move |_cx: &WorkerCx<usize>, i: usize| {
+            h[i].fetch_add(1, SeqCst);
+        });
+        s.spawn(0);
+        quiesce(&s, 10);
+        assert_eq!(s.inner.threads.lock().len(), 2, "only the workers run before any timer");
+        s.sleep_for(Duration::from_millis(5), 1);
+        s.sleep_for(Duration::from_millis(1), 2);
+        quiesce(&s, 10);
+        assert_each_once(&hits);
+        assert_eq!(s.inner.threads.lock().len(), 3, "one timer thread, started once");
+        s.shutdown();
+    });
+}
+
 #[test]
 fn scheduler_10k_timers_fire_once_in_order_never_early() {
     with_timeout(60, || {

@@ -73,7 +73,7 @@ impl WaitObject for PoolWait {
         }
         // Cancellation releases the program at once (see the module docs).
         let (state, handle) = (self.state.clone(), self.handle.clone());
-        *w.task.cancel_hook.lock() = Some(Box::new(move || state.lock().release(&handle)));
+        w.task.set_cancel_hook(Box::new(move || state.lock().release(&handle)));
         // A cancel that claimed the task before the hook was set found no
         // hook: this check (after the hook is set; `t.cancel()` claims,
         // then takes the hook) sees its claim. Only a cancel can have
@@ -160,7 +160,7 @@ fn submit<T: Send + 'static>(
             match s.waiter.take() {
                 Some(w) => {
                     if w.claim() {
-                        w.task.cancel_hook.lock().take();
+                        drop(w.task.take_cancel_hook());
                         w.deliver(resume, &mut rt.woken);
                     }
                 }

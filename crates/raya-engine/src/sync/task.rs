@@ -64,24 +64,41 @@ pub struct TaskCell {
     /// `timers` may be non-empty: lets a run skip the lock when the wait
     /// armed no timer (the common case). See `driver::keep_timer`.
     pub timers_armed: AtomicBool,
-    /// Run by `t.cancel()` after it claims the task: a wait on the outside
-    /// world lets go of what it holds for the program (`std::io`). Set by
-    /// the wait object at registration; may be stale (then it finds
-    /// nothing left to release).
-    pub cancel_hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
-    /// Run once with the task's outcome, on the worker that settles it:
-    /// how the embedding API learns that a call it started has ended.
-    pub on_done: Mutex<Option<OnDone>>,
-    /// Run when the task is cancelled (`t.cancel()`, or an embedder
-    /// stopping it), whatever it waits on: host futures it started are
-    /// dropped (`embed`).
-    pub on_cancel: Mutex<Vec<Box<dyn FnOnce() + Send>>>,
+    /// What few tasks have: a cancel hook (a wait on the outside world),
+    /// an `on_done` (an embedder's call), `on_cancel` hooks (host
+    /// futures). Boxed on first use, so a task with none (most of them,
+    /// and a million suspended ones, design/memory.md) costs one word.
+    /// Read and written through the methods below, each of which holds
+    /// the lock only to put a hook in or take it out, never while one
+    /// runs or is dropped: a hook may lock its wait's state, which holds
+    /// this lock while registering.
+    hooks: Mutex<Option<Box<Hooks>>>,
     /// The limits of the run the task belongs to (`crate::limits`),
     /// charged and checked where each of its runs ends.
     pub guard: std::sync::OnceLock<Arc<crate::limits::Guard>>,
 }
 
-/// See [`TaskCell::on_done`].
+/// See [`TaskCell::hooks`].
+#[derive(Default)]
+struct Hooks {
+    /// Run by `t.cancel()` after it claims the task: a wait on the outside
+    /// world lets go of what it holds for the program (`std::io`). Set by
+    /// the wait object at registration; may be stale (then it finds
+    /// nothing left to release).
+    cancel_hook: Option<Hook>,
+    /// Run once with the task's outcome, on the worker that settles it:
+    /// how the embedding API learns that a call it started has ended.
+    on_done: Option<OnDone>,
+    /// Run when the task is cancelled (`t.cancel()`, or an embedder
+    /// stopping it), whatever it waits on: host futures it started are
+    /// dropped (`embed`).
+    on_cancel: Vec<Hook>,
+}
+
+/// A hook of [`TaskCell::hooks`].
+pub type Hook = Box<dyn FnOnce() + Send>;
+
+/// See [`TaskCell::set_on_done`].
 pub type OnDone = Box<dyn FnOnce(&mut crate::vm::Runtime, super::Outcome) + Send>;
 
 impl TaskCell {
@@ -107,9 +124,7 @@ impl TaskCell {
             cancel_delivered: AtomicBool::new(false),
             timers: Mutex::new(Vec::new()),
             timers_armed: AtomicBool::new(false),
-            cancel_hook: Mutex::new(None),
-            on_done: Mutex::new(None),
-            on_cancel: Mutex::new(Vec::new()),
+            hooks: Mutex::new(None),
             guard: std::sync::OnceLock::new(),
         }
     }
@@ -130,12 +145,52 @@ impl TaskCell {
         self.token.claim_current() && self.run_cancel_hook()
     }
 
-    /// Runs (once) what was registered in [`TaskCell::on_cancel`].
+    /// Runs (once) what was registered with [`TaskCell::push_on_cancel`].
     pub fn run_on_cancel(&self) {
-        let hooks = std::mem::take(&mut *self.on_cancel.lock());
-        for h in hooks {
+        for h in self.take_on_cancel() {
             h();
         }
+    }
+
+    fn with_hooks<R>(&self, f: impl FnOnce(&mut Hooks) -> R) -> R {
+        f(self.hooks.lock().get_or_insert_with(Box::default))
+    }
+
+    /// Takes something out of the hooks, if the task has any (no box is
+    /// made for that).
+    fn take_hook<R: Default>(&self, f: impl FnOnce(&mut Hooks) -> R) -> R {
+        self.hooks.lock().as_deref_mut().map(f).unwrap_or_default()
+    }
+
+    /// Sets the cancel hook of the wait being registered.
+    pub fn set_cancel_hook(&self, hook: Hook) {
+        let old = self.with_hooks(|h| h.cancel_hook.replace(hook));
+        drop(old);
+    }
+
+    /// Takes the cancel hook out (the wait ended); the caller drops it
+    /// after the lock is released.
+    pub fn take_cancel_hook(&self) -> Option<Hook> {
+        self.take_hook(|h| h.cancel_hook.take())
+    }
+
+    /// Sets what runs with the task's outcome (see [`Hooks::on_done`]).
+    pub fn set_on_done(&self, f: OnDone) {
+        let old = self.with_hooks(|h| h.on_done.replace(f));
+        drop(old);
+    }
+
+    pub fn take_on_done(&self) -> Option<OnDone> {
+        self.take_hook(|h| h.on_done.take())
+    }
+
+    /// Adds a hook run when the task is cancelled (see [`Hooks::on_cancel`]).
+    pub fn push_on_cancel(&self, hook: Hook) {
+        self.with_hooks(|h| h.on_cancel.push(hook));
+    }
+
+    pub fn take_on_cancel(&self) -> Vec<Hook> {
+        self.take_hook(|h| std::mem::take(&mut h.on_cancel))
     }
 
     /// The suspending worker's side of [`TaskCell::request_cancel`]: after
@@ -150,7 +205,7 @@ impl TaskCell {
     fn run_cancel_hook(&self) -> bool {
         // Taken out first: the hook locks its wait's state, which holds
         // `cancel_hook`'s lock while registering.
-        let hook = self.cancel_hook.lock().take();
+        let hook = self.take_cancel_hook();
         if let Some(hook) = hook {
             hook();
         }

@@ -39,10 +39,17 @@ impl Diagnostic {
 
 /// All source files of a program, by [`FileId`]. Cheap to clone (the
 /// files are shared): code compiled into a live program (`eval`, REPL
-/// inputs) extends a copy of the program's map.
+/// inputs) extends a copy of the program's map, and a live program keeps
+/// every file its functions may come from, one more per `eval`. So the
+/// map is a persistent vector: chunks whose sizes are distinct powers of
+/// two, largest first (a binary counter). Adding a file merges equal
+/// chunks (amortised O(log n) pointer copies); cloning, dropping and
+/// looking up touch one pointer per chunk, O(log n), where a flat vector
+/// made every `eval` cost a copy of all earlier ones.
 #[derive(Debug, Default, Clone)]
 pub struct SourceMap {
-    files: Vec<std::sync::Arc<SourceFile>>,
+    chunks: Vec<std::sync::Arc<[std::sync::Arc<SourceFile>]>>,
+    len: usize,
 }
 
 #[derive(Clone)]
@@ -65,25 +72,60 @@ impl std::fmt::Debug for SourceFile {
 impl SourceMap {
     pub fn add(&mut self, name: String, text: String) -> FileId {
         let lines = super::span::LineIndex::new(&text);
-        self.files.push(std::sync::Arc::new(SourceFile { name, text, lines }));
-        self.files.len() - 1
+        self.add_shared(std::sync::Arc::new(SourceFile { name, text, lines }))
+    }
+
+    /// Adds a file another map may hold too (the prelude's).
+    pub fn add_shared(&mut self, file: std::sync::Arc<SourceFile>) -> FileId {
+        self.chunks.push(std::sync::Arc::from([file]));
+        while let [.., a, b] = &self.chunks[..] {
+            if a.len() != b.len() {
+                break;
+            }
+            let merged: std::sync::Arc<[_]> = a.iter().chain(b.iter()).cloned().collect();
+            self.chunks.truncate(self.chunks.len() - 2);
+            self.chunks.push(merged);
+        }
+        self.len += 1;
+        self.len - 1
+    }
+
+    /// File `id`, to share with another map ([`SourceMap::add_shared`]).
+    pub fn shared(&self, id: FileId) -> std::sync::Arc<SourceFile> {
+        self.file(id).clone()
+    }
+
+    fn file(&self, id: FileId) -> &std::sync::Arc<SourceFile> {
+        let mut at = id;
+        for c in &self.chunks {
+            if at < c.len() {
+                return &c[at];
+            }
+            at -= c.len();
+        }
+        panic!("no source file {id} in a map of {}", self.len)
     }
 
     pub fn get(&self, id: FileId) -> &SourceFile {
-        &self.files[id]
+        self.file(id)
     }
 
     pub fn len(&self) -> usize {
-        self.files.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty()
+        self.len == 0
+    }
+
+    /// Every file, in `FileId` order.
+    pub fn iter(&self) -> impl Iterator<Item = &SourceFile> {
+        self.chunks.iter().flat_map(|c| c.iter().map(|f| &**f))
     }
 
     /// 1-based line and column of `offset` in file `id`.
     pub fn line_col(&self, id: FileId, offset: u32) -> (u32, u32) {
-        let f = &self.files[id];
+        let f = self.get(id);
         f.lines.line_col(&f.text, offset)
     }
 
@@ -93,9 +135,13 @@ impl SourceMap {
         use codespan_reporting::files::SimpleFiles;
         use codespan_reporting::term::{self, termcolor::NoColor, Config};
 
+        // Only the files the diagnostics point into are copied (the
+        // others keep their ids with no text): a live program's map holds
+        // the prelude and every earlier input.
         let mut files = SimpleFiles::new();
-        for f in &self.files {
-            files.add(f.name.clone(), f.text.clone());
+        for (id, f) in self.iter().enumerate() {
+            let text = if diags.iter().any(|d| d.file == id) { f.text.clone() } else { String::new() };
+            files.add(f.name.clone(), text);
         }
         let mut out = NoColor::new(Vec::new());
         let config = Config::default();
@@ -112,7 +158,7 @@ impl SourceMap {
             // out-of-range span falls back to a plain line.
             if term::emit(&mut out, &config, &files, &cs).is_err() {
                 let (l, c) = self.line_col(d.file, d.span.start);
-                let line = format!("error: {}\n  --> {}:{}:{}\n", d.message, self.files[d.file].name, l, c);
+                let line = format!("error: {}\n  --> {}:{}:{}\n", d.message, self.get(d.file).name, l, c);
                 out.get_mut().extend_from_slice(line.as_bytes());
             }
         }
@@ -169,5 +215,34 @@ mod tests {
         assert!(shown.contains("main.raya"), "{shown}");
         assert!(shown.contains("bytes: 23000"), "{shown}");
         assert!(!shown.contains("secret_text"), "{shown}");
+    }
+
+    /// A map extended one file at a time (as a live program's is, once
+    /// per `eval`) finds every file by id, stays a handful of chunks (so
+    /// cloning it is cheap), and an extended copy leaves the original as
+    /// it was.
+    #[test]
+    fn a_growing_source_map_keeps_ids_and_few_chunks() {
+        let mut sources = SourceMap::default();
+        for i in 0..1000 {
+            let id = sources.add(format!("<eval {i}>"), format!("{i};"));
+            assert_eq!(id, i);
+            let copy = sources.clone();
+            assert!(copy.chunks.len() <= 11, "{} chunks for {} files", copy.chunks.len(), copy.len());
+        }
+        assert_eq!(sources.len(), 1000);
+        for i in [0, 1, 511, 512, 767, 999] {
+            assert_eq!(sources.get(i).name, format!("<eval {i}>"));
+            assert_eq!(sources.line_col(i, 1), (1, 2));
+        }
+        assert_eq!(sources.iter().count(), 1000);
+        let before = sources.clone();
+        sources.add("later".into(), String::new());
+        assert_eq!((before.len(), sources.len()), (1000, 1001));
+        assert!(std::sync::Arc::ptr_eq(&before.shared(3), &sources.shared(3)), "files are shared, not copied");
+        // Rendering names the file of the diagnostic and its line.
+        let d = Diagnostic::new(500, Span { start: 0, end: 3 }, "bad").with_label("here");
+        let text = sources.render(&[d]);
+        assert!(text.contains("<eval 500>:1:1"), "{text}");
     }
 }

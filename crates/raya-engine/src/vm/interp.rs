@@ -449,6 +449,14 @@ impl<'rt> TaskInterpreter<'rt> {
         // A seeded run explores interleavings: a mutex holder is preempted
         // like any task (as a task on another worker would interleave).
         task.lock_grace = if crate::scheduler::seeded::active() { 0 } else { LOCK_GRACE };
+        // The start of a run is a safepoint too: every live value of the
+        // task is in its registers (a resumed value already stored). A
+        // program whose tasks are short and reach no call or back-edge —
+        // an embedder evaluating `1 + 1` again and again — would
+        // otherwise never collect.
+        if self.rt.heap.wants_collection() {
+            self.rt.collect_garbage(task);
+        }
         // Where the last heap-limit retry ran: an instruction is run again
         // at most once in a row.
         let mut retried_at = None;
@@ -633,8 +641,8 @@ impl<'rt> TaskInterpreter<'rt> {
                 // before `next` are known to have succeeded, so awaiting N
                 // tasks costs O(N) in all, not O(N) per wake-up.
                 let items = a.lock();
-                let mut scan = match task.await_scan {
-                    Some(s) if s.array == v => s,
+                let mut scan = match task.await_scan.as_deref() {
+                    Some(&s) if s.array == v => s,
                     _ => AwaitScan { array: v, next: 0, registered: false },
                 };
                 while scan.next < items.len() {
@@ -653,7 +661,10 @@ impl<'rt> TaskInterpreter<'rt> {
                     scan.next += 1;
                 }
                 if scan.next < items.len() {
-                    task.await_scan = Some(scan);
+                    match task.await_scan.as_deref_mut() {
+                        Some(s) => *s = scan,
+                        None => task.await_scan = Some(Box::new(scan)),
+                    }
                     *wait = Some(Wait::All(v));
                     return Ok(None);
                 }

@@ -85,8 +85,10 @@ pub struct Task {
     pub resume_dst: u32,
     /// Progress of the `await [..]` in progress: the array (by identity),
     /// the index of the first element not yet known to have succeeded, and
-    /// whether the task is registered with the rest.
-    pub await_scan: Option<AwaitScan>,
+    /// whether the task is registered with the rest. Boxed: most tasks
+    /// never await an array, and every byte of a task counts a million
+    /// times (design/memory.md).
+    pub await_scan: Option<Box<AwaitScan>>,
     /// The shared side of this task (cancellation flag, completion); None
     /// only for tasks run outside a scheduler (tests).
     pub cell: Option<std::sync::Arc<crate::sync::TaskCell>>,
@@ -226,5 +228,27 @@ impl Task {
             .unwrap_or(0)
             .min(self.regs.len());
         self.regs[..top].iter().copied().chain(self.frames.iter().flat_map(|f| [f.closure, f.after]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A suspended task's execution state is one allocation of this size
+    /// (plus its frames and registers): 192 bytes is one of the
+    /// allocator's size classes, the next is 224. Rarely used state is
+    /// boxed to stay within it (design/memory.md).
+    #[test]
+    fn a_task_fits_a_192_byte_allocation() {
+        assert!(std::mem::size_of::<Task>() <= 192, "Task is {} bytes", std::mem::size_of::<Task>());
+    }
+
+    /// Likewise its shared side, in its `Arc` (two counts): 256 bytes,
+    /// the next class being 320. The hooks few tasks have are boxed.
+    #[test]
+    fn a_task_cell_fits_a_256_byte_allocation() {
+        let size = std::mem::size_of::<crate::sync::TaskCell>() + 16;
+        assert!(size <= 256, "TaskCell in its Arc is {size} bytes");
     }
 }

@@ -28,8 +28,19 @@ mod tests;
 /// large stack (reserved lazily by the OS) to accept deeply nested code
 /// whatever the caller's stack size; if that thread cannot be created it
 /// runs here with a lower nesting limit.
+///
+/// Short sources (an `eval`, a REPL input, a small module) are first
+/// parsed on the caller's thread with a low nesting limit: creating the
+/// helper thread and mapping its stack costs more than parsing them. Only
+/// if that limit is reached are they parsed again on the helper thread.
 pub fn parse(src: &str, file: FileId) -> (Program, Vec<Diagnostic>) {
     const STACK_SIZE: usize = 64 << 20;
+    if src.len() <= HERE_MAX_BYTES {
+        let (done, too_deep) = parse_with(src, file, HERE_MAX_DEPTH);
+        if !too_deep {
+            return done;
+        }
+    }
     let outcome = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("raya-parser".into())
@@ -51,6 +62,11 @@ pub fn parse(src: &str, file: FileId) -> (Program, Vec<Diagnostic>) {
 
 /// [`parse`] on the current thread with the given nesting limit.
 fn parse_here(src: &str, file: FileId, max_depth: u32) -> (Program, Vec<Diagnostic>) {
+    parse_with(src, file, max_depth).0
+}
+
+/// [`parse_here`], and whether the nesting limit was reached.
+fn parse_with(src: &str, file: FileId, max_depth: u32) -> ((Program, Vec<Diagnostic>), bool) {
     let (toks, lex_diags) = lexer::tokenize(src, file);
     let mut p = Parser::new(src, file, toks, max_depth);
     p.lex_diags = lex_diags;
@@ -66,7 +82,7 @@ fn parse_here(src: &str, file: FileId, max_depth: u32) -> (Program, Vec<Diagnost
     let mut diags = lex_diags;
     diags.extend(p.diags);
     diags.sort_by_key(|d| d.span.start);
-    (Program { body }, diags)
+    ((Program { body }, diags), p.too_deep)
 }
 
 /// Marker for "an error was reported; unwind to a recovery point".
@@ -84,6 +100,12 @@ const MAX_DEPTH: u32 = 1000;
 /// The limit when parsing on the caller's thread (assumed to have at least
 /// 2 MB of stack).
 const FALLBACK_MAX_DEPTH: u32 = 120;
+
+/// Sources up to this size are parsed on the caller's thread first
+/// ([`parse`]), with nesting limit `HERE_MAX_DEPTH`: at ~11 KB of stack
+/// per level unoptimised, well within any thread's stack.
+const HERE_MAX_BYTES: usize = 2048;
+const HERE_MAX_DEPTH: u32 = 32;
 
 /// Parser position saved for backtracking.
 #[derive(Clone, Copy)]

@@ -1333,6 +1333,26 @@ fn fuzz_random_token_soup() {
     }
 }
 
+/// A short source is parsed on the caller's thread with a low nesting
+/// limit first; reaching it is not an error but a second parse on the
+/// helper thread, whose limit is the one reported.
+#[test]
+fn short_sources_nested_past_the_first_limit_still_parse() {
+    let src = format!("x = {}1{}", "(".repeat(100), ")".repeat(100));
+    assert!(src.len() <= HERE_MAX_BYTES && 200 > HERE_MAX_DEPTH);
+    assert!(parse_with(&src, 0, HERE_MAX_DEPTH).1, "too deep for the first parse");
+    let (prog, diags) = parse(&src, 0);
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert_eq!(prog.body.len(), 1);
+    let src = format!("x = {}1{}", "(".repeat(600), ")".repeat(600));
+    assert!(src.len() <= HERE_MAX_BYTES);
+    let (_, diags) = parse(&src, 0);
+    assert_eq!(diags.len(), 1, "{diags:#?}");
+    assert!(diags[0].hint.as_deref().is_some_and(|h| h.contains(&format!("at most {MAX_DEPTH} levels"))), "{diags:#?}");
+    // Shallow code is parsed once, here.
+    assert!(!parse_with("const a = [1, { b: (2 + 3) * 4 }];", 0, HERE_MAX_DEPTH).1);
+}
+
 /// Parses on this thread (so a panic fails the test) and checks that no
 /// code was skipped without a diagnostic.
 fn check_no_internal_error(src: &str) {
