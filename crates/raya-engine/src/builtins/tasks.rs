@@ -406,6 +406,17 @@ fn claim(ctx: &mut NativeCtx, this: Value) -> Result<bool, Value> {
     Ok(!p.claimed.swap(true, std::sync::atomic::Ordering::AcqRel))
 }
 
+/// The executor of `new Promise(executor)` threw `e`: rejects `p` with it,
+/// unless `resolve` or `reject` was called first (then the throw is
+/// ignored, as in JS).
+pub fn reject_unclaimed(rt: &mut Runtime, p: Value, e: Value) {
+    if let Some(Body::Promise(cell)) = p.as_obj().map(|o| &o.body) {
+        if !cell.claimed.swap(true, std::sync::atomic::Ordering::AcqRel) {
+            settle(rt, p, Outcome::Error(e));
+        }
+    }
+}
+
 fn resolver_resolve(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     if claim(ctx, this)? {
         resolve_with(ctx, this, arg(args, 0))?;

@@ -686,11 +686,31 @@ impl<'rt> TaskInterpreter<'rt> {
     /// Unwinds to the innermost handler; Err(value) if there is none.
     fn unwind(&mut self, task: &mut Task, value: Value) -> Result<(), Value> {
         let keep = task.handlers.last().map_or(0, |h| h.depth as usize);
+        // The innermost executor frame (`new Promise(executor)`) above the
+        // innermost handler catches the throw: it rejects its promise, and
+        // its caller continues with the promise as the `new`'s result.
+        let executor = task.frames[keep.min(task.frames.len())..]
+            .iter()
+            .rposition(|f| f.flags & flags::EXECUTOR != 0)
+            .map(|i| keep + i);
+        let keep = executor.unwrap_or(keep);
         // A generator whose frame a throw leaves is finished.
         for f in task.frames.iter().skip(keep) {
             if f.flags & flags::GEN != 0 {
                 finish_gen(f.after);
             }
+        }
+        if let Some(i) = executor {
+            let (p, ret, fl) = (task.frames[i].after, task.frames[i].ret as usize, task.frames[i].flags);
+            task.frames.truncate(i);
+            while task.handlers.last().is_some_and(|h| h.depth as usize > i) {
+                task.handlers.pop();
+            }
+            crate::builtins::tasks::reject_unclaimed(self.rt, p, value);
+            if fl & flags::DISCARD == 0 {
+                task.regs[ret] = p;
+            }
+            return Ok(());
         }
         match task.handlers.pop() {
             Some(h) => {
@@ -964,7 +984,6 @@ impl<'rt> TaskInterpreter<'rt> {
             // `new Promise(executor)`: the prelude's `Promise.__exec` runs
             // the executor on this task with native resolve functions
             // bound to the promise, and returns the promise.
-            let exec = ops::lookup_static(callee, names::PROMISE_EXEC).unwrap_or(Value::UNDEFINED);
             let p = self.rt.heap.alloc(Body::Promise(Arc::new(crate::sync::PromiseCell::default())));
             let executor = task.regs[f + 2];
             // A script function declaring fewer than two parameters can
@@ -974,6 +993,20 @@ impl<'rt> TaskInterpreter<'rt> {
                 _ => 2,
             };
             let (res, rej) = tasks::resolvers(self.rt, p, wants);
+            // An ordinary script function runs as the executor frame itself
+            // (`flags::EXECUTOR`): no prelude frame in between.
+            if closure_of(executor).is_some_and(|c| {
+                let pr = &c.proto.proto;
+                !pr.is_async && !pr.is_generator && !pr.is_constructor
+            }) {
+                let r = self.call_above(task, executor, Value::UNDEFINED, &[res, rej], f, flags::EXECUTOR)?;
+                debug_assert!(matches!(r, Invoked::Pushed));
+                if let Some(fr) = task.frames.last_mut() {
+                    fr.after = p;
+                }
+                return Ok(r);
+            }
+            let exec = ops::lookup_static(callee, names::PROMISE_EXEC).unwrap_or(Value::UNDEFINED);
             return self.call_above(task, exec, Value::UNDEFINED, &[p, executor, res, rej], f, 0);
         }
         if let Some(ctor) = builtin {
@@ -2846,8 +2879,15 @@ impl<'rt> TaskInterpreter<'rt> {
             }
             return Ok(None);
         }
-        let this = task.regs[frame.base as usize];
-        let result = if frame.flags & flags::CONSTRUCT != 0 && !is_object_like(v) { this } else { v };
+        let result = if frame.flags & (flags::CONSTRUCT | flags::EXECUTOR) == 0 {
+            v
+        } else if frame.flags & flags::EXECUTOR != 0 {
+            frame.after
+        } else if !is_object_like(v) {
+            task.regs[frame.base as usize]
+        } else {
+            v
+        };
         if frame.flags & flags::INIT_FIELDS_AFTER != 0 {
             let fi = ops::class_data(frame.after).map(|c| c.field_init).unwrap_or(Value::UNDEFINED);
             if let Some(c) = closure_of(fi) {

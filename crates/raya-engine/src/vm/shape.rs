@@ -134,7 +134,12 @@ impl Shape {
                 }
             }
         }
-        self.child_slow(this, key)
+        if let Some(s) = recent::get(self.id, key) {
+            return s;
+        }
+        let s = self.child_slow(this, key);
+        recent::put(self.id, key, &s);
+        s
     }
 
     #[cold]
@@ -173,14 +178,60 @@ impl Shape {
     }
 }
 
-/// Keys of an object in dictionary mode, slot by slot like its values.
+/// Each thread's most recent transitions that are not a first child (the
+/// root's children above all: every object's first key is one), so that
+/// taking one again needs neither the parent's lock nor its table.
+///
+/// An entry is (parent id, key, weak child): ids are never reused, so a
+/// matching id is the same parent, and the child it names is the one the
+/// parent's table names — a table entry is replaced only once its child
+/// has died, and a dead child fails the upgrade here and is looked up
+/// again. Entries are weak so that the cache never keeps a shape alive
+/// (see "Lifetime and concurrency" above).
+mod recent {
+    use super::{Atom, Shape};
+    use std::cell::RefCell;
+    use std::sync::{Arc, Weak};
+
+    const WAYS: usize = 64;
+
+    type Entry = Option<(u64, Atom, Weak<Shape>)>;
+
+    thread_local! {
+        static CACHE: RefCell<[Entry; WAYS]> = const { RefCell::new([const { None }; WAYS]) };
+    }
+
+    #[inline]
+    fn way(parent: u64, key: Atom) -> usize {
+        ((parent ^ (key.0 as u64).wrapping_mul(0x9E37_79B9)) as usize) % WAYS
+    }
+
+    #[inline]
+    pub(super) fn get(parent: u64, key: Atom) -> Option<Arc<Shape>> {
+        CACHE
+            .try_with(|c| match &c.borrow()[way(parent, key)] {
+                Some((p, k, s)) if *p == parent && *k == key => s.upgrade(),
+                _ => None,
+            })
+            .ok()
+            .flatten()
+    }
+
+    pub(super) fn put(parent: u64, key: Atom, child: &Arc<Shape>) {
+        let _ = CACHE.try_with(|c| c.borrow_mut()[way(parent, key)] = Some((parent, key, Arc::downgrade(child))));
+    }
+}
+
+/// The storage of an object in dictionary mode: keys of its own and one
+/// value per key, slot by slot.
 #[derive(Clone, Default)]
-struct DictKeys {
+struct Dict {
     /// `TOMBSTONE` in the slots of deleted keys.
     keys: Vec<Atom>,
     index: AtomIndex,
     /// Keys not deleted.
     live: usize,
+    vals: Vec<Value>,
 }
 
 /// Marks a deleted slot of a dictionary. No interned, index, symbol or
@@ -188,11 +239,102 @@ struct DictKeys {
 /// symbol).
 const TOMBSTONE: Atom = Atom(0x7fff_ffff);
 
-impl DictKeys {
+impl Dict {
     fn bytes(&self) -> usize {
         self.keys.capacity() * std::mem::size_of::<Atom>()
             + self.index.capacity() * (std::mem::size_of::<(Atom, u32)>() + 1)
-            + std::mem::size_of::<DictKeys>()
+            + self.vals.capacity() * std::mem::size_of::<Value>()
+            + std::mem::size_of::<Dict>()
+    }
+}
+
+/// Slots kept inside the object itself: an object with at most this many
+/// properties (most objects: a literal, a small class instance, a tree
+/// node) needs no allocation besides its own box. Three, because with
+/// three a plain object's body is no larger than the other bodies, and
+/// every heap object fits an 80-byte box (the assertion at the end of
+/// `object.rs`).
+pub const INLINE_SLOTS: usize = 3;
+
+/// The values of an object's slots: up to [`INLINE_SLOTS`] in place, more
+/// in a vector of their own (moved there, whole, when one more is added;
+/// never moved back), or a dictionary with its keys. Derefs to the values
+/// as a slice.
+#[derive(Clone)]
+enum Slots {
+    Inline { len: u8, vals: [Value; INLINE_SLOTS] },
+    Heap(Vec<Value>),
+    Dict(Box<Dict>),
+}
+
+impl Default for Slots {
+    fn default() -> Slots {
+        Slots::Inline { len: 0, vals: [Value::UNDEFINED; INLINE_SLOTS] }
+    }
+}
+
+impl Slots {
+    /// Bytes held outside the object (for the collector's accounting).
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Slots::Inline { .. } => 0,
+            Slots::Heap(v) => v.capacity() * std::mem::size_of::<Value>(),
+            Slots::Dict(d) => d.bytes(),
+        }
+    }
+
+    /// Appends `v`; returns the bytes this added outside the object (to be
+    /// counted as growth).
+    #[inline]
+    fn push(&mut self, v: Value) -> usize {
+        match self {
+            Slots::Inline { len, vals } if (*len as usize) < INLINE_SLOTS => {
+                vals[*len as usize] = v;
+                *len += 1;
+                0
+            }
+            Slots::Inline { vals, .. } => {
+                let mut heap = Vec::with_capacity(2 * INLINE_SLOTS);
+                heap.extend_from_slice(vals);
+                heap.push(v);
+                *self = Slots::Heap(heap);
+                self.heap_bytes()
+            }
+            Slots::Heap(h) => {
+                let before = h.capacity();
+                h.push(v);
+                (h.capacity() - before) * std::mem::size_of::<Value>()
+            }
+            Slots::Dict(d) => {
+                let h = &mut d.vals;
+                let before = h.capacity();
+                h.push(v);
+                (h.capacity() - before) * std::mem::size_of::<Value>()
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Slots {
+    type Target = [Value];
+    #[inline(always)]
+    fn deref(&self) -> &[Value] {
+        match self {
+            Slots::Inline { len, vals } => &vals[..*len as usize],
+            Slots::Heap(h) => h,
+            Slots::Dict(d) => &d.vals,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Slots {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [Value] {
+        match self {
+            Slots::Inline { len, vals } => &mut vals[..*len as usize],
+            Slots::Heap(h) => h,
+            Slots::Dict(d) => &mut d.vals,
+        }
     }
 }
 
@@ -200,14 +342,13 @@ impl DictKeys {
 /// dictionary mode, keys of its own (see the module docs).
 ///
 /// Invariant: `vals.len()` is the number of slots: the shape's keys
-/// (`shape` None and `dict` None: no keys) or the dictionary's keys,
+/// (`shape` None and not a dictionary: no keys) or the dictionary's keys,
 /// tombstones included. Only the methods here change either, so a slot
 /// found among the keys indexes the values.
 #[derive(Default, Clone)]
 pub struct PropMap {
     shape: Option<Arc<Shape>>,
-    vals: Vec<Value>,
-    dict: Option<Box<DictKeys>>,
+    vals: Slots,
 }
 
 impl PropMap {
@@ -215,10 +356,19 @@ impl PropMap {
         PropMap::default()
     }
 
+    /// The dictionary, in dictionary mode.
+    #[inline(always)]
+    fn dict(&self) -> Option<&Dict> {
+        match &self.vals {
+            Slots::Dict(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// The keys, slot by slot (tombstones included in dictionary mode).
     #[inline(always)]
     fn slot_keys(&self) -> &[Atom] {
-        match (&self.shape, &self.dict) {
+        match (&self.shape, self.dict()) {
             (Some(s), _) => &s.keys,
             (None, Some(d)) => &d.keys,
             (None, None) => &[],
@@ -229,7 +379,7 @@ impl PropMap {
     /// 0 (matching no cache) in dictionary mode.
     #[inline]
     pub fn shape_id(&self) -> u64 {
-        match (&self.shape, &self.dict) {
+        match (&self.shape, self.dict()) {
             (Some(s), _) => s.id,
             (None, None) => root().id,
             (None, Some(_)) => 0,
@@ -242,12 +392,12 @@ impl PropMap {
     }
 
     pub fn is_dictionary(&self) -> bool {
-        self.dict.is_some()
+        matches!(self.vals, Slots::Dict(_))
     }
 
     #[inline]
     pub fn find(&self, key: Atom) -> Option<usize> {
-        match (&self.shape, &self.dict) {
+        match (&self.shape, self.dict()) {
             (Some(s), _) => s.find(key),
             (None, Some(d)) => d.index.get(&key).map(|&i| i as usize),
             (None, None) => None,
@@ -344,7 +494,7 @@ impl PropMap {
     /// accounting): the values, and a dictionary's own keys. A shape is
     /// shared, and counted once when it is made.
     pub fn capacity_bytes(&self) -> usize {
-        self.vals.capacity() * std::mem::size_of::<Value>() + self.dict.as_ref().map_or(0, |d| d.bytes())
+        self.vals.heap_bytes()
     }
 
     /// Sets or inserts; returns the slot index.
@@ -359,13 +509,13 @@ impl PropMap {
     /// Adds `key`, which this map lacks.
     fn insert_new(&mut self, key: Atom, v: Value) -> usize {
         let i = self.vals.len();
-        if let Some(d) = &mut self.dict {
-            let before = d.bytes() + self.vals.capacity() * std::mem::size_of::<Value>();
+        if let Slots::Dict(d) = &mut self.vals {
+            let before = d.bytes();
             d.keys.push(key);
             d.index.insert(key, i as u32);
             d.live += 1;
-            self.vals.push(v);
-            let after = d.bytes() + self.vals.capacity() * std::mem::size_of::<Value>();
+            d.vals.push(v);
+            let after = d.bytes();
             if after > before {
                 super::heap::count_growth(after - before);
             }
@@ -380,7 +530,10 @@ impl PropMap {
             None => root().child(None, key),
         };
         self.shape = Some(next);
-        super::heap::counted(&mut self.vals, |vals| vals.push(v));
+        let grown = self.vals.push(v);
+        if grown > 0 {
+            super::heap::count_growth(grown);
+        }
         i
     }
 
@@ -388,33 +541,36 @@ impl PropMap {
     /// deleted) if given.
     fn make_dictionary(&mut self, drop: Option<usize>) {
         let keys = self.slot_keys();
-        let mut d = DictKeys { keys: Vec::with_capacity(keys.len() + 1), index: AtomIndex::default(), live: 0 };
-        let mut vals = Vec::with_capacity(keys.len() + 1);
+        let mut d = Dict {
+            keys: Vec::with_capacity(keys.len() + 1),
+            index: AtomIndex::default(),
+            live: 0,
+            vals: Vec::with_capacity(keys.len() + 1),
+        };
         for (i, (&k, &v)) in keys.iter().zip(self.vals.iter()).enumerate() {
             if Some(i) != drop {
                 d.index.insert(k, d.keys.len() as u32);
                 d.keys.push(k);
-                vals.push(v);
+                d.vals.push(v);
             }
         }
         d.live = d.keys.len();
         // Counted as growth: what the object's storage gained.
-        let before = self.vals.capacity() * std::mem::size_of::<Value>();
-        super::heap::count_growth((d.bytes() + vals.capacity() * std::mem::size_of::<Value>()).saturating_sub(before));
-        self.vals = vals;
-        self.dict = Some(Box::new(d));
+        let before = self.vals.heap_bytes();
+        super::heap::count_growth(d.bytes().saturating_sub(before));
+        self.vals = Slots::Dict(Box::new(d));
         self.shape = None;
     }
 
     pub fn remove(&mut self, key: Atom) -> bool {
         let Some(i) = self.find(key) else { return false };
-        let Some(d) = &mut self.dict else {
+        let Slots::Dict(d) = &mut self.vals else {
             self.make_dictionary(Some(i));
             return true;
         };
         d.index.remove(&key);
         d.keys[i] = TOMBSTONE;
-        self.vals[i] = Value::UNDEFINED;
+        d.vals[i] = Value::UNDEFINED;
         d.live -= 1;
         if d.keys.len() > 16 && d.live * 2 < d.keys.len() {
             // Compact once tombstones outnumber keys: amortised O(1).
@@ -422,12 +578,12 @@ impl PropMap {
             for i in 0..d.keys.len() {
                 if d.keys[i] != TOMBSTONE {
                     d.keys[j] = d.keys[i];
-                    self.vals[j] = self.vals[i];
+                    d.vals[j] = d.vals[i];
                     j += 1;
                 }
             }
             d.keys.truncate(j);
-            self.vals.truncate(j);
+            d.vals.truncate(j);
             d.index.clear();
             for (i, &k) in d.keys.iter().enumerate() {
                 d.index.insert(k, i as u32);
@@ -437,7 +593,7 @@ impl PropMap {
     }
 
     pub fn len(&self) -> usize {
-        match &self.dict {
+        match self.dict() {
             Some(d) => d.live,
             None => self.vals.len(),
         }
@@ -610,6 +766,51 @@ mod tests {
         assert!(Arc::ptr_eq(a.shape().unwrap(), e.shape().unwrap()));
         assert_eq!(e.get(ks[1]), Some(Value::TRUE));
         assert!(PropMap::new().shape().is_none(), "an empty object names no shape");
+    }
+
+    #[test]
+    fn small_objects_keep_their_values_inline_and_move_out_whole() {
+        let ks = atoms("inline_", 2 * INLINE_SLOTS + 1);
+        let mut m = PropMap::new();
+        for (i, &k) in ks.iter().enumerate() {
+            m.set(k, Value::number(i as f64));
+            let outside = m.capacity_bytes();
+            if i < INLINE_SLOTS {
+                assert_eq!(outside, 0, "{} keys need no storage of their own", i + 1);
+            } else {
+                assert!(outside >= (i + 1) * std::mem::size_of::<Value>(), "{} keys: {outside} bytes", i + 1);
+            }
+            for (j, &k) in ks[..=i].iter().enumerate() {
+                assert_eq!(m.get(k).map(|v| v.as_number()), Some(j as f64));
+            }
+        }
+        // Overwrites, deletion (dictionary mode) and clones keep every
+        // value, inline or not.
+        let mut small = map_of(&ks[..3]);
+        small.set(ks[1], Value::TRUE);
+        assert!(small.remove(ks[0]));
+        assert_eq!((small.capacity_bytes() > 0, small.len()), (true, 2), "a dictionary's keys are its own");
+        assert_eq!(small.vals(), &[Value::TRUE, Value::number(2.0)][..]);
+        let copy = small.clone();
+        assert_eq!(copy.iter().collect::<Vec<_>>(), small.iter().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_thread_takes_a_recent_transition_again_without_the_table() {
+        let ks = atoms("recent_", 3);
+        // Found through the parent once, then through this thread's
+        // cache: both give the one shape.
+        let a = map_of(&ks[..1]);
+        let b = map_of(&ks[..1]);
+        assert!(Arc::ptr_eq(a.shape().unwrap(), b.shape().unwrap()));
+        assert!(recent::get(root().id, ks[0]).is_some_and(|s| Arc::ptr_eq(&s, a.shape().unwrap())));
+        // The cache holds no shape alive.
+        let w = Arc::downgrade(a.shape().unwrap());
+        drop((a, b));
+        assert!(w.upgrade().is_none());
+        assert!(recent::get(root().id, ks[0]).is_none());
+        let again = map_of(&ks[..1]);
+        assert_eq!(again.shape().unwrap().keys(), &ks[..1]);
     }
 
     #[test]

@@ -34,9 +34,16 @@
 //!   in the middle of one (`active == 0`, read under the lock, which also
 //!   makes the sweepers' cleared marks visible to it).
 //! - **The sweep never reads a body.** It only tests and clears the mark
-//!   bit (an atomic, which no mutator writes) and drops the box of a dead
-//!   object (which no mutator can see). The live size is measured while
-//!   marking, each body under its lock.
+//!   bit and drops the box of a dead object (which no mutator can see).
+//!   The live size is measured while marking, each body under its lock.
+//! - **One writer per mark bit while sweeping.** Mutators write mark bits
+//!   only while marking (the write barrier, objects born marked), and
+//!   marking starts after [`Sweep::finish`], as does any marker; an object
+//!   is in one segment and a segment is held by one sweeper, so the
+//!   sweeper holding it is the only thread touching its objects' marks: it
+//!   tests and clears them with a plain load and store (an atomic only so
+//!   that the marker's later writes need no other synchronisation than the
+//!   sweep's lock, which hands the cleared marks over).
 
 use super::heap::thread_cpu_ns;
 use super::object::Obj;
@@ -226,7 +233,12 @@ fn sweep_segment(seg: &mut Vec<*mut Obj>) -> u64 {
         // heap, held by this sweeper alone; an unmarked one is unreachable
         // (the module's first invariant) and freed exactly once, here.
         let o = unsafe { &*p };
-        if o.header.marked.swap(false, Ordering::Relaxed) {
+        // A load and a store, not a swap: no other thread writes this mark
+        // while the segment is swept (the module's last invariant), and a
+        // locked read-modify-write on every object was a measurable part
+        // of the sweep.
+        if o.header.marked.load(Ordering::Relaxed) {
+            o.header.marked.store(false, Ordering::Relaxed);
             true
         } else {
             drop(unsafe { Box::from_raw(p) });

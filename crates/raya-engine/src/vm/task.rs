@@ -30,6 +30,12 @@ pub mod flags {
     /// With `GEN`: resumed by a loop (`IterState::GenLoop`), so what it
     /// yields or returns goes to `ret` as is, not as `{ value, done }`.
     pub const GEN_RAW: u8 = 64;
+    /// The executor of `new Promise(executor)`, `after` being the promise:
+    /// its return gives the promise (its own result is dropped), and a
+    /// throw that would leave it rejects the promise instead (unless
+    /// `resolve` or `reject` was called first) and the caller continues
+    /// with the promise, as the prelude's `try`/`catch` around it did.
+    pub const EXECUTOR: u8 = 128;
 }
 
 pub struct Frame {
