@@ -852,8 +852,7 @@ impl LiveRun {
         if CURRENT.with(|c| c.borrow().is_some()) {
             return None;
         }
-        let mut caller =
-            self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
+        let mut caller = self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
         if !crate::vm::object::parallel_mutators() {
             crate::vm::object::enable_parallel_mutators();
         }
@@ -939,14 +938,21 @@ impl LiveRun {
         if let Some(g) = guard {
             let _ = cell.guard.set(g.clone());
         }
-        let mut interp = TaskInterpreter::new(rt);
-        if let Err(e) = interp.start(exec, f, Value::UNDEFINED, args) {
+        if let Err(e) = TaskInterpreter::new(rt).start(exec, f, Value::UNDEFINED, args) {
             drop(cell);
             return HereEnd::Done(done(rt, Ok(Outcome::Error(e))));
         }
+        // Traces: a plain call shows as a task spawned by the host and its
+        // run on this thread's track, as a call that is a task does.
+        let traced_from = rt.trace.as_mut().map(|rec| {
+            let ts = trace_run_start(rec);
+            rec.push(crate::trace::Event::Spawn { ts, parent: 0, child: id, name: crate::trace::task_name(exec) });
+            ts
+        });
         let given = crate::scheduler::TIME_SLICE;
         let mut budget = given;
-        let outcome = interp.run(exec, &mut budget);
+        let outcome = TaskInterpreter::new(rt).run(exec, &mut budget);
+        let traced = traced_from.map(|start| (start, trace_stop(rt, &cell, exec, &outcome)));
         let stop = match check_guard(&cell, given - budget) {
             Some(Stop::End(hit)) => {
                 shared.end_by_limit(hit);
@@ -1017,6 +1023,9 @@ impl LiveRun {
                 None
             }
         };
+        if let Some((start, stop)) = traced {
+            trace_run_end(rt, id, start, stop);
+        }
         if !rt.flush_pending() && !shared.exited.swap(true, Ordering::AcqRel) {
             shared.exit_code.store(0, Ordering::Release); // as in `run_task`
         }
