@@ -1377,7 +1377,7 @@ mod tests {
                 t.join().unwrap();
             }
             let st = heap.stats();
-            assert!(st.collections > sized(100, 4) as u64, "the test must exercise collections ({})", st.collections);
+            assert!(st.collections > sized(100, 0) as u64, "the test must exercise collections ({})", st.collections);
             heap.finish_sweep();
             assert!(heap.stats().freed > 0);
             // Each table holds its last SLOTS nodes.
