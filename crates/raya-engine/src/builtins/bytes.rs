@@ -79,7 +79,19 @@ pub fn construct_bytes(ctx: &mut NativeCtx, args: &[Value]) -> Result<Value, Val
         if !(0.0..=MAX_BYTES).contains(&n) {
             return Err(ctx.range_error(format!("Invalid typed array length: {}", ops::to_display(a))));
         }
-        return Ok(alloc_bytes(ctx, vec![0; n as usize]));
+        // Checked against the heap limit and reserved fallibly: a length
+        // the heap or the allocator cannot take is a RangeError, not an
+        // allocation past the limit or an abort.
+        let n = n as usize;
+        if let Err(f) = crate::vm::heap::check_growth(n) {
+            return Err(ctx.fault(f));
+        }
+        let mut data = Vec::new();
+        if data.try_reserve_exact(n).is_err() {
+            return Err(ctx.range_error(format!("Invalid typed array length: {}", ops::to_display(a))));
+        }
+        data.resize(n, 0);
+        return Ok(alloc_bytes(ctx, data));
     }
     match bytes_of(ctx, a)? {
         Some(data) => Ok(alloc_bytes(ctx, data)),

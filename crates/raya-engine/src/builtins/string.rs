@@ -653,9 +653,11 @@ fn repeat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
         let out = built(ctx, r)?;
         return Ok(ctx.rt.heap.alloc_buf(out));
     }
-    // The length is checked; the memory is reserved fallibly, then filled
-    // by doubling.
+    // The length is checked; the memory is checked against the heap limit
+    // (the result is `n` times the input, so it is not bounded by anything
+    // already counted) and reserved fallibly, then filled by doubling.
     let total = js.s.len() * n as usize;
+    built(ctx, crate::vm::heap::check_growth(total))?;
     let mut out: Vec<u8> = Vec::new();
     if out.try_reserve_exact(total).is_err() {
         return Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH));

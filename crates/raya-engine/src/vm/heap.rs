@@ -1517,6 +1517,17 @@ mod tests {
         }
     }
 
+    /// Miri interprets every instruction, thousands of times slower than
+    /// native code: the loops of these tests shrink under it to a size it
+    /// finishes in seconds, which still takes every path they check.
+    fn sized(native: usize, miri: usize) -> usize {
+        if cfg!(miri) {
+            miri
+        } else {
+            native
+        }
+    }
+
     fn pct(p: Option<u32>) -> GcConfig {
         GcConfig { percent: p, ..GcConfig::default() }
     }
@@ -1656,7 +1667,8 @@ mod tests {
         let mut heap = Heap::new();
         let head = heap.alloc_array(vec![]);
         let mut cur = head;
-        for _ in 0..200_000 {
+        let n = sized(200_000, 2_000);
+        for _ in 0..n {
             let next = heap.alloc_array(vec![]);
             if let Body::Array(a) = &cur.as_obj().unwrap().body {
                 a.lock().push(next);
@@ -1664,7 +1676,7 @@ mod tests {
             cur = next;
         }
         heap.collect(|m| m.mark(head));
-        assert_eq!(heap.object_count(), 200_001);
+        assert_eq!(heap.object_count(), n + 1);
     }
 
     #[test]
@@ -1699,8 +1711,9 @@ mod tests {
     fn objects_allocated_during_the_sweep_are_not_swept_by_it() {
         let mut heap = Heap::new();
         let root = heap.alloc_array(vec![]);
-        for round in 0..20 {
-            for _ in 0..50_000 {
+        let rounds = sized(20, 3);
+        for round in 0..rounds {
+            for _ in 0..sized(50_000, 300) {
                 heap.alloc_str("garbage that keeps the sweeper busy");
             }
             heap.collect(|m| m.mark(root));
@@ -1713,7 +1726,7 @@ mod tests {
                 assert_eq!(ops::to_display(*v), format!("fresh {i}"));
             }
         }
-        assert_eq!(heap.object_count(), 21);
+        assert_eq!(heap.object_count(), rounds + 1);
         heap.collect(|_| {});
         assert_eq!(heap.object_count(), 0);
     }
@@ -1725,10 +1738,10 @@ mod tests {
     /// sweeper races with mutators in many interleavings.
     #[test]
     fn nothing_reachable_is_freed_while_mutators_run_during_the_sweep() {
-        const THREADS: usize = 4;
-        const STEPS: usize = 6_000;
         const SLOTS: usize = 64;
-        for _round in 0..3 {
+        let threads = sized(4, 2);
+        let steps = sized(6_000, 100);
+        for _round in 0..sized(3, 1) {
             let heap = Heap::new();
             // A collection wanted at every safepoint; one every 25 steps.
             heap.shared().configure(GcConfig { stress: true, ..GcConfig::default() });
@@ -1736,8 +1749,8 @@ mod tests {
             // assists one (other threads storing meanwhile) or ends it.
             heap.shared().set_concurrent_marking(true);
             let shared = heap.shared().clone();
-            let roots: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(vec![Value::UNDEFINED.bits(); THREADS]));
-            let threads: Vec<_> = (0..THREADS)
+            let roots: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(vec![Value::UNDEFINED.bits(); threads]));
+            let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     let shared = shared.clone();
                     let roots = roots.clone();
@@ -1751,7 +1764,7 @@ mod tests {
                             roots.lock()[t] = table.bits();
                             table
                         };
-                        for step in 0..STEPS {
+                        for step in 0..steps {
                             let _m = h.enter(&slot);
                             // A new string inside a new array, stored into an
                             // old table: the previous occupant becomes garbage.
@@ -1789,11 +1802,11 @@ mod tests {
                     })
                 })
                 .collect();
-            for t in threads {
+            for t in handles {
                 t.join().unwrap();
             }
             let st = heap.stats();
-            assert!(st.collections > 20, "the test must exercise collections ({})", st.collections);
+            assert!(st.collections > sized(20, 0) as u64, "the test must exercise collections ({})", st.collections);
             heap.finish_sweep();
             assert!(heap.stats().freed > 0);
             // Each table holds its last SLOTS nodes.
@@ -1803,7 +1816,7 @@ mod tests {
                     let n = ops::array_data(*v).unwrap();
                     let k = n[1].as_number() as usize;
                     assert_eq!(k % SLOTS, i);
-                    assert!(k >= STEPS - SLOTS);
+                    assert!(k >= steps - SLOTS);
                     assert_eq!(ops::to_display(n[0]), format!("w{t} s{k}"));
                 }
             }
@@ -1960,8 +1973,14 @@ mod tests {
     #[test]
     fn stop_the_world_with_parallel_mutators() {
         const THREADS: usize = 4;
-        const STEPS: usize = 20_000;
+        let steps = sized(20_000, 400);
         let heap = Heap::new();
+        if cfg!(miri) {
+            // Too few steps to reach the threshold: ask at every safepoint
+            // instead (`safepoint_every` keeps the collections few).
+            heap.shared().configure(GcConfig { stress: true, ..GcConfig::default() });
+        }
+        let safepoint_every = sized(1, 50);
         let shared = heap.shared().clone();
         let roots: Arc<Mutex<Vec<u64>>> = Arc::new(Mutex::new(vec![Value::UNDEFINED.bits(); THREADS]));
         let threads: Vec<_> = (0..THREADS)
@@ -1972,14 +1991,14 @@ mod tests {
                     let mut h = Heap::attach_to(&shared);
                     let slot = h.new_slot();
                     let task = Task::new(0);
-                    for step in 0..STEPS {
+                    for step in 0..steps {
                         let _m = h.enter(&slot);
                         let head = Value::from_bits(roots.lock()[t]);
                         // Garbage, big enough to trigger collections.
                         h.alloc_array(vec![Value::number(step as f64); 64]);
                         let node = h.alloc_array(vec![head, Value::number(step as f64)]);
                         roots.lock()[t] = node.bits();
-                        if h.wants_collection() {
+                        if step % safepoint_every == 0 && h.wants_collection() {
                             let roots = roots.clone();
                             h.safepoint(&slot, &task, move |m| {
                                 for &b in roots.lock().iter() {
@@ -1997,7 +2016,7 @@ mod tests {
         assert!(heap.stats().collections > 0, "the test must exercise collections");
         for &b in roots.lock().iter() {
             let mut v = Value::from_bits(b);
-            let mut expect = STEPS;
+            let mut expect = steps;
             while let Some(Body::Array(a)) = v.as_obj().map(|o| &o.body) {
                 let a = unsafe { a.get_stopped() };
                 expect -= 1;
@@ -2007,7 +2026,7 @@ mod tests {
             assert_eq!(expect, 0, "whole chain reachable");
         }
         // Live: the chains; everything else was garbage.
-        assert!(heap.object_count() < THREADS * STEPS * 2);
+        assert!(heap.object_count() < THREADS * steps * 2);
     }
 
     /// Growth of every kind of storage reaches the count, exactly by the
@@ -2030,14 +2049,15 @@ mod tests {
             let a = heap.alloc_array(vec![]);
             let grown = grown_by(&heap, || {
                 let mut d = ops::array_data(a).unwrap();
-                for i in 0..10_000 {
+                for i in 0..sized(10_000, 1_000) {
                     ops::array_store(&mut d, i, Value::number(i as f64)).unwrap();
                 }
             });
             let cap = ops::array_data(a).unwrap().capacity();
             assert_eq!(grown, cap * 8);
             let grown = grown_by(&heap, || {
-                ops::set_array_length(&mut ops::array_data(a).unwrap(), Value::number(100_000.0)).unwrap();
+                let n = sized(100_000, 10_000) as f64;
+                ops::set_array_length(&mut ops::array_data(a).unwrap(), Value::number(n)).unwrap();
             });
             assert_eq!(grown, (ops::array_data(a).unwrap().capacity() - cap) * 8);
             let cap = ops::array_data(a).unwrap().capacity();
@@ -2051,7 +2071,7 @@ mod tests {
         #[test]
         fn property_tables_are_counted() {
             let heap = Heap::new();
-            let keys: Vec<_> = (0..1000).map(|i| crate::vm::atom::Atom::intern(&format!("k{i}"))).collect();
+            let keys: Vec<_> = (0..sized(1000, 100)).map(|i| crate::vm::atom::Atom::intern(&format!("k{i}"))).collect();
             let mut props = PropMap::new();
             let grown = grown_by(&heap, || {
                 for &k in &keys {
@@ -2077,7 +2097,7 @@ mod tests {
             let heap = Heap::new();
             let mut m = MapData::default();
             let grown = grown_by(&heap, || {
-                for i in 0..5000 {
+                for i in 0..sized(5000, 500) {
                     m.set(Value::number(i as f64), Value::TRUE);
                 }
             });
@@ -2090,7 +2110,7 @@ mod tests {
             let mut t = Task::new(0);
             let initial = t.regs.capacity() * 8 + t.frames.capacity() * std::mem::size_of::<crate::vm::task::Frame>();
             let grown = grown_by(&heap, || {
-                t.grow_regs(50_000);
+                t.grow_regs(sized(50_000, 5_000));
                 for _ in 0..100 {
                     t.reserve_frame();
                     t.frames.push(crate::vm::task::Frame {
@@ -2113,10 +2133,11 @@ mod tests {
         #[test]
         fn channel_buffers_are_counted() {
             let heap = Heap::new();
-            let ch = ChannelCell::new(10_000);
+            let n = sized(10_000, 1_000);
+            let ch = ChannelCell::new(n);
             let grown = grown_by(&heap, || {
                 let mut woken = Vec::new();
-                for i in 0..10_000 {
+                for i in 0..n {
                     ch.try_send(Value::number(i as f64), &mut woken);
                 }
             });
@@ -2158,7 +2179,7 @@ mod tests {
             let root = heap.alloc_array(vec![]);
             let real0 = net_bytes();
             let counted0 = heap.counted_bytes();
-            for i in 0..2000 {
+            for i in 0..sized(2000, 100) {
                 let a = heap.alloc_array(vec![]);
                 for j in 0..100 {
                     ops::array_store(&mut ops::array_data(a).unwrap(), j, Value::number(j as f64)).unwrap();
