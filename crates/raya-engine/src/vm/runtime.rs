@@ -239,7 +239,7 @@ pub struct World {
     /// Failed tasks whose error nobody observed yet, in failure order.
     pub failed_tasks: Mutex<Vec<Value>>,
     /// Promise reactions ready to run (Node's microtask queue): GC roots.
-    pub microtasks: Mutex<crate::sync::Microtasks>,
+    pub microtasks: crate::sync::prim::Mutex<crate::sync::Microtasks>,
     /// Classes of host objects made so far (`vm::host`): GC roots.
     pub host_classes: super::host::HostClasses,
     /// Constants of code linked after the program started (an embedder's
