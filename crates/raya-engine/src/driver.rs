@@ -976,12 +976,7 @@ impl LiveRun {
                 Some(self.finish_here(rt, &cell, exec, o))
             }
             RunOutcome::Exited(code) => {
-                shared.exit_code.store(code, Ordering::Release);
-                shared.exited.store(true, Ordering::Release);
-                rt.flush_stdout();
-                for f in std::mem::take(&mut *shared.on_exit.lock()) {
-                    f(code);
-                }
+                end_by_exit(shared, rt, code);
                 return HereEnd::Done(done(rt, Err(code)));
             }
             RunOutcome::Preempted => {
@@ -1093,6 +1088,17 @@ impl Drop for LiveRun {
             r.lock().take();
         }
         release_unfinished(&self.handle.shared.world);
+    }
+}
+
+/// `exit(code)` ran: the program ends with `code`, its output is flushed
+/// and the embedder's exit hooks run.
+fn end_by_exit(shared: &Shared, rt: &mut Runtime, code: i32) {
+    shared.exit_code.store(code, Ordering::Release);
+    shared.exited.store(true, Ordering::Release);
+    rt.flush_stdout();
+    for f in std::mem::take(&mut *shared.on_exit.lock()) {
+        f(code);
     }
 }
 
@@ -1816,14 +1822,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             *cell.exec.lock() = Some(exec);
             park(rt, cx, &cell, w);
         }
-        RunOutcome::Exited(code) => {
-            shared.exit_code.store(code, Ordering::Release);
-            shared.exited.store(true, Ordering::Release);
-            rt.flush_stdout();
-            for f in std::mem::take(&mut *shared.on_exit.lock()) {
-                f(code);
-            }
-        }
+        RunOutcome::Exited(code) => end_by_exit(shared, rt, code),
     }
     if let Some((start, stop)) = traced {
         trace_run_end(rt, id, start, stop);

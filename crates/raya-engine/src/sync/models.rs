@@ -66,6 +66,25 @@ fn park(cell: &Arc<TaskCell>, obj: &dyn WaitObject) -> Option<Resume> {
     decided
 }
 
+/// A thread receiving on `ch` as task `r`: the fast path, else a park.
+fn spawn_receiver(ch: &Arc<ChannelCell>, r: &Arc<TaskCell>) -> thread::JoinHandle<Option<Resume>> {
+    let (ch, r) = (ch.clone(), r.clone());
+    thread::spawn(move || match ch.try_recv(&mut Vec::new()) {
+        Recv::Got(v) => Some(Resume::Value(v)),
+        Recv::Empty => park(&r, &RecvWait(ch.clone())),
+    })
+}
+
+/// A thread sending `n` on `ch` as task `s` (nobody closes the channel).
+fn spawn_sender(ch: &Arc<ChannelCell>, s: &Arc<TaskCell>, n: f64) -> thread::JoinHandle<Option<Resume>> {
+    let (ch, s) = (ch.clone(), s.clone());
+    thread::spawn(move || match ch.try_send(Value::number(n), &mut Vec::new()) {
+        Sent::Sent => Some(Resume::Value(Value::UNDEFINED)),
+        Sent::Full => park(&s, &SendWait(ch.clone(), Value::number(n))),
+        Sent::Closed => unreachable!("nobody closes"),
+    })
+}
+
 /// How a parked task's wait ended: decided by `park` itself, or by the
 /// resume a waker delivered (at most one of the two: a second would be a
 /// double wake-up, which the claim rule forbids).
@@ -157,21 +176,8 @@ fn unbuffered_send_and_receive_never_lose_a_wakeup() {
         || {
             let ch = Arc::new(ChannelCell::new(0));
             let (r, s) = (task(1), task(2));
-            let receiver = {
-                let (ch, r) = (ch.clone(), r.clone());
-                thread::spawn(move || match ch.try_recv(&mut Vec::new()) {
-                    Recv::Got(v) => Some(Resume::Value(v)),
-                    Recv::Empty => park(&r, &RecvWait(ch.clone())),
-                })
-            };
-            let sender = {
-                let (ch, s) = (ch.clone(), s.clone());
-                thread::spawn(move || match ch.try_send(Value::number(7.0), &mut Vec::new()) {
-                    Sent::Sent => Some(Resume::Value(Value::UNDEFINED)),
-                    Sent::Full => park(&s, &SendWait(ch.clone(), Value::number(7.0))),
-                    Sent::Closed => unreachable!("nobody closes"),
-                })
-            };
+            let receiver = spawn_receiver(&ch, &r);
+            let sender = spawn_sender(&ch, &s, 7.0);
             let (got, sent) = (receiver.join().unwrap(), sender.join().unwrap());
             assert_eq!(number(ended(&r, got)), Some(7.0), "the receiver got the value");
             assert!(ended(&s, sent).is_some(), "the sender was released");
@@ -259,13 +265,7 @@ fn cancel_racing_a_receive_loses_no_value() {
         || {
             let ch = Arc::new(ChannelCell::new(0));
             let (r, s) = (task(1), task(2));
-            let receiver = {
-                let (ch, r) = (ch.clone(), r.clone());
-                thread::spawn(move || match ch.try_recv(&mut Vec::new()) {
-                    Recv::Got(v) => Some(Resume::Value(v)),
-                    Recv::Empty => park(&r, &RecvWait(ch.clone())),
-                })
-            };
+            let receiver = spawn_receiver(&ch, &r);
             let canceller = {
                 let r = r.clone();
                 thread::spawn(move || {
@@ -274,14 +274,7 @@ fn cancel_racing_a_receive_loses_no_value() {
                     }
                 })
             };
-            let sender = {
-                let (ch, s) = (ch.clone(), s.clone());
-                thread::spawn(move || match ch.try_send(Value::number(3.0), &mut Vec::new()) {
-                    Sent::Sent => Some(Resume::Value(Value::UNDEFINED)),
-                    Sent::Full => park(&s, &SendWait(ch.clone(), Value::number(3.0))),
-                    Sent::Closed => unreachable!("nobody closes"),
-                })
-            };
+            let sender = spawn_sender(&ch, &s, 3.0);
             let got = receiver.join().unwrap();
             canceller.join().unwrap();
             let sent = sender.join().unwrap();
