@@ -101,6 +101,8 @@ enum Command {
                         collect only under the heap limit
   RAYA_GC_STRESS=1      collect at every safepoint (a testing aid: finds
                         values freed while reachable; very slow)
+  RAYA_GC_CONCURRENT=0  mark with every worker stopped instead of beside
+                        the program (longer pauses; for comparison)
 
 --stats prints, on stderr at exit: scheduler counts; a row per worker (run
 time, tasks run, steals, parks); the peak number of tasks alive; GC cycles,

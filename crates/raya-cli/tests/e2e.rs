@@ -715,6 +715,24 @@ fn cli_gc_percent_paces_collections() {
     assert!(stderr.contains("heap limit: 48 MB"), "{stderr}");
 }
 
+/// The number of stop-the-world pauses in `--stats`' histogram.
+fn gc_pauses(stderr: &str) -> u64 {
+    let line = stderr.lines().find(|l| l.starts_with("gc pauses: ")).unwrap_or_else(|| panic!("{stderr}"));
+    line.split(", ").filter_map(|part| part.rsplit(": ").next()?.trim().parse::<u64>().ok()).sum()
+}
+
+#[test]
+fn cli_gc_marks_beside_the_program_unless_told_not_to() {
+    // Concurrent marking: a pause to begin each cycle and at least one to
+    // end it. `RAYA_GC_CONCURRENT=0`: one pause per cycle, and no marking
+    // time beside the program.
+    let (cycles, stderr) = gc_cycles(&[]);
+    assert!(cycles > 0 && gc_pauses(&stderr) >= 2 * cycles, "{stderr}");
+    let (cycles, stderr) = gc_cycles(&[("RAYA_GC_CONCURRENT", "0")]);
+    assert!(cycles > 0 && gc_pauses(&stderr) == cycles, "{stderr}");
+    assert!(stderr.contains("gc marking: 0.000 ms beside the program"), "{stderr}");
+}
+
 #[test]
 fn cli_stats_report_the_peak_rss() {
     let (_, stderr) = gc_cycles(&[]);
@@ -758,6 +776,7 @@ fn cli_help_shows_the_way() {
         "RAYA_MAX_HEAP",
         "RAYA_GC_PERCENT",
         "RAYA_GC_STRESS",
+        "RAYA_GC_CONCURRENT",
         "--max-heap",
         "peak resident",
     ] {

@@ -1274,6 +1274,8 @@ impl Heap {
         self.local_bytes = 0;
         GROWN.set(0);
         let start = Instant::now();
+        // All of this mark ran in the pause: none of it beside the program.
+        self.shared.mark_began.lock().take();
         self.shared.end_marking();
         self.shared.log_pause(stopping, start);
     }
