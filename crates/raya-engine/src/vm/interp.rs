@@ -1756,9 +1756,16 @@ impl<'rt> TaskInterpreter<'rt> {
                         let o = reg!(obj);
                         let key = atom!(name);
                         if key == names::LENGTH {
-                            if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
-                                set!(dst, Value::number(a.lock().len() as f64));
-                                continue;
+                            match o.as_obj().map(|o| &o.body) {
+                                Some(Body::Array(a)) => {
+                                    set!(dst, Value::number(a.lock().len() as f64));
+                                    continue;
+                                }
+                                Some(Body::Str(js)) => {
+                                    set!(dst, Value::number(js.utf16_len as f64));
+                                    continue;
+                                }
+                                _ => {}
                             }
                         }
                         // Inline cache: the shape and slot where this site
