@@ -496,10 +496,19 @@ fn run_inner<R>(
     }
     let r = end(&mut rt, RunEnd { code, exited, main: main.completion.outcome(), limit });
     rt.flush_stdout();
-    release_unfinished(&rt.world);
+    let released = release_unfinished(&rt.world);
     drop(stopped);
     if shutdown {
         sched.shutdown();
+        // A worker stopped in the middle of a slice (the run ended from
+        // another thread: a limit, `exit()` elsewhere) held its task's
+        // state, and finished the slice once the world ran again: a task
+        // that then suspended or was preempted put its state back in its
+        // cell after the release above. The workers are joined now, so a
+        // second release is the last word.
+        for cell in &released {
+            release_cell(cell);
+        }
     }
     r
 }
@@ -1087,6 +1096,7 @@ impl Drop for LiveRun {
         for r in self.handle.shared.runtimes.iter() {
             r.lock().take();
         }
+        // The workers are joined: this release is the last word.
         release_unfinished(&self.handle.shared.world);
     }
 }
@@ -1113,24 +1123,35 @@ fn end_by_exit(shared: &Shared, rt: &mut Runtime, code: i32) {
 /// cell's state is dropped here, which breaks every such cycle; the heap
 /// then frees the cells with the task objects.
 ///
-/// Called only once no worker runs a task any more (the world stopped, or
+/// Called only once no task can be resumed by a job (the world stopped, or
 /// the scheduler shut down): nothing can resume a task whose state is
-/// gone.
-fn release_unfinished(world: &crate::vm::runtime::World) {
+/// gone. A worker stopped with the world may still be inside a task's
+/// slice, holding its state, and finish that slice when the world runs
+/// again; so the cells are returned, for the caller to release again once
+/// the workers are joined (`run_inner`).
+fn release_unfinished(world: &crate::vm::runtime::World) -> Vec<Arc<TaskCell>> {
+    let mut cells = Vec::new();
     for t in world.live_tasks.take_all() {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
-        // Taken out of their locks before they are dropped: dropping a
-        // task's state or a hook may drop another cell, whose locks are
-        // then taken.
-        let exec = cell.exec.lock().take();
-        let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
-        let hook = cell.take_cancel_hook();
-        let on_done = cell.take_on_done();
-        let on_cancel = cell.take_on_cancel();
-        cell.timers.lock().clear();
-        cell.resume.lock().take();
-        drop((exec, waiters, hook, on_done, on_cancel));
+        release_cell(cell);
+        cells.push(cell.clone());
     }
+    cells
+}
+
+/// Drops a task's execution state, waiters and hooks (see
+/// [`release_unfinished`]).
+fn release_cell(cell: &TaskCell) {
+    // Taken out of their locks before they are dropped: dropping a task's
+    // state or a hook may drop another cell, whose locks are then taken.
+    let exec = cell.exec.lock().take();
+    let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
+    let hook = cell.take_cancel_hook();
+    let on_done = cell.take_on_done();
+    let on_cancel = cell.take_on_cancel();
+    cell.timers.lock().clear();
+    cell.resume.lock().take();
+    drop((exec, waiters, hook, on_done, on_cancel));
 }
 
 /// The one place a task's limits are checked (`crate::limits`): where a
@@ -2232,8 +2253,12 @@ mod tests {
     /// Task cells still alive when the run ended (taken by `end`), as weak
     /// references: after the run returns, none may be alive.
     fn cells_left_by(src: &str, workers: usize) -> Vec<std::sync::Weak<TaskCell>> {
+        cells_left_with(src, RunOptions { workers: Some(workers), ..Default::default() }, 1)
+    }
+
+    /// [`cells_left_by`] with options, for a run expected to end with `code`.
+    fn cells_left_with(src: &str, opts: RunOptions, code: i32) -> Vec<std::sync::Weak<TaskCell>> {
         let program = crate::compiler::compile_source("leak.raya", src).expect("compiles");
-        let opts = RunOptions { workers: Some(workers), ..Default::default() };
         let (mut cells, mut world) = (Vec::new(), None);
         run_program_hosted(
             &program,
@@ -2241,7 +2266,7 @@ mod tests {
             None,
             &mut |rt| rt.world.output.lock().captured_stderr = Some(Vec::new()),
             &mut |rt, end| {
-                assert_eq!(end.code, 1, "the program deadlocks");
+                assert_eq!(end.code, code, "the program's exit code");
                 world = Some(Arc::downgrade(&rt.world));
                 for t in sorted_live(rt) {
                     if let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) {
@@ -2290,6 +2315,59 @@ mod tests {
                 if !left.is_empty() {
                     leaks.push(format!("{workers} workers: cells of tasks {left:?} outlive the run of:\n{src}"));
                 }
+            }
+        }
+        assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+    }
+
+    /// A run ended from outside a task's run — its time limit, seen by
+    /// the thread waiting for the program, or `exit()` on another worker —
+    /// stops the world while the main task is in the middle of a slice, its
+    /// execution state on that worker's stack rather than in its cell. The
+    /// worker finishes the slice once the world runs again and, when the
+    /// task then suspends, puts the state back in the cell: after the end
+    /// of the run had released every unfinished task, so the state (which
+    /// holds its own cell) was never freed. The fuzz target that runs
+    /// programs under a time limit found this as a leak of a main task's
+    /// cell. Each program here spends its first slice in a few slow native
+    /// calls, so the end comes while main is inside that slice, and then
+    /// sleeps.
+    #[test]
+    fn a_run_ended_during_a_slice_frees_the_running_task() {
+        let slow = "let s = \"x\".repeat(4_000_000);\n\
+                    for (let k = 0; k < 12; k++) s = s.toUpperCase().toLowerCase();\n\
+                    sleep(1);\n\
+                    console.log(s.length);";
+        let limited = || {
+            let limits = crate::limits::Limits { time: Some(Duration::from_millis(5)), ..Default::default() };
+            let g = crate::limits::Guard::new(&limits, crate::limits::OnLimit::EndProgram, None);
+            RunOptions { workers: Some(1), guard: Some(Arc::new(g)), ..Default::default() }
+        };
+        let exiting = format!("const t = (async () => {{ sleep(2); exit(0); }})();\n{slow}");
+        let steps = || {
+            let limits = crate::limits::Limits { instructions: Some(5), ..Default::default() };
+            let g = crate::limits::Guard::new(&limits, crate::limits::OnLimit::EndProgram, None);
+            RunOptions { workers: Some(1), guard: Some(Arc::new(g)), ..Default::default() }
+        };
+        let one = |workers| RunOptions { workers: Some(workers), ..Default::default() };
+        let runs = [
+            ("a time limit, one worker", slow.to_string(), limited(), 1),
+            ("exit() on another worker", exiting, one(2), 0),
+            // The neighbouring paths, which must not leak either.
+            ("the step limit inside a slice", slow.to_string(), steps(), 1),
+            (
+                "exit() by a task while main is suspended",
+                "const t = (async () => { sleep(1); exit(3); })();\nawait t;".to_string(),
+                one(1),
+                3,
+            ),
+        ];
+        let mut leaks = Vec::new();
+        for (what, src, opts, code) in runs {
+            let left: Vec<u32> =
+                cells_left_with(&src, opts, code).iter().filter_map(|w| w.upgrade()).map(|c| c.id).collect();
+            if !left.is_empty() {
+                leaks.push(format!("{what}: cells of tasks {left:?} outlive the run"));
             }
         }
         assert!(leaks.is_empty(), "{}", leaks.join("\n"));
