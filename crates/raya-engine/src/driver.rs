@@ -70,6 +70,9 @@ pub enum Job {
     Fire(crate::sync::Timer),
     /// Code from a host thread (embedding) that needs a runtime.
     Host(HostJob),
+    /// Seeded runs: step 2 of a suspension, split from step 1 so that
+    /// other jobs run in between (see [`park`]).
+    Park(Arc<TaskCell>, Wait),
 }
 
 /// See [`LiveRun::on_exit`].
@@ -102,6 +105,11 @@ pub struct RunOptions {
     /// `Math.random` drawn from generators seeded with this, on virtual
     /// time (`scheduler/seeded.rs`). Overrides `workers`.
     pub seed: Option<u64>,
+    /// Tests only: the suspending side of the cancellation handshake
+    /// skips its re-check (the lost-cancellation defect), to show that a
+    /// seeded run finds that defect.
+    #[cfg(test)]
+    pub skip_cancel_recheck: bool,
 }
 
 pub use crate::limits::LimitHit;
@@ -141,6 +149,9 @@ struct Shared {
     stalls: Option<Arc<crate::trace::stall::Stalls>>,
     /// `--stats`: nanoseconds each worker spent running jobs.
     busy: Option<Box<[crossbeam::utils::CachePadded<std::sync::atomic::AtomicU64>]>>,
+    /// See [`RunOptions::skip_cancel_recheck`].
+    #[cfg(test)]
+    skip_cancel_recheck: bool,
 }
 
 impl Shared {
@@ -412,6 +423,8 @@ fn run_inner<R>(
             )
         }),
         busy: opts.stats.then(|| (0..workers).map(|_| Default::default()).collect()),
+        #[cfg(test)]
+        skip_cancel_recheck: opts.skip_cancel_recheck,
     });
     if opts.stats {
         rt.world.live_tasks.count_peak();
@@ -669,6 +682,8 @@ impl LiveRun {
             // An instance's calls have limits of their own (their guards).
             seed: None,
             limit_hit: Mutex::new(None),
+            #[cfg(test)]
+            skip_cancel_recheck: false,
         });
         if shared.tracer.is_some() {
             rt.heap.shared().stats.lock().log = Some(Vec::new());
@@ -1010,7 +1025,7 @@ impl LiveRun {
                 exec.blocked_on = w.describe();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
-                park(rt, &cx, &cell, w);
+                park(shared, rt, &cx, &cell, w, false);
                 None
             }
             RunOutcome::Suspended(w) => {
@@ -1023,7 +1038,7 @@ impl LiveRun {
                 exec.blocked_on = w.describe();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
-                park(rt, &cx, &cell, w);
+                park(shared, rt, &cx, &cell, w, false);
                 None
             }
         };
@@ -1537,6 +1552,10 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 trace_host_spawns(rt);
                 self.queue_woken(rt, cx)
             }
+            Job::Park(c, w) => {
+                register_and_recheck(&self.shared, rt, &Cx::Worker(cx), &c, w);
+                self.queue_woken(rt, cx)
+            }
         };
         if let Some(rec) = rt.trace.as_mut() {
             // A new job: its first run reads the clock (see `trace_run_start`).
@@ -1804,7 +1823,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             exec.blocked_on = w.describe();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
-            park(rt, cx, &cell, w);
+            park(shared, rt, cx, &cell, w, false);
         }
         RunOutcome::Completed(v) => {
             let o = match crate::vm::interp::settled(v) {
@@ -1841,7 +1860,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             exec.blocked_on = w.describe();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
-            park(rt, cx, &cell, w);
+            park(shared, rt, cx, &cell, w, true);
         }
         RunOutcome::Exited(code) => end_by_exit(shared, rt, code),
     }
@@ -2049,7 +2068,15 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
 /// the flag. All four accesses are SeqCst, so at least one side sees the
 /// other's write; and since both then claim the same generation, exactly
 /// one of them delivers the cancellation.
-fn park(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
+///
+/// A seeded run may split a suspension (`may_split`: the interpreter's,
+/// whose wait names only values in the task's saved registers, which keep
+/// them alive meanwhile) here (`scheduler/seeded.rs`):
+/// the rest runs as a job of its own, and other tasks run first. That is
+/// the window in which, with several workers, a `t.cancel()` finds no
+/// armed wait to claim; one worker reaches it only by this split, which is
+/// how `--explore` finds a lost cancellation (`design/explore.md`).
+fn park(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait, may_split: bool) {
     if cell.is_cancel_requested() {
         // Cancellation is sticky: every suspension of a cancelled task
         // throws at once.
@@ -2057,7 +2084,24 @@ fn park(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
         cx.push_local(Job::Run(cell.clone()));
         return;
     }
+    if let Cx::Worker(wcx) = cx {
+        if may_split && wcx.split_suspension() {
+            wcx.push_local(Job::Park(cell.clone(), w));
+            return;
+        }
+    }
+    register_and_recheck(shared, rt, cx, cell, w);
+}
+
+/// The rest of [`park`]: registers, then re-checks the cancel flag.
+fn register_and_recheck(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
     let gen = register_wait(rt, cx, cell, w);
+    #[cfg(test)]
+    if shared.skip_cancel_recheck {
+        return;
+    }
+    #[cfg(not(test))]
+    let _ = shared;
     if cell.claim_if_cancelled(gen) {
         // Registrations made for this generation are now stale; every
         // wait object drops those lazily, so none confuses the next wait.
@@ -2371,6 +2415,49 @@ mod tests {
             }
         }
         assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+    }
+
+    /// The lost-cancellation defect (a cancel landing between a task's
+    /// "cannot proceed" and its registration, found no wait to claim, and
+    /// nothing re-checked the flag afterwards) needs another task to act
+    /// inside a suspension. Seeded runs split suspensions, so exploring
+    /// seeds on one worker finds it when the re-check is left out, and
+    /// never with it.
+    #[test]
+    fn seeded_runs_find_a_lost_cancellation_without_the_recheck() {
+        let src = "const a = new Channel<number>();\n\
+                   const m = new Mutex(); m.lock();\n\
+                   const p = new Promise<number>(() => {});\n\
+                   for (let round = 0; round < 60; round++) {\n\
+                     const s = (async () => {\n\
+                       if (round % 3 === 0) a.send(round);\n\
+                       else if (round % 3 === 1) m.lock();\n\
+                       else await p;\n\
+                     })();\n\
+                     Task.yield();\n\
+                     s.cancel();\n\
+                     try { await s; } catch (e) {}\n\
+                   }\n\
+                   console.log(\"done\");";
+        let program = crate::compiler::compile_source("cancel.raya", src).expect("compiles");
+        let failing = |skip_cancel_recheck: bool| -> Vec<u64> {
+            (1..=24)
+                .filter(|&seed| {
+                    let opts = RunOptions { seed: Some(seed), skip_cancel_recheck, ..Default::default() };
+                    let code = run_program_hosted(
+                        &program,
+                        opts,
+                        None,
+                        &mut |rt| rt.world.output.lock().captured_stderr = Some(Vec::new()),
+                        &mut |_, end| end.code,
+                    );
+                    code != 0
+                })
+                .collect()
+        };
+        let found = failing(true);
+        assert!(!found.is_empty(), "no seed of 1..=24 loses a cancellation without the re-check");
+        assert_eq!(failing(false), Vec::<u64>::new(), "with the re-check every seed passes");
     }
 
     /// A loaded program (an embedder's instance) dropped while its tasks
