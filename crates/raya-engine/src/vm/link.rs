@@ -190,16 +190,49 @@ mod tests {
 
     /// A small program, linked: property reads, method calls, a tagged
     /// template (two frozen string arrays) and a nested function.
+    ///
+    /// Under Miri the compiler would take most of an hour, so the same
+    /// kinds of constants and instructions are written by hand there.
     fn linked() -> (Arc<RtProto>, Heap, Linked) {
+        let entry = if cfg!(miri) { by_hand() } else { compiled() };
+        let mut heap = Heap::new();
+        let mut linked = Linked::default();
+        let rt = link(&entry, &mut heap, &mut linked);
+        (rt, heap, linked)
+    }
+
+    fn by_hand() -> Arc<FuncProto> {
+        let call = |f| Instr::CallMethod { f, name: 1, argc: 1, recv: 0 };
+        let child = FuncProto {
+            num_regs: 4,
+            code: vec![call(1), Instr::Move { dst: 0, src: 1 }, call(2), Instr::Return { src: 0 }],
+            consts: vec![Constant::Number(1.0), Constant::String("push".into())],
+            ..Default::default()
+        };
+        Arc::new(FuncProto {
+            num_regs: 4,
+            code: vec![
+                Instr::Move { dst: 1, src: 0 },
+                call(1),
+                Instr::Move { dst: 2, src: 1 },
+                Instr::Return { src: 2 },
+            ],
+            consts: vec![
+                Constant::Number(2.5),
+                Constant::String("indexOf".into()),
+                Constant::Template { cooked: vec![Some("a\n".into()), None], raw: vec!["a\\n".into(), "\\u".into()] },
+            ],
+            protos: vec![Arc::new(child)],
+            ..Default::default()
+        })
+    }
+
+    fn compiled() -> Arc<FuncProto> {
         let src = "const o = { a: 1, b: \"two\" };\n\
                    function f(x: number[]): number { x.push(o.a); return x.length + o.a; }\n\
                    const t = (s: TemplateStringsArray, v: number) => s.raw[0] + v;\n\
                    console.log(f([1]), [2].indexOf(2), t`a\\n${o.a}`);";
-        let program = crate::compiler::compile_source("link.raya", src).expect("compiles");
-        let mut heap = Heap::new();
-        let mut linked = Linked::default();
-        let rt = link(&program.entry, &mut heap, &mut linked);
-        (rt, heap, linked)
+        crate::compiler::compile_source("link.raya", src).expect("compiles").entry
     }
 
     fn all(p: &Arc<RtProto>, out: &mut Vec<Arc<RtProto>>) {
