@@ -70,6 +70,9 @@ pub enum Job {
     Fire(crate::sync::Timer),
     /// Code from a host thread (embedding) that needs a runtime.
     Host(HostJob),
+    /// Seeded runs: step 2 of a suspension, split from step 1 so that
+    /// other jobs run in between (see [`park`]).
+    Park(Arc<TaskCell>, Wait),
 }
 
 /// See [`LiveRun::on_exit`].
@@ -102,6 +105,11 @@ pub struct RunOptions {
     /// `Math.random` drawn from generators seeded with this, on virtual
     /// time (`scheduler/seeded.rs`). Overrides `workers`.
     pub seed: Option<u64>,
+    /// Tests only: the suspending side of the cancellation handshake
+    /// skips its re-check (the lost-cancellation defect), to show that a
+    /// seeded run finds that defect.
+    #[cfg(test)]
+    pub skip_cancel_recheck: bool,
 }
 
 pub use crate::limits::LimitHit;
@@ -141,6 +149,9 @@ struct Shared {
     stalls: Option<Arc<crate::trace::stall::Stalls>>,
     /// `--stats`: nanoseconds each worker spent running jobs.
     busy: Option<Box<[crossbeam::utils::CachePadded<std::sync::atomic::AtomicU64>]>>,
+    /// See [`RunOptions::skip_cancel_recheck`].
+    #[cfg(test)]
+    skip_cancel_recheck: bool,
 }
 
 impl Shared {
@@ -412,6 +423,8 @@ fn run_inner<R>(
             )
         }),
         busy: opts.stats.then(|| (0..workers).map(|_| Default::default()).collect()),
+        #[cfg(test)]
+        skip_cancel_recheck: opts.skip_cancel_recheck,
     });
     if opts.stats {
         rt.world.live_tasks.count_peak();
@@ -496,10 +509,19 @@ fn run_inner<R>(
     }
     let r = end(&mut rt, RunEnd { code, exited, main: main.completion.outcome(), limit });
     rt.flush_stdout();
-    release_unfinished(&rt.world);
+    let released = release_unfinished(&rt.world);
     drop(stopped);
     if shutdown {
         sched.shutdown();
+        // A worker stopped in the middle of a slice (the run ended from
+        // another thread: a limit, `exit()` elsewhere) held its task's
+        // state, and finished the slice once the world ran again: a task
+        // that then suspended or was preempted put its state back in its
+        // cell after the release above. The workers are joined now, so a
+        // second release is the last word.
+        for cell in &released {
+            release_cell(cell);
+        }
     }
     r
 }
@@ -660,6 +682,8 @@ impl LiveRun {
             // An instance's calls have limits of their own (their guards).
             seed: None,
             limit_hit: Mutex::new(None),
+            #[cfg(test)]
+            skip_cancel_recheck: false,
         });
         if shared.tracer.is_some() {
             rt.heap.shared().stats.lock().log = Some(Vec::new());
@@ -1001,7 +1025,7 @@ impl LiveRun {
                 exec.blocked_on = w.describe();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
-                park(rt, &cx, &cell, w);
+                park(shared, rt, &cx, &cell, w, false);
                 None
             }
             RunOutcome::Suspended(w) => {
@@ -1014,7 +1038,7 @@ impl LiveRun {
                 exec.blocked_on = w.describe();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
-                park(rt, &cx, &cell, w);
+                park(shared, rt, &cx, &cell, w, false);
                 None
             }
         };
@@ -1087,6 +1111,7 @@ impl Drop for LiveRun {
         for r in self.handle.shared.runtimes.iter() {
             r.lock().take();
         }
+        // The workers are joined: this release is the last word.
         release_unfinished(&self.handle.shared.world);
     }
 }
@@ -1113,24 +1138,35 @@ fn end_by_exit(shared: &Shared, rt: &mut Runtime, code: i32) {
 /// cell's state is dropped here, which breaks every such cycle; the heap
 /// then frees the cells with the task objects.
 ///
-/// Called only once no worker runs a task any more (the world stopped, or
+/// Called only once no task can be resumed by a job (the world stopped, or
 /// the scheduler shut down): nothing can resume a task whose state is
-/// gone.
-fn release_unfinished(world: &crate::vm::runtime::World) {
+/// gone. A worker stopped with the world may still be inside a task's
+/// slice, holding its state, and finish that slice when the world runs
+/// again; so the cells are returned, for the caller to release again once
+/// the workers are joined (`run_inner`).
+fn release_unfinished(world: &crate::vm::runtime::World) -> Vec<Arc<TaskCell>> {
+    let mut cells = Vec::new();
     for t in world.live_tasks.take_all() {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
-        // Taken out of their locks before they are dropped: dropping a
-        // task's state or a hook may drop another cell, whose locks are
-        // then taken.
-        let exec = cell.exec.lock().take();
-        let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
-        let hook = cell.take_cancel_hook();
-        let on_done = cell.take_on_done();
-        let on_cancel = cell.take_on_cancel();
-        cell.timers.lock().clear();
-        cell.resume.lock().take();
-        drop((exec, waiters, hook, on_done, on_cancel));
+        release_cell(cell);
+        cells.push(cell.clone());
     }
+    cells
+}
+
+/// Drops a task's execution state, waiters and hooks (see
+/// [`release_unfinished`]).
+fn release_cell(cell: &TaskCell) {
+    // Taken out of their locks before they are dropped: dropping a task's
+    // state or a hook may drop another cell, whose locks are then taken.
+    let exec = cell.exec.lock().take();
+    let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
+    let hook = cell.take_cancel_hook();
+    let on_done = cell.take_on_done();
+    let on_cancel = cell.take_on_cancel();
+    cell.timers.lock().clear();
+    cell.resume.lock().take();
+    drop((exec, waiters, hook, on_done, on_cancel));
 }
 
 /// The one place a task's limits are checked (`crate::limits`): where a
@@ -1516,6 +1552,10 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 trace_host_spawns(rt);
                 self.queue_woken(rt, cx)
             }
+            Job::Park(c, w) => {
+                register_and_recheck(&self.shared, rt, &Cx::Worker(cx), &c, w);
+                self.queue_woken(rt, cx)
+            }
         };
         if let Some(rec) = rt.trace.as_mut() {
             // A new job: its first run reads the clock (see `trace_run_start`).
@@ -1783,7 +1823,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             exec.blocked_on = w.describe();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
-            park(rt, cx, &cell, w);
+            park(shared, rt, cx, &cell, w, false);
         }
         RunOutcome::Completed(v) => {
             let o = match crate::vm::interp::settled(v) {
@@ -1820,7 +1860,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             exec.blocked_on = w.describe();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
-            park(rt, cx, &cell, w);
+            park(shared, rt, cx, &cell, w, true);
         }
         RunOutcome::Exited(code) => end_by_exit(shared, rt, code),
     }
@@ -2028,7 +2068,15 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
 /// the flag. All four accesses are SeqCst, so at least one side sees the
 /// other's write; and since both then claim the same generation, exactly
 /// one of them delivers the cancellation.
-fn park(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
+///
+/// A seeded run may split a suspension (`may_split`: the interpreter's,
+/// whose wait names only values in the task's saved registers, which keep
+/// them alive meanwhile) here (`scheduler/seeded.rs`):
+/// the rest runs as a job of its own, and other tasks run first. That is
+/// the window in which, with several workers, a `t.cancel()` finds no
+/// armed wait to claim; one worker reaches it only by this split, which is
+/// how `--explore` finds a lost cancellation (`design/explore.md`).
+fn park(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait, may_split: bool) {
     if cell.is_cancel_requested() {
         // Cancellation is sticky: every suspension of a cancelled task
         // throws at once.
@@ -2036,7 +2084,24 @@ fn park(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
         cx.push_local(Job::Run(cell.clone()));
         return;
     }
+    if let Cx::Worker(wcx) = cx {
+        if may_split && wcx.split_suspension() {
+            wcx.push_local(Job::Park(cell.clone(), w));
+            return;
+        }
+    }
+    register_and_recheck(shared, rt, cx, cell, w);
+}
+
+/// The rest of [`park`]: registers, then re-checks the cancel flag.
+fn register_and_recheck(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
     let gen = register_wait(rt, cx, cell, w);
+    #[cfg(test)]
+    if shared.skip_cancel_recheck {
+        return;
+    }
+    #[cfg(not(test))]
+    let _ = shared;
     if cell.claim_if_cancelled(gen) {
         // Registrations made for this generation are now stale; every
         // wait object drops those lazily, so none confuses the next wait.
@@ -2232,8 +2297,12 @@ mod tests {
     /// Task cells still alive when the run ended (taken by `end`), as weak
     /// references: after the run returns, none may be alive.
     fn cells_left_by(src: &str, workers: usize) -> Vec<std::sync::Weak<TaskCell>> {
+        cells_left_with(src, RunOptions { workers: Some(workers), ..Default::default() }, 1)
+    }
+
+    /// [`cells_left_by`] with options, for a run expected to end with `code`.
+    fn cells_left_with(src: &str, opts: RunOptions, code: i32) -> Vec<std::sync::Weak<TaskCell>> {
         let program = crate::compiler::compile_source("leak.raya", src).expect("compiles");
-        let opts = RunOptions { workers: Some(workers), ..Default::default() };
         let (mut cells, mut world) = (Vec::new(), None);
         run_program_hosted(
             &program,
@@ -2241,7 +2310,7 @@ mod tests {
             None,
             &mut |rt| rt.world.output.lock().captured_stderr = Some(Vec::new()),
             &mut |rt, end| {
-                assert_eq!(end.code, 1, "the program deadlocks");
+                assert_eq!(end.code, code, "the program's exit code");
                 world = Some(Arc::downgrade(&rt.world));
                 for t in sorted_live(rt) {
                     if let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) {
@@ -2293,6 +2362,102 @@ mod tests {
             }
         }
         assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+    }
+
+    /// A run ended from outside a task's run — its time limit, seen by
+    /// the thread waiting for the program, or `exit()` on another worker —
+    /// stops the world while the main task is in the middle of a slice, its
+    /// execution state on that worker's stack rather than in its cell. The
+    /// worker finishes the slice once the world runs again and, when the
+    /// task then suspends, puts the state back in the cell: after the end
+    /// of the run had released every unfinished task, so the state (which
+    /// holds its own cell) was never freed. The fuzz target that runs
+    /// programs under a time limit found this as a leak of a main task's
+    /// cell. Each program here spends its first slice in a few slow native
+    /// calls, so the end comes while main is inside that slice, and then
+    /// sleeps.
+    #[test]
+    fn a_run_ended_during_a_slice_frees_the_running_task() {
+        let slow = "let s = \"x\".repeat(4_000_000);\n\
+                    for (let k = 0; k < 12; k++) s = s.toUpperCase().toLowerCase();\n\
+                    sleep(1);\n\
+                    console.log(s.length);";
+        let limited = || {
+            let limits = crate::limits::Limits { time: Some(Duration::from_millis(5)), ..Default::default() };
+            let g = crate::limits::Guard::new(&limits, crate::limits::OnLimit::EndProgram, None);
+            RunOptions { workers: Some(1), guard: Some(Arc::new(g)), ..Default::default() }
+        };
+        let exiting = format!("const t = (async () => {{ sleep(2); exit(0); }})();\n{slow}");
+        let steps = || {
+            let limits = crate::limits::Limits { instructions: Some(5), ..Default::default() };
+            let g = crate::limits::Guard::new(&limits, crate::limits::OnLimit::EndProgram, None);
+            RunOptions { workers: Some(1), guard: Some(Arc::new(g)), ..Default::default() }
+        };
+        let one = |workers| RunOptions { workers: Some(workers), ..Default::default() };
+        let runs = [
+            ("a time limit, one worker", slow.to_string(), limited(), 1),
+            ("exit() on another worker", exiting, one(2), 0),
+            // The neighbouring paths, which must not leak either.
+            ("the step limit inside a slice", slow.to_string(), steps(), 1),
+            (
+                "exit() by a task while main is suspended",
+                "const t = (async () => { sleep(1); exit(3); })();\nawait t;".to_string(),
+                one(1),
+                3,
+            ),
+        ];
+        let mut leaks = Vec::new();
+        for (what, src, opts, code) in runs {
+            let left: Vec<u32> =
+                cells_left_with(&src, opts, code).iter().filter_map(|w| w.upgrade()).map(|c| c.id).collect();
+            if !left.is_empty() {
+                leaks.push(format!("{what}: cells of tasks {left:?} outlive the run"));
+            }
+        }
+        assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+    }
+
+    /// The lost-cancellation defect (a cancel landing between a task's
+    /// "cannot proceed" and its registration, found no wait to claim, and
+    /// nothing re-checked the flag afterwards) needs another task to act
+    /// inside a suspension. Seeded runs split suspensions, so exploring
+    /// seeds on one worker finds it when the re-check is left out, and
+    /// never with it.
+    #[test]
+    fn seeded_runs_find_a_lost_cancellation_without_the_recheck() {
+        let src = "const a = new Channel<number>();\n\
+                   const m = new Mutex(); m.lock();\n\
+                   const p = new Promise<number>(() => {});\n\
+                   for (let round = 0; round < 60; round++) {\n\
+                     const s = (async () => {\n\
+                       if (round % 3 === 0) a.send(round);\n\
+                       else if (round % 3 === 1) m.lock();\n\
+                       else await p;\n\
+                     })();\n\
+                     Task.yield();\n\
+                     s.cancel();\n\
+                     try { await s; } catch (e) {}\n\
+                   }\n\
+                   console.log(\"done\");";
+        let program = crate::compiler::compile_source("cancel.raya", src).expect("compiles");
+        let failing = |skip_cancel_recheck: bool| -> Vec<u64> {
+            (1..=24)
+                .filter(|&seed| {
+                    let opts = RunOptions { seed: Some(seed), skip_cancel_recheck, ..Default::default() };
+                    let code = run_program_hosted(
+                        &program,
+                        opts,
+                        None,
+                        &mut |rt| rt.world.output.lock().captured_stderr = Some(Vec::new()),
+                        &mut |_, end| end.code,
+                    );
+                    code != 0
+                })
+                .collect()
+        };
+        let found = failing(true);
+        assert!(!found.is_empty(), "no seed of 1..=24 loses a cancellation without the re-check");
+        assert_eq!(failing(false), Vec::<u64>::new(), "with the re-check every seed passes");
     }
 
     /// A loaded program (an embedder's instance) dropped while its tasks

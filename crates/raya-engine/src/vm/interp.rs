@@ -475,7 +475,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         let depth = task.frames.len();
                         if let Some(f) = task.frames.last_mut() {
                             let at = (depth, f.pc);
-                            if f.pc > 0 && retried_at != Some(at) {
+                            if f.pc > 0
+                                && retried_at != Some(at)
+                                && !spreads_args(f.proto().proto.code[f.pc as usize - 1])
+                            {
                                 retried_at = Some(at);
                                 f.pc -= 1;
                                 self.rt.collect_garbage_with(task, true);
@@ -3151,6 +3154,18 @@ fn describe_iterable(v: Value) -> String {
     } else {
         "object".into()
     }
+}
+
+/// A call with spread arguments: it spreads them over the array's own
+/// register before it calls, so it cannot run again after a call that
+/// failed at the heap limit (it would spread the first argument instead:
+/// `a.concat(...arrays)` concatenated the elements of `arrays[0]`). Such a
+/// failure is thrown without the collect-and-retry.
+fn spreads_args(i: Instr) -> bool {
+    matches!(
+        i,
+        Instr::CallSpread { .. } | Instr::NewSpread { .. } | Instr::SuperCallSpread { .. } | Instr::SpawnSpread { .. }
+    )
 }
 
 /// A fault raised by the heap limit (`heap::check_growth`): the RangeError
