@@ -194,6 +194,15 @@ pub fn with_current_handle<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
     CURRENT.with(|c| f(c.borrow().as_ref()))
 }
 
+/// Whether the calling thread runs code of a program now: a worker (of
+/// any program), or a host thread inside a call it runs itself. Such a
+/// thread is a GC mutator mid-instruction, so it must not run another
+/// call itself ([`LiveRun::call_here`]).
+#[inline]
+pub fn on_program_thread() -> bool {
+    CURRENT.with(|c| c.borrow().is_some())
+}
+
 impl Handle {
     /// The embedder state passed to [`run_program_hosted`].
     pub fn host_data(&self) -> Option<&Arc<dyn std::any::Any + Send + Sync>> {
@@ -550,6 +559,13 @@ pub struct LiveRun {
     /// every call.
     #[allow(clippy::vec_box)]
     callers: Mutex<Vec<Box<Caller>>>,
+    /// The caller given back last, outside `callers`: a thread that calls
+    /// again and again (the common case) takes it and gives it back with
+    /// one atomic exchange each, not the pool's lock. Null or a pointer
+    /// from `Box::into_raw`; whoever swaps a pointer out owns that box
+    /// (acquire on taking, release on giving back: the next user sees
+    /// every write of the last).
+    hot: std::sync::atomic::AtomicPtr<Caller>,
     /// Caller runtimes made so far: under a trace, each is a track of its
     /// own (`host thread N`, N in order of creation).
     callers_made: std::sync::atomic::AtomicUsize,
@@ -566,8 +582,9 @@ struct Caller {
     /// is the call's; a call that becomes a task takes the whole state
     /// with it and leaves a new one here.
     exec: Box<Task>,
-    /// The arguments being converted, before they move into registers.
-    args: Vec<Value>,
+    /// Task ids for plain calls, reserved from the process-wide counter a
+    /// block at a time (an id per call, without an atomic update per call).
+    ids: std::ops::Range<u32>,
     /// The program's handle, moved into the thread's [`CURRENT`] for a
     /// call and back after it (no reference counting per call).
     handle: Option<Handle>,
@@ -578,9 +595,24 @@ impl Caller {
         Box::new(Caller {
             rt: Runtime::for_worker(world),
             exec: Box::new(Task::new(0)),
-            args: Vec::new(),
+            ids: 0..0,
             handle: Some(handle.clone()),
         })
+    }
+
+    /// A task id of its own for the next call (unique in the process, as
+    /// `next_id`'s are).
+    #[inline]
+    fn next_id(&mut self) -> u32 {
+        const BLOCK: u32 = 64;
+        if let Some(id) = self.ids.next() {
+            return id;
+        }
+        let first = crate::vm::object::NEXT_ID.fetch_add(BLOCK, Ordering::Relaxed);
+        // At the counter's wrap the block is cut short (the rest of it is
+        // reused only after 2^32 more ids, as every id is).
+        self.ids = first.wrapping_add(1)..first.saturating_add(BLOCK);
+        first
     }
 }
 
@@ -590,6 +622,7 @@ impl Caller {
 struct CurrentSwap<'a>(&'a mut Option<Handle>);
 
 impl<'a> CurrentSwap<'a> {
+    #[inline]
     fn new(h: &'a mut Option<Handle>) -> CurrentSwap<'a> {
         CURRENT.with(|c| std::mem::swap(&mut *c.borrow_mut(), h));
         CurrentSwap(h)
@@ -597,6 +630,7 @@ impl<'a> CurrentSwap<'a> {
 }
 
 impl Drop for CurrentSwap<'_> {
+    #[inline]
     fn drop(&mut self) {
         CURRENT.with(|c| std::mem::swap(&mut *c.borrow_mut(), self.0));
     }
@@ -681,7 +715,32 @@ impl LiveRun {
             handle: Handle { shared, sched },
             _rt: Mutex::new(rt),
             callers: Mutex::new(Vec::new()),
+            hot: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
             callers_made: Default::default(),
+        }
+    }
+
+    /// A caller for this thread's call: the hot one, one from the pool, or
+    /// a new one.
+    #[inline]
+    fn take_caller(&self) -> Box<Caller> {
+        let p = self.hot.swap(std::ptr::null_mut(), Ordering::Acquire);
+        if !p.is_null() {
+            // SAFETY: a non-null `hot` is a box given up by `give_back`,
+            // now owned by this thread alone (the swap took it out).
+            return unsafe { Box::from_raw(p) };
+        }
+        self.callers.lock().pop().unwrap_or_else(|| self.new_caller())
+    }
+
+    /// Gives a caller back after its call: into the hot place if free,
+    /// else the pool.
+    #[inline]
+    fn give_back(&self, caller: Box<Caller>) {
+        let p = Box::into_raw(caller);
+        if let Err(_) = self.hot.compare_exchange(std::ptr::null_mut(), p, Ordering::Release, Ordering::Relaxed) {
+            // SAFETY: `p` was not published, so this thread still owns it.
+            self.callers.lock().push(unsafe { Box::from_raw(p) });
         }
     }
 
@@ -737,7 +796,7 @@ impl LiveRun {
         if CURRENT.with(|c| c.borrow().is_some()) {
             return Err(start);
         }
-        let mut caller = self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
+        let mut caller = self.take_caller();
         if let Some(rec) = caller.rt.trace.as_mut() {
             // A new call: its first run reads the clock.
             rec.resume_at = None;
@@ -758,7 +817,7 @@ impl LiveRun {
             }
             self.queue_left(rt);
         }
-        self.callers.lock().push(caller);
+        self.give_back(caller);
         Ok(())
     }
 
@@ -799,6 +858,7 @@ impl LiveRun {
 
     /// Hands what a call spawned and woke, and did not run itself, to the
     /// workers.
+    #[inline]
     fn queue_left(&self, rt: &mut Runtime) {
         if !rt.spawned.is_empty() {
             for t in rt.spawned.drain(..) {
@@ -814,9 +874,10 @@ impl LiveRun {
 
     /// An embedder's synchronous call of a script function on the calling
     /// thread, as a call rather than a task: `start` converts the
-    /// arguments (into the vector it is given) and returns the function
-    /// (or the call's result at once, e.g. when the export is not a
-    /// function), which then runs in the thread's reusable execution
+    /// arguments, appending them to the vector it is given (the callee's
+    /// registers, after its result slot and `this`), and returns the
+    /// function (or the call's result at once, e.g. when the export is not
+    /// a function), which then runs in the thread's reusable execution
     /// state (registers, frames, cell: no `Task` object, no entry in the
     /// live-task table, no completion hook). A call that returns or
     /// throws within one time slice ends here, and `done` makes the
@@ -832,58 +893,65 @@ impl LiveRun {
     /// where it stops, as `run_task` charges them; what it spawns or wakes
     /// goes to the workers.
     ///
-    /// None, running nothing, when the calling thread is a worker of any
-    /// program (see [`LiveRun::run_here`]).
+    /// The calling thread must not be a worker of any program, nor inside
+    /// a call (see [`LiveRun::run_here`]; [`on_program_thread`] says).
     ///
     /// Invariants (besides `run_here`'s):
     /// - The reusable state is used by one call at a time: it is taken
-    ///   out of the pool of callers for the call.
+    ///   out of the pool of callers (or its hot place) for the call.
     /// - Its cell is reused only when nothing else holds it (`Arc::get_mut`):
     ///   a call that made its `Task` object, or was promoted, leaves a new
     ///   one. Each call has a task id of its own (mutex ownership and
     ///   reports name tasks by id).
+    /// - The mutator period's guard borrows the caller's heap handle and
+    ///   slot (`Heap::enter_borrowed`): both live in the caller, which is
+    ///   out of the pool, owned by this call, until after the guard drops.
     pub fn call_here<T>(
         &self,
         start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
         guard: Option<&Arc<Guard>>,
         done: impl FnOnce(&mut Runtime, Result<Outcome, i32>) -> T,
         promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>),
-    ) -> Option<HereEnd<T>> {
-        if CURRENT.with(|c| c.borrow().is_some()) {
-            return None;
-        }
-        let mut caller = self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
+    ) -> HereEnd<T> {
+        debug_assert!(!on_program_thread(), "call_here on a thread that runs a program's code");
+        let mut caller = self.take_caller();
         if !crate::vm::object::parallel_mutators() {
             crate::vm::object::enable_parallel_mutators();
         }
         let end = {
-            let Caller { rt, exec, args, handle } = &mut *caller;
-            let _mutator = rt.heap.enter(rt.slot.as_ref().expect("caller runtimes have a slot"));
+            let id = caller.next_id();
+            let Caller { rt, exec, handle, .. } = &mut *caller;
+            // SAFETY: see the invariants above.
+            let _mutator = unsafe { rt.heap.enter_borrowed(rt.slot.as_ref().expect("caller runtimes have a slot")) };
             rt.refresh_realm();
             let _current = CurrentSwap::new(handle);
-            let end = self.call_in(rt, exec, args, start, guard, done, promote);
+            let end = self.call_in(rt, exec, id, start, guard, done, promote);
             self.queue_left(rt);
             end
         };
-        self.callers.lock().push(caller);
-        Some(end)
+        self.give_back(caller);
+        end
     }
 
-    /// [`LiveRun::call_here`] on the caller's runtime, a mutator.
+    /// [`LiveRun::call_here`] on the caller's runtime, a mutator, as call
+    /// `id`.
     #[allow(clippy::too_many_arguments)]
     fn call_in<T>(
         &self,
         rt: &mut Runtime,
-        exec_slot: &mut Box<Task>,
-        args: &mut Vec<Value>,
+        exec: &mut Box<Task>,
+        id: u32,
         start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
         guard: Option<&Arc<Guard>>,
         done: impl FnOnce(&mut Runtime, Result<Outcome, i32>) -> T,
         promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>),
     ) -> HereEnd<T> {
         let shared = &self.handle.shared;
-        args.clear();
-        let f = match start(rt, args) {
+        // The registers are idle (see `Caller::exec`): the result slot and
+        // `this`, then the arguments `start` converts straight into them.
+        exec.regs.clear();
+        exec.regs.extend_from_slice(&[Value::UNDEFINED, Value::UNDEFINED]);
+        let f = match crate::vm::heap::counted(&mut exec.regs, |regs| start(rt, regs)) {
             Ok(f) => f,
             Err(t) => return HereEnd::Done(t),
         };
@@ -892,7 +960,7 @@ impl LiveRun {
         if !is_closure {
             // A built-in runs in a task of its own (`TaskInterpreter::spawn`
             // wraps it so that it may suspend): the general path.
-            return match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, args) {
+            return match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, &exec.regs[2..]) {
                 Ok(task) => {
                     let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else {
                         unreachable!("spawn returns a task")
@@ -912,8 +980,6 @@ impl LiveRun {
         }
 
         // A fresh identity in the reused state.
-        let id = crate::vm::object::next_id();
-        let exec = exec_slot;
         match exec.cell.as_mut().filter(|c| c.object().is_undefined()).and_then(Arc::get_mut) {
             Some(cell) => {
                 // A call that was never a task (no object, never
@@ -922,9 +988,7 @@ impl LiveRun {
                 // it started; everything else in the cell is as new.
                 debug_assert!(cell.take_on_done().is_none() && cell.timers.get_mut().is_empty());
                 debug_assert!(!cell.cancel.load(Ordering::Relaxed) && cell.take_cancel_hook().is_none());
-                cell.id = id;
-                cell.guard = std::sync::OnceLock::new();
-                drop(cell.take_on_cancel());
+                cell.reuse(id);
             }
             None => exec.cell = Some(Arc::new(TaskCell::without_exec(id))),
         }
@@ -933,13 +997,14 @@ impl LiveRun {
         exec.handlers.clear();
         exec.await_scan = None;
         exec.preempted = false;
-        let cell = exec.cell.clone().expect("set above");
-        cell.started.store(true, Ordering::Release);
-        if let Some(g) = guard {
-            let _ = cell.guard.set(g.clone());
+        {
+            let cell = exec.cell.as_deref().expect("set above");
+            cell.started.store(true, Ordering::Release);
+            if let Some(g) = guard {
+                let _ = cell.guard.set(g.clone());
+            }
         }
-        if let Err(e) = TaskInterpreter::new(rt).start(exec, f, Value::UNDEFINED, args) {
-            drop(cell);
+        if let Err(e) = TaskInterpreter::new(rt).start_in_place(exec, f) {
             return HereEnd::Done(done(rt, Ok(Outcome::Error(e))));
         }
         // Traces: a plain call shows as a task spawned by the host and its
@@ -952,6 +1017,26 @@ impl LiveRun {
         let given = crate::scheduler::TIME_SLICE;
         let mut budget = given;
         let outcome = TaskInterpreter::new(rt).run(exec, &mut budget);
+
+        // The fast path: a call that returned a plain value within its
+        // slice, without a guard, a `Task` object or a mutex left held —
+        // nothing to charge, settle or release.
+        if let RunOutcome::Completed(v) = outcome {
+            let cell = exec.cell.as_deref().expect("set above");
+            if traced_from.is_none()
+                && !is_waitable(v)
+                && cell.guard.get().is_none()
+                && cell.object().is_undefined()
+                && exec.locked.borrow().is_empty()
+            {
+                if !rt.flush_pending() && !shared.exited.swap(true, Ordering::AcqRel) {
+                    shared.exit_code.store(0, Ordering::Release); // as in `run_task`
+                }
+                return HereEnd::Done(done(rt, Ok(Outcome::Value(v))));
+            }
+        }
+
+        let cell = exec.cell.clone().expect("set above");
         let traced = traced_from.map(|start| (start, trace_stop(rt, &cell, exec, &outcome)));
         let stop = match check_guard(&cell, given - budget) {
             Some(Stop::End(hit)) => {
@@ -963,7 +1048,8 @@ impl LiveRun {
         };
         let cx = Cx::Caller { sched: &self.handle.sched, again: std::cell::RefCell::new(None) };
         let end = match outcome {
-            RunOutcome::Completed(v) if !(is_waitable(v) && crate::vm::interp::settled(v).is_none()) => {
+            RunOutcome::Completed(v) if !is_waitable(v) => Some(self.finish_here(rt, &cell, exec, Outcome::Value(v))),
+            RunOutcome::Completed(v) if crate::vm::interp::settled(v).is_some() => {
                 let o = crate::vm::interp::settled(v).unwrap_or(Outcome::Value(v));
                 Some(self.finish_here(rt, &cell, exec, o))
             }
@@ -1040,7 +1126,9 @@ impl LiveRun {
         if cell.object().is_undefined() {
             // Nobody can await or name the call: only its mutexes and its
             // place in its run's task count are left to release.
-            crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+            if !exec.locked.borrow().is_empty() {
+                crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+            }
             if let Some(g) = cell.guard.get() {
                 g.task_ended();
             }
@@ -1074,6 +1162,11 @@ impl Drop for LiveRun {
         }
         self.handle.shared.exited.store(true, Ordering::Release);
         self.handle.sched.clone().shutdown();
+        let hot = std::mem::replace(self.hot.get_mut(), std::ptr::null_mut());
+        if !hot.is_null() {
+            // SAFETY: as in `take_caller`; no call is running (see below).
+            self.callers.get_mut().push(unsafe { Box::from_raw(hot) });
+        }
         if let Some(tracer) = &self.handle.shared.tracer {
             // Every thread that ran the program's tasks is done with them:
             // the workers have stopped, and no call is running here (a

@@ -245,8 +245,8 @@ pub mod wtf8;
 pub use compiler::{CompileError, Program};
 pub use embed::{
     AsyncHostFunction, BoxFuture, Call, Canceller, Capabilities, Capability, ExecHandle, ExternalPromise, FromValue,
-    HostError, HostFunction, HostValue, Instance, IntoArgs, IntoValue, Limits, LoadOptions, OutputSink, ScriptError,
-    Spawner, StackFrame, Stream, UserData, UserMethods, Vm, VmBuilder,
+    Function, HostError, HostFunction, HostValue, Instance, IntoArgs, IntoValue, Limits, LoadOptions, OutputSink,
+    ScriptError, Spawner, StackFrame, Stream, UserData, UserMethods, Vm, VmBuilder,
 };
 
 /// Unit tests run under an allocator that counts, per thread, the bytes
