@@ -557,18 +557,61 @@ pub struct LiveRun {
     /// copy of the realm).
     /// Boxed: a runtime is large, and moves in and out of the pool on
     /// every call.
-    #[allow(clippy::vec_box)]
-    callers: Mutex<Vec<Box<Caller>>>,
-    /// The caller given back last, outside `callers`: a thread that calls
-    /// again and again (the common case) takes it and gives it back with
-    /// one atomic exchange each, not the pool's lock. Null or a pointer
-    /// from `Box::into_raw`; whoever swaps a pointer out owns that box
-    /// (acquire on taking, release on giving back: the next user sees
-    /// every write of the last).
-    hot: std::sync::atomic::AtomicPtr<Caller>,
+    callers: Arc<CallerHome>,
     /// Caller runtimes made so far: under a trace, each is a track of its
     /// own (`host thread N`, N in order of creation).
     callers_made: std::sync::atomic::AtomicUsize,
+}
+
+/// The callers of a live program ([`LiveRun::callers`]).
+///
+/// A thread's synchronous calls ([`LiveRun::call_here`]) use a caller
+/// *bound* to that thread: the thread finds it through its [`BOUND`]
+/// list, so a call takes no lock and makes no atomic read-modify-write to
+/// get one. Invariants:
+/// - Every caller is owned here, in `free` or in `bound` (boxed: its
+///   address is stable while it moves between them), and freed only with
+///   the home, after the `LiveRun` (no call is running then: a call holds
+///   its instance).
+/// - A bound caller is used by its thread alone (which runs one call at a
+///   time: a thread inside a call does not start another here), from its
+///   first call until the thread exits, when [`BoundCallers`]'s drop moves
+///   it back to `free` for other threads (if the home is still alive).
+/// - A thread's [`BOUND`] entry holds a `Weak` of the home, so the home's
+///   address is not reused while the entry exists: an entry is matched by
+///   address, and its caller pointer is followed only when it matches the
+///   running `LiveRun`'s home (alive: the call borrows it) or after the
+///   `Weak` was upgraded.
+#[allow(clippy::vec_box)]
+struct CallerHome {
+    /// Callers no thread is bound to (also those of [`LiveRun::run_here`],
+    /// taken for one call and given back).
+    free: Mutex<Vec<Box<Caller>>>,
+    /// Callers bound to a thread each.
+    bound: Mutex<Vec<Box<Caller>>>,
+}
+
+/// A thread's bound callers, one per live program it called (see
+/// [`CallerHome`]); given back when the thread exits.
+struct BoundCallers(Vec<(std::sync::Weak<CallerHome>, *mut Caller)>);
+
+impl Drop for BoundCallers {
+    fn drop(&mut self) {
+        for (home, p) in self.0.drain(..) {
+            let Some(home) = home.upgrade() else { continue };
+            let mut bound = home.bound.lock();
+            if let Some(i) = bound.iter().position(|c| std::ptr::eq(&**c, p)) {
+                let c = bound.swap_remove(i);
+                drop(bound);
+                home.free.lock().push(c);
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// See [`CallerHome`].
+    static BOUND: std::cell::RefCell<BoundCallers> = const { std::cell::RefCell::new(BoundCallers(Vec::new())) };
 }
 
 /// A host thread's means to run calls of a live program: its runtime, and
@@ -614,6 +657,25 @@ impl Caller {
         self.ids = first.wrapping_add(1)..first.saturating_add(BLOCK);
         first
     }
+}
+
+/// [`Arc::get_mut`] of a reused call's cell, without its atomic
+/// read-modify-write (a compare-exchange on the weak count, which would be
+/// a large part of a short call's time): the cell is ours alone when no
+/// other strong reference and no weak one exists. Sound because neither
+/// can appear meanwhile: a new reference is made only from an existing
+/// one, and this thread holds the only one. The acquire fence orders this
+/// thread's use after the release decrement of whoever dropped the last
+/// other reference (as `Arc::get_mut`'s acquire does).
+fn unique_cell(c: &mut Arc<TaskCell>) -> Option<&mut TaskCell> {
+    if Arc::strong_count(c) != 1 || Arc::weak_count(c) != 0 {
+        return None;
+    }
+    std::sync::atomic::fence(Ordering::Acquire);
+    // SAFETY: unique, as said above; the pointer comes from the `Arc`'s own
+    // (writable) allocation, as in `Arc::get_mut`, and `c` stays borrowed
+    // mutably for as long as the result lives.
+    Some(unsafe { &mut *(Arc::as_ptr(c) as *mut TaskCell) })
 }
 
 /// Makes a thread's [`current_handle`] a caller's program for a call
@@ -714,34 +776,42 @@ impl LiveRun {
         LiveRun {
             handle: Handle { shared, sched },
             _rt: Mutex::new(rt),
-            callers: Mutex::new(Vec::new()),
-            hot: std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()),
+            callers: Arc::new(CallerHome { free: Mutex::new(Vec::new()), bound: Mutex::new(Vec::new()) }),
             callers_made: Default::default(),
         }
     }
 
-    /// A caller for this thread's call: the hot one, one from the pool, or
-    /// a new one.
-    #[inline]
+    /// A free caller for one call (of [`LiveRun::run_here`]), or a new one.
     fn take_caller(&self) -> Box<Caller> {
-        let p = self.hot.swap(std::ptr::null_mut(), Ordering::Acquire);
-        if !p.is_null() {
-            // SAFETY: a non-null `hot` is a box given up by `give_back`,
-            // now owned by this thread alone (the swap took it out).
-            return unsafe { Box::from_raw(p) };
-        }
-        self.callers.lock().pop().unwrap_or_else(|| self.new_caller())
+        self.callers.free.lock().pop().unwrap_or_else(|| self.new_caller())
     }
 
-    /// Gives a caller back after its call: into the hot place if free,
-    /// else the pool.
-    #[inline]
+    /// Gives a caller taken with [`LiveRun::take_caller`] back.
     fn give_back(&self, caller: Box<Caller>) {
-        let p = Box::into_raw(caller);
-        if let Err(_) = self.hot.compare_exchange(std::ptr::null_mut(), p, Ordering::Release, Ordering::Relaxed) {
-            // SAFETY: `p` was not published, so this thread still owns it.
-            self.callers.lock().push(unsafe { Box::from_raw(p) });
-        }
+        self.callers.free.lock().push(caller);
+    }
+
+    /// The calling thread's bound caller (see [`CallerHome`]), bound now
+    /// if it has none.
+    #[inline]
+    fn bound_caller(&self) -> *mut Caller {
+        let home = Arc::as_ptr(&self.callers);
+        let hit = BOUND.with(|b| b.borrow().0.iter().find(|(h, _)| std::ptr::eq(h.as_ptr(), home)).map(|&(_, p)| p));
+        hit.unwrap_or_else(|| self.bind_caller())
+    }
+
+    #[cold]
+    fn bind_caller(&self) -> *mut Caller {
+        let mut caller = self.take_caller();
+        let p: *mut Caller = &mut *caller;
+        self.callers.bound.lock().push(caller);
+        BOUND.with(|b| {
+            let mut b = b.borrow_mut();
+            // Programs unloaded since: their callers went with them.
+            b.0.retain(|(h, _)| h.strong_count() > 0);
+            b.0.push((Arc::downgrade(&self.callers), p));
+        });
+        p
     }
 
     /// The handle host threads reach the program through.
@@ -750,6 +820,7 @@ impl LiveRun {
     }
 
     /// `exit()` was called: the program runs nothing more.
+    #[inline]
     pub fn exited(&self) -> Option<i32> {
         self.handle.shared.exited.load(Ordering::Acquire).then(|| self.handle.shared.exit_code.load(Ordering::Acquire))
     }
@@ -898,14 +969,14 @@ impl LiveRun {
     ///
     /// Invariants (besides `run_here`'s):
     /// - The reusable state is used by one call at a time: it is taken
-    ///   out of the pool of callers (or its hot place) for the call.
+    ///   bound to the calling thread (see [`CallerHome`]).
     /// - Its cell is reused only when nothing else holds it (`Arc::get_mut`):
     ///   a call that made its `Task` object, or was promoted, leaves a new
     ///   one. Each call has a task id of its own (mutex ownership and
     ///   reports name tasks by id).
     /// - The mutator period's guard borrows the caller's heap handle and
-    ///   slot (`Heap::enter_borrowed`): both live in the caller, which is
-    ///   out of the pool, owned by this call, until after the guard drops.
+    ///   slot (`Heap::enter_borrowed`): both live in the caller, which only
+    ///   this call uses, unchanged until after the guard drops.
     pub fn call_here<T>(
         &self,
         start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
@@ -914,22 +985,25 @@ impl LiveRun {
         promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>),
     ) -> HereEnd<T> {
         debug_assert!(!on_program_thread(), "call_here on a thread that runs a program's code");
-        let mut caller = self.take_caller();
+        // SAFETY: this thread's own caller, used by nothing else now, and
+        // alive while `self` is (see `CallerHome`).
+        let caller = unsafe { &mut *self.bound_caller() };
         if !crate::vm::object::parallel_mutators() {
             crate::vm::object::enable_parallel_mutators();
         }
         let end = {
             let id = caller.next_id();
-            let Caller { rt, exec, handle, .. } = &mut *caller;
+            let Caller { rt, exec, handle, .. } = caller;
             // SAFETY: see the invariants above.
             let _mutator = unsafe { rt.heap.enter_borrowed(rt.slot.as_ref().expect("caller runtimes have a slot")) };
             rt.refresh_realm();
             let _current = CurrentSwap::new(handle);
             let end = self.call_in(rt, exec, id, start, guard, done, promote);
-            self.queue_left(rt);
+            if !rt.spawned.is_empty() || !rt.woken.is_empty() {
+                self.queue_left(rt);
+            }
             end
         };
-        self.give_back(caller);
         end
     }
 
@@ -955,12 +1029,13 @@ impl LiveRun {
             Ok(f) => f,
             Err(t) => return HereEnd::Done(t),
         };
+        let argc = exec.regs.len() - 2;
         let is_closure =
             matches!(f.as_obj().map(|o| &o.body), Some(Body::Function(crate::vm::object::Function::Closure(_))));
         if !is_closure {
             // A built-in runs in a task of its own (`TaskInterpreter::spawn`
             // wraps it so that it may suspend): the general path.
-            return match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, &exec.regs[2..]) {
+            return match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, &exec.regs[2..2 + argc]) {
                 Ok(task) => {
                     let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else {
                         unreachable!("spawn returns a task")
@@ -979,8 +1054,19 @@ impl LiveRun {
             };
         }
 
+        // The callee's registers, sized here rather than grown by the
+        // frame's push: the vector keeps its capacity from call to call.
+        // (`push_frame`'s size: the result slot, and the larger of the
+        // frame and `this` with the arguments, and one more.)
+        if let Some(Body::Function(crate::vm::object::Function::Closure(c))) = f.as_obj().map(|o| &o.body) {
+            let len = exec.regs.len();
+            let need = 2 + (c.proto.proto.num_regs as usize).max(len - 1);
+            if len < need && exec.regs.capacity() >= need {
+                exec.regs.extend(std::iter::repeat_n(Value::UNDEFINED, need - len));
+            }
+        }
         // A fresh identity in the reused state.
-        match exec.cell.as_mut().filter(|c| c.object().is_undefined()).and_then(Arc::get_mut) {
+        match exec.cell.as_mut().filter(|c| c.object().is_undefined()).and_then(unique_cell) {
             Some(cell) => {
                 // A call that was never a task (no object, never
                 // suspended: then its state went with it) can have set
@@ -1004,7 +1090,7 @@ impl LiveRun {
                 let _ = cell.guard.set(g.clone());
             }
         }
-        if let Err(e) = TaskInterpreter::new(rt).start_in_place(exec, f) {
+        if let Err(e) = TaskInterpreter::new(rt).start_in_place(exec, f, argc) {
             return HereEnd::Done(done(rt, Ok(Outcome::Error(e))));
         }
         // Traces: a plain call shows as a task spawned by the host and its
@@ -1162,17 +1248,14 @@ impl Drop for LiveRun {
         }
         self.handle.shared.exited.store(true, Ordering::Release);
         self.handle.sched.clone().shutdown();
-        let hot = std::mem::replace(self.hot.get_mut(), std::ptr::null_mut());
-        if !hot.is_null() {
-            // SAFETY: as in `take_caller`; no call is running (see below).
-            self.callers.get_mut().push(unsafe { Box::from_raw(hot) });
-        }
         if let Some(tracer) = &self.handle.shared.tracer {
             // Every thread that ran the program's tasks is done with them:
             // the workers have stopped, and no call is running here (a
             // call holds the instance, so it would not be dropping).
-            let callers = self.callers.get_mut().iter_mut().filter_map(|c| c.rt.trace.take()).map(|r| *r);
+            let (mut free, mut bound) = (self.callers.free.lock(), self.callers.bound.lock());
+            let callers = free.iter_mut().chain(bound.iter_mut()).filter_map(|c| c.rt.trace.take()).map(|r| *r);
             let mut callers: Vec<_> = callers.collect();
+            drop((free, bound));
             callers.sort_by_key(|r| r.worker);
             write_trace(&self.handle.shared.world, &self.handle.shared, tracer, callers);
         }

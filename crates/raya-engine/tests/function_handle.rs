@@ -335,3 +335,37 @@ fn exit_through_a_handle_ends_the_instance() {
     assert_eq!(inst.function("quit").unwrap().call::<f64>(()), Err(HostError::Exit(4)));
     assert_eq!(ok.call::<f64>(()), Err(HostError::Exit(4)));
 }
+
+#[test]
+fn threads_that_come_and_go_and_instances_dropped_between_calls() {
+    // Each thread's calls use a caller bound to it; one that exits gives
+    // its caller back for the next thread, and a thread that called an
+    // instance since dropped goes on calling others.
+    let vm = Vm::builder().workers(1).build();
+    let src = "let n = 0;\nexport function next(k: number): number { n += k; return n; }";
+    let a = load(&vm, src);
+    let next = a.function("next").unwrap();
+    for round in 0..40 {
+        let next = next.clone();
+        std::thread::spawn(move || {
+            assert_eq!(next.call::<f64>((1,)), Ok(round as f64 + 1.0));
+        })
+        .join()
+        .unwrap();
+    }
+    let worker = {
+        let next = next.clone();
+        std::thread::spawn(move || {
+            for i in 0..5 {
+                // A new instance per round, called, then dropped.
+                let vm = Vm::builder().workers(1).build();
+                let b = load(&vm, src);
+                assert_eq!(b.call::<f64>("next", (i,)), Ok(i as f64));
+                drop(b);
+                assert!(next.call::<f64>((0,)).is_ok());
+            }
+        })
+    };
+    worker.join().unwrap();
+    assert_eq!(next.call::<f64>((0,)), Ok(40.0));
+}

@@ -430,15 +430,13 @@ impl<'rt> TaskInterpreter<'rt> {
         task.regs.push(Value::UNDEFINED); // result slot
         task.regs.push(this);
         task.regs.extend_from_slice(args);
-        self.start_in_place(task, closure)
+        self.start_in_place(task, closure, args.len())
     }
 
     /// [`TaskInterpreter::start`] with the registers written by the
-    /// caller: the result slot, `this`, then the arguments, nothing after
-    /// them (an embedder's call converts its arguments straight into
-    /// them).
-    pub fn start_in_place(&mut self, task: &mut Task, closure: Value) -> Result<(), Value> {
-        let argc = task.regs.len().saturating_sub(2);
+    /// caller: the result slot, `this`, then `argc` arguments (an
+    /// embedder's call converts its arguments straight into them).
+    pub fn start_in_place(&mut self, task: &mut Task, closure: Value, argc: usize) -> Result<(), Value> {
         let r = match closure_of(closure) {
             // Directly, even for an async function: this *is* its task.
             Some(c) => self.push_frame(task, closure, c, 1, argc, 0, 0),
