@@ -969,7 +969,7 @@ impl LiveRun {
     ///
     /// Invariants (besides `run_here`'s):
     /// - The reusable state is used by one call at a time: it is taken
-    ///   bound to the calling thread (see [`CallerHome`]).
+    ///   bound to the calling thread (see `CallerHome`).
     /// - Its cell is reused only when nothing else holds it (`Arc::get_mut`):
     ///   a call that made its `Task` object, or was promoted, leaves a new
     ///   one. Each call has a task id of its own (mutex ownership and
