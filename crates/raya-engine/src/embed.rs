@@ -970,8 +970,8 @@ impl VmBuilder {
 
     /// Records a trace of every run into `path` (as `raya run --trace`;
     /// Chrome trace-event JSON, see `design/trace.md`): of each
-    /// [`execute`](Self::execute), written when it ends, and of each
-    /// loaded program ([`load`](Self::load)) — its main module and every
+    /// [`execute`](Vm::execute), written when it ends, and of each
+    /// loaded program ([`load`](Vm::load)) — its main module and every
     /// call and `eval` of its [`Instance`] —, written when the instance is
     /// dropped. A later trace overwrites an earlier one's.
     pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
