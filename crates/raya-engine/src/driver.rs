@@ -205,6 +205,15 @@ pub fn with_current_handle<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
     CURRENT.with(|c| f(c.borrow().as_ref()))
 }
 
+/// Whether the calling thread runs code of a program now: a worker (of
+/// any program), or a host thread inside a call it runs itself. Such a
+/// thread is a GC mutator mid-instruction, so it must not run another
+/// call itself ([`LiveRun::call_here`]).
+#[inline]
+pub fn on_program_thread() -> bool {
+    CURRENT.with(|c| c.borrow().is_some())
+}
+
 impl Handle {
     /// The embedder state passed to [`run_program_hosted`].
     pub fn host_data(&self) -> Option<&Arc<dyn std::any::Any + Send + Sync>> {
@@ -570,11 +579,61 @@ pub struct LiveRun {
     /// copy of the realm).
     /// Boxed: a runtime is large, and moves in and out of the pool on
     /// every call.
-    #[allow(clippy::vec_box)]
-    callers: Mutex<Vec<Box<Caller>>>,
+    callers: Arc<CallerHome>,
     /// Caller runtimes made so far: under a trace, each is a track of its
     /// own (`host thread N`, N in order of creation).
     callers_made: std::sync::atomic::AtomicUsize,
+}
+
+/// The callers of a live program ([`LiveRun::callers`]).
+///
+/// A thread's synchronous calls ([`LiveRun::call_here`]) use a caller
+/// *bound* to that thread: the thread finds it through its [`BOUND`]
+/// list, so a call takes no lock and makes no atomic read-modify-write to
+/// get one. Invariants:
+/// - Every caller is owned here, in `free` or in `bound` (boxed: its
+///   address is stable while it moves between them), and freed only with
+///   the home, after the `LiveRun` (no call is running then: a call holds
+///   its instance).
+/// - A bound caller is used by its thread alone (which runs one call at a
+///   time: a thread inside a call does not start another here), from its
+///   first call until the thread exits, when [`BoundCallers`]'s drop moves
+///   it back to `free` for other threads (if the home is still alive).
+/// - A thread's [`BOUND`] entry holds a `Weak` of the home, so the home's
+///   address is not reused while the entry exists: an entry is matched by
+///   address, and its caller pointer is followed only when it matches the
+///   running `LiveRun`'s home (alive: the call borrows it) or after the
+///   `Weak` was upgraded.
+#[allow(clippy::vec_box)]
+struct CallerHome {
+    /// Callers no thread is bound to (also those of [`LiveRun::run_here`],
+    /// taken for one call and given back).
+    free: Mutex<Vec<Box<Caller>>>,
+    /// Callers bound to a thread each.
+    bound: Mutex<Vec<Box<Caller>>>,
+}
+
+/// A thread's bound callers, one per live program it called (see
+/// [`CallerHome`]); given back when the thread exits.
+struct BoundCallers(Vec<(std::sync::Weak<CallerHome>, *mut Caller)>);
+
+impl Drop for BoundCallers {
+    fn drop(&mut self) {
+        for (home, p) in self.0.drain(..) {
+            let Some(home) = home.upgrade() else { continue };
+            let mut bound = home.bound.lock();
+            if let Some(i) = bound.iter().position(|c| std::ptr::eq(&**c, p)) {
+                let c = bound.swap_remove(i);
+                drop(bound);
+                home.free.lock().push(c);
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// See [`CallerHome`].
+    static BOUND: std::cell::RefCell<BoundCallers> = const { std::cell::RefCell::new(BoundCallers(Vec::new())) };
 }
 
 /// A host thread's means to run calls of a live program: its runtime, and
@@ -588,8 +647,9 @@ struct Caller {
     /// is the call's; a call that becomes a task takes the whole state
     /// with it and leaves a new one here.
     exec: Box<Task>,
-    /// The arguments being converted, before they move into registers.
-    args: Vec<Value>,
+    /// Task ids for plain calls, reserved from the process-wide counter a
+    /// block at a time (an id per call, without an atomic update per call).
+    ids: std::ops::Range<u32>,
     /// The program's handle, moved into the thread's [`CURRENT`] for a
     /// call and back after it (no reference counting per call).
     handle: Option<Handle>,
@@ -600,10 +660,44 @@ impl Caller {
         Box::new(Caller {
             rt: Runtime::for_worker(world),
             exec: Box::new(Task::new(0)),
-            args: Vec::new(),
+            ids: 0..0,
             handle: Some(handle.clone()),
         })
     }
+
+    /// A task id of its own for the next call (unique in the process, as
+    /// `next_id`'s are).
+    #[inline]
+    fn next_id(&mut self) -> u32 {
+        const BLOCK: u32 = 64;
+        if let Some(id) = self.ids.next() {
+            return id;
+        }
+        let first = crate::vm::object::NEXT_ID.fetch_add(BLOCK, Ordering::Relaxed);
+        // At the counter's wrap the block is cut short (the rest of it is
+        // reused only after 2^32 more ids, as every id is).
+        self.ids = first.wrapping_add(1)..first.saturating_add(BLOCK);
+        first
+    }
+}
+
+/// [`Arc::get_mut`] of a reused call's cell, without its atomic
+/// read-modify-write (a compare-exchange on the weak count, which would be
+/// a large part of a short call's time): the cell is ours alone when no
+/// other strong reference and no weak one exists. Sound because neither
+/// can appear meanwhile: a new reference is made only from an existing
+/// one, and this thread holds the only one. The acquire fence orders this
+/// thread's use after the release decrement of whoever dropped the last
+/// other reference (as `Arc::get_mut`'s acquire does).
+fn unique_cell(c: &mut Arc<TaskCell>) -> Option<&mut TaskCell> {
+    if Arc::strong_count(c) != 1 || Arc::weak_count(c) != 0 {
+        return None;
+    }
+    std::sync::atomic::fence(Ordering::Acquire);
+    // SAFETY: unique, as said above; the pointer comes from the `Arc`'s own
+    // (writable) allocation, as in `Arc::get_mut`, and `c` stays borrowed
+    // mutably for as long as the result lives.
+    Some(unsafe { &mut *(Arc::as_ptr(c) as *mut TaskCell) })
 }
 
 /// Makes a thread's [`current_handle`] a caller's program for a call
@@ -612,6 +706,7 @@ impl Caller {
 struct CurrentSwap<'a>(&'a mut Option<Handle>);
 
 impl<'a> CurrentSwap<'a> {
+    #[inline]
     fn new(h: &'a mut Option<Handle>) -> CurrentSwap<'a> {
         CURRENT.with(|c| std::mem::swap(&mut *c.borrow_mut(), h));
         CurrentSwap(h)
@@ -619,6 +714,7 @@ impl<'a> CurrentSwap<'a> {
 }
 
 impl Drop for CurrentSwap<'_> {
+    #[inline]
     fn drop(&mut self) {
         CURRENT.with(|c| std::mem::swap(&mut *c.borrow_mut(), self.0));
     }
@@ -704,9 +800,42 @@ impl LiveRun {
         LiveRun {
             handle: Handle { shared, sched },
             _rt: Mutex::new(rt),
-            callers: Mutex::new(Vec::new()),
+            callers: Arc::new(CallerHome { free: Mutex::new(Vec::new()), bound: Mutex::new(Vec::new()) }),
             callers_made: Default::default(),
         }
+    }
+
+    /// A free caller for one call (of [`LiveRun::run_here`]), or a new one.
+    fn take_caller(&self) -> Box<Caller> {
+        self.callers.free.lock().pop().unwrap_or_else(|| self.new_caller())
+    }
+
+    /// Gives a caller taken with [`LiveRun::take_caller`] back.
+    fn give_back(&self, caller: Box<Caller>) {
+        self.callers.free.lock().push(caller);
+    }
+
+    /// The calling thread's bound caller (see [`CallerHome`]), bound now
+    /// if it has none.
+    #[inline]
+    fn bound_caller(&self) -> *mut Caller {
+        let home = Arc::as_ptr(&self.callers);
+        let hit = BOUND.with(|b| b.borrow().0.iter().find(|(h, _)| std::ptr::eq(h.as_ptr(), home)).map(|&(_, p)| p));
+        hit.unwrap_or_else(|| self.bind_caller())
+    }
+
+    #[cold]
+    fn bind_caller(&self) -> *mut Caller {
+        let mut caller = self.take_caller();
+        let p: *mut Caller = &mut *caller;
+        self.callers.bound.lock().push(caller);
+        BOUND.with(|b| {
+            let mut b = b.borrow_mut();
+            // Programs unloaded since: their callers went with them.
+            b.0.retain(|(h, _)| h.strong_count() > 0);
+            b.0.push((Arc::downgrade(&self.callers), p));
+        });
+        p
     }
 
     /// The handle host threads reach the program through.
@@ -715,6 +844,7 @@ impl LiveRun {
     }
 
     /// `exit()` was called: the program runs nothing more.
+    #[inline]
     pub fn exited(&self) -> Option<i32> {
         self.handle.shared.exited.load(Ordering::Acquire).then(|| self.handle.shared.exit_code.load(Ordering::Acquire))
     }
@@ -761,7 +891,7 @@ impl LiveRun {
         if CURRENT.with(|c| c.borrow().is_some()) {
             return Err(start);
         }
-        let mut caller = self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
+        let mut caller = self.take_caller();
         if let Some(rec) = caller.rt.trace.as_mut() {
             // A new call: its first run reads the clock.
             rec.resume_at = None;
@@ -782,7 +912,7 @@ impl LiveRun {
             }
             self.queue_left(rt);
         }
-        self.callers.lock().push(caller);
+        self.give_back(caller);
         Ok(())
     }
 
@@ -823,6 +953,7 @@ impl LiveRun {
 
     /// Hands what a call spawned and woke, and did not run itself, to the
     /// workers.
+    #[inline]
     fn queue_left(&self, rt: &mut Runtime) {
         if !rt.spawned.is_empty() {
             for t in rt.spawned.drain(..) {
@@ -838,9 +969,10 @@ impl LiveRun {
 
     /// An embedder's synchronous call of a script function on the calling
     /// thread, as a call rather than a task: `start` converts the
-    /// arguments (into the vector it is given) and returns the function
-    /// (or the call's result at once, e.g. when the export is not a
-    /// function), which then runs in the thread's reusable execution
+    /// arguments, appending them to the vector it is given (the callee's
+    /// registers, after its result slot and `this`), and returns the
+    /// function (or the call's result at once, e.g. when the export is not
+    /// a function), which then runs in the thread's reusable execution
     /// state (registers, frames, cell: no `Task` object, no entry in the
     /// live-task table, no completion hook). A call that returns or
     /// throws within one time slice ends here, and `done` makes the
@@ -856,67 +988,78 @@ impl LiveRun {
     /// where it stops, as `run_task` charges them; what it spawns or wakes
     /// goes to the workers.
     ///
-    /// None, running nothing, when the calling thread is a worker of any
-    /// program (see [`LiveRun::run_here`]).
+    /// The calling thread must not be a worker of any program, nor inside
+    /// a call (see [`LiveRun::run_here`]; [`on_program_thread`] says).
     ///
     /// Invariants (besides `run_here`'s):
     /// - The reusable state is used by one call at a time: it is taken
-    ///   out of the pool of callers for the call.
+    ///   bound to the calling thread (see `CallerHome`).
     /// - Its cell is reused only when nothing else holds it (`Arc::get_mut`):
     ///   a call that made its `Task` object, or was promoted, leaves a new
     ///   one. Each call has a task id of its own (mutex ownership and
     ///   reports name tasks by id).
+    /// - The mutator period's guard borrows the caller's heap handle and
+    ///   slot (`Heap::enter_borrowed`): both live in the caller, which only
+    ///   this call uses, unchanged until after the guard drops.
     pub fn call_here<T>(
         &self,
         start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
         guard: Option<&Arc<Guard>>,
         done: impl FnOnce(&mut Runtime, Result<Outcome, i32>) -> T,
         promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>),
-    ) -> Option<HereEnd<T>> {
-        if CURRENT.with(|c| c.borrow().is_some()) {
-            return None;
-        }
-        let mut caller = self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
+    ) -> HereEnd<T> {
+        debug_assert!(!on_program_thread(), "call_here on a thread that runs a program's code");
+        // SAFETY: this thread's own caller, used by nothing else now, and
+        // alive while `self` is (see `CallerHome`).
+        let caller = unsafe { &mut *self.bound_caller() };
         if !crate::vm::object::parallel_mutators() {
             crate::vm::object::enable_parallel_mutators();
         }
         let end = {
-            let Caller { rt, exec, args, handle } = &mut *caller;
-            let _mutator = rt.heap.enter(rt.slot.as_ref().expect("caller runtimes have a slot"));
+            let id = caller.next_id();
+            let Caller { rt, exec, handle, .. } = caller;
+            // SAFETY: see the invariants above.
+            let _mutator = unsafe { rt.heap.enter_borrowed(rt.slot.as_ref().expect("caller runtimes have a slot")) };
             rt.refresh_realm();
             let _current = CurrentSwap::new(handle);
-            let end = self.call_in(rt, exec, args, start, guard, done, promote);
-            self.queue_left(rt);
+            let end = self.call_in(rt, exec, id, start, guard, done, promote);
+            if !rt.spawned.is_empty() || !rt.woken.is_empty() {
+                self.queue_left(rt);
+            }
             end
         };
-        self.callers.lock().push(caller);
-        Some(end)
+        end
     }
 
-    /// [`LiveRun::call_here`] on the caller's runtime, a mutator.
+    /// [`LiveRun::call_here`] on the caller's runtime, a mutator, as call
+    /// `id`.
     #[allow(clippy::too_many_arguments)]
     fn call_in<T>(
         &self,
         rt: &mut Runtime,
-        exec_slot: &mut Box<Task>,
-        args: &mut Vec<Value>,
+        exec: &mut Box<Task>,
+        id: u32,
         start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
         guard: Option<&Arc<Guard>>,
         done: impl FnOnce(&mut Runtime, Result<Outcome, i32>) -> T,
         promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>),
     ) -> HereEnd<T> {
         let shared = &self.handle.shared;
-        args.clear();
-        let f = match start(rt, args) {
+        // The registers are idle (see `Caller::exec`): the result slot and
+        // `this`, then the arguments `start` converts straight into them.
+        exec.regs.clear();
+        exec.regs.extend_from_slice(&[Value::UNDEFINED, Value::UNDEFINED]);
+        let f = match crate::vm::heap::counted(&mut exec.regs, |regs| start(rt, regs)) {
             Ok(f) => f,
             Err(t) => return HereEnd::Done(t),
         };
+        let argc = exec.regs.len() - 2;
         let is_closure =
             matches!(f.as_obj().map(|o| &o.body), Some(Body::Function(crate::vm::object::Function::Closure(_))));
         if !is_closure {
             // A built-in runs in a task of its own (`TaskInterpreter::spawn`
             // wraps it so that it may suspend): the general path.
-            return match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, args) {
+            return match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, &exec.regs[2..2 + argc]) {
                 Ok(task) => {
                     let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else {
                         unreachable!("spawn returns a task")
@@ -935,10 +1078,19 @@ impl LiveRun {
             };
         }
 
+        // The callee's registers, sized here rather than grown by the
+        // frame's push: the vector keeps its capacity from call to call.
+        // (`push_frame`'s size: the result slot, and the larger of the
+        // frame and `this` with the arguments, and one more.)
+        if let Some(Body::Function(crate::vm::object::Function::Closure(c))) = f.as_obj().map(|o| &o.body) {
+            let len = exec.regs.len();
+            let need = 2 + (c.proto.proto.num_regs as usize).max(len - 1);
+            if len < need && exec.regs.capacity() >= need {
+                exec.regs.extend(std::iter::repeat_n(Value::UNDEFINED, need - len));
+            }
+        }
         // A fresh identity in the reused state.
-        let id = crate::vm::object::next_id();
-        let exec = exec_slot;
-        match exec.cell.as_mut().filter(|c| c.object().is_undefined()).and_then(Arc::get_mut) {
+        match exec.cell.as_mut().filter(|c| c.object().is_undefined()).and_then(unique_cell) {
             Some(cell) => {
                 // A call that was never a task (no object, never
                 // suspended: then its state went with it) can have set
@@ -946,9 +1098,7 @@ impl LiveRun {
                 // it started; everything else in the cell is as new.
                 debug_assert!(cell.take_on_done().is_none() && cell.timers.get_mut().is_empty());
                 debug_assert!(!cell.cancel.load(Ordering::Relaxed) && cell.take_cancel_hook().is_none());
-                cell.id = id;
-                cell.guard = std::sync::OnceLock::new();
-                drop(cell.take_on_cancel());
+                cell.reuse(id);
             }
             None => exec.cell = Some(Arc::new(TaskCell::without_exec(id))),
         }
@@ -957,13 +1107,14 @@ impl LiveRun {
         exec.handlers.clear();
         exec.await_scan = None;
         exec.preempted = false;
-        let cell = exec.cell.clone().expect("set above");
-        cell.started.store(true, Ordering::Release);
-        if let Some(g) = guard {
-            let _ = cell.guard.set(g.clone());
+        {
+            let cell = exec.cell.as_deref().expect("set above");
+            cell.started.store(true, Ordering::Release);
+            if let Some(g) = guard {
+                let _ = cell.guard.set(g.clone());
+            }
         }
-        if let Err(e) = TaskInterpreter::new(rt).start(exec, f, Value::UNDEFINED, args) {
-            drop(cell);
+        if let Err(e) = TaskInterpreter::new(rt).start_in_place(exec, f, argc) {
             return HereEnd::Done(done(rt, Ok(Outcome::Error(e))));
         }
         // Traces: a plain call shows as a task spawned by the host and its
@@ -976,6 +1127,26 @@ impl LiveRun {
         let given = crate::scheduler::TIME_SLICE;
         let mut budget = given;
         let outcome = TaskInterpreter::new(rt).run(exec, &mut budget);
+
+        // The fast path: a call that returned a plain value within its
+        // slice, without a guard, a `Task` object or a mutex left held —
+        // nothing to charge, settle or release.
+        if let RunOutcome::Completed(v) = outcome {
+            let cell = exec.cell.as_deref().expect("set above");
+            if traced_from.is_none()
+                && !is_waitable(v)
+                && cell.guard.get().is_none()
+                && cell.object().is_undefined()
+                && exec.locked.borrow().is_empty()
+            {
+                if !rt.flush_pending() && !shared.exited.swap(true, Ordering::AcqRel) {
+                    shared.exit_code.store(0, Ordering::Release); // as in `run_task`
+                }
+                return HereEnd::Done(done(rt, Ok(Outcome::Value(v))));
+            }
+        }
+
+        let cell = exec.cell.clone().expect("set above");
         let traced = traced_from.map(|start| (start, trace_stop(rt, &cell, exec, &outcome)));
         let stop = match check_guard(&cell, given - budget) {
             Some(Stop::End(hit)) => {
@@ -987,7 +1158,8 @@ impl LiveRun {
         };
         let cx = Cx::Caller { sched: &self.handle.sched, again: std::cell::RefCell::new(None) };
         let end = match outcome {
-            RunOutcome::Completed(v) if !(is_waitable(v) && crate::vm::interp::settled(v).is_none()) => {
+            RunOutcome::Completed(v) if !is_waitable(v) => Some(self.finish_here(rt, &cell, exec, Outcome::Value(v))),
+            RunOutcome::Completed(v) if crate::vm::interp::settled(v).is_some() => {
                 let o = crate::vm::interp::settled(v).unwrap_or(Outcome::Value(v));
                 Some(self.finish_here(rt, &cell, exec, o))
             }
@@ -1064,7 +1236,9 @@ impl LiveRun {
         if cell.object().is_undefined() {
             // Nobody can await or name the call: only its mutexes and its
             // place in its run's task count are left to release.
-            crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+            if !exec.locked.borrow().is_empty() {
+                crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+            }
             if let Some(g) = cell.guard.get() {
                 g.task_ended();
             }
@@ -1102,8 +1276,10 @@ impl Drop for LiveRun {
             // Every thread that ran the program's tasks is done with them:
             // the workers have stopped, and no call is running here (a
             // call holds the instance, so it would not be dropping).
-            let callers = self.callers.get_mut().iter_mut().filter_map(|c| c.rt.trace.take()).map(|r| *r);
+            let (mut free, mut bound) = (self.callers.free.lock(), self.callers.bound.lock());
+            let callers = free.iter_mut().chain(bound.iter_mut()).filter_map(|c| c.rt.trace.take()).map(|r| *r);
             let mut callers: Vec<_> = callers.collect();
+            drop((free, bound));
             callers.sort_by_key(|r| r.worker);
             write_trace(&self.handle.shared.world, &self.handle.shared, tracer, callers);
         }

@@ -801,11 +801,32 @@ pub struct MutatorGuard {
 
 impl Drop for MutatorGuard {
     fn drop(&mut self) {
-        self.slot.state.store(IDLE, Ordering::SeqCst);
-        if self.shared.stop.load(Ordering::SeqCst) {
-            let _g = self.shared.gate.lock();
-            self.shared.changed.notify_all();
-        }
+        leave(&self.shared, &self.slot);
+    }
+}
+
+/// The end of a mutator period: the slot is idle, and a collection that
+/// waits for it is told.
+#[inline]
+fn leave(shared: &SharedHeap, slot: &MutatorSlot) {
+    slot.state.store(IDLE, Ordering::SeqCst);
+    if shared.stop.load(Ordering::SeqCst) {
+        let _g = shared.gate.lock();
+        shared.changed.notify_all();
+    }
+}
+
+/// [`MutatorGuard`] without references counted: see
+/// [`Heap::enter_borrowed`].
+pub struct BorrowedMutatorGuard {
+    shared: *const SharedHeap,
+    slot: *const MutatorSlot,
+}
+
+impl Drop for BorrowedMutatorGuard {
+    fn drop(&mut self) {
+        // SAFETY: `enter_borrowed`'s caller keeps both alive until now.
+        unsafe { leave(&*self.shared, &*self.slot) }
     }
 }
 
@@ -913,12 +934,32 @@ impl Heap {
     /// collection is in progress, then counts as running until the guard
     /// is dropped.
     pub fn enter(&self, slot: &Arc<MutatorSlot>) -> MutatorGuard {
+        self.wait_and_enter(slot);
+        MutatorGuard { shared: self.shared.clone(), slot: slot.clone() }
+    }
+
+    /// [`Heap::enter`] whose guard borrows the heap and the slot instead
+    /// of holding references to them: no atomic read-modify-write beyond
+    /// the handshake's own (an embedder's call on its own thread enters
+    /// once per call).
+    ///
+    /// # Safety
+    /// The heap's shared state (this handle) and `slot` must outlive the
+    /// guard: the caller holds both, unchanged, until it drops it.
+    pub unsafe fn enter_borrowed(&self, slot: &Arc<MutatorSlot>) -> BorrowedMutatorGuard {
+        self.wait_and_enter(slot);
+        BorrowedMutatorGuard { shared: Arc::as_ptr(&self.shared), slot: Arc::as_ptr(slot) }
+    }
+
+    /// The handshake of [`Heap::enter`]: waits while a collection is in
+    /// progress, then marks `slot` running.
+    fn wait_and_enter(&self, slot: &MutatorSlot) {
         self.count_growth_here();
         loop {
             slot.state.store(RUNNING, Ordering::SeqCst);
             if !self.shared.stop.load(Ordering::SeqCst) {
                 self.refresh_marking();
-                return MutatorGuard { shared: self.shared.clone(), slot: slot.clone() };
+                return;
             }
             slot.state.store(IDLE, Ordering::SeqCst);
             let mut g = self.shared.gate.lock();

@@ -430,17 +430,19 @@ impl<'rt> TaskInterpreter<'rt> {
         task.regs.push(Value::UNDEFINED); // result slot
         task.regs.push(this);
         task.regs.extend_from_slice(args);
-        if let Some(c) = closure_of(closure) {
+        self.start_in_place(task, closure, args.len())
+    }
+
+    /// [`TaskInterpreter::start`] with the registers written by the
+    /// caller: the result slot, `this`, then `argc` arguments (an
+    /// embedder's call converts its arguments straight into them).
+    pub fn start_in_place(&mut self, task: &mut Task, closure: Value, argc: usize) -> Result<(), Value> {
+        let r = match closure_of(closure) {
             // Directly, even for an async function: this *is* its task.
-            return match self.push_frame(task, closure, c, 1, args.len(), 0, 0) {
-                Ok(()) => Ok(()),
-                Err(f) => Err(self.rt.fault_to_error(task, f)),
-            };
-        }
-        match self.invoke(task, closure, 0, args.len(), 0, 0) {
-            Ok(_) => Ok(()),
-            Err(f) => Err(self.rt.fault_to_error(task, f)),
-        }
+            Some(c) => self.push_frame(task, closure, c, 1, argc, 0, 0),
+            None => self.invoke(task, closure, 0, argc, 0, 0).map(|_| ()),
+        };
+        r.map_err(|f| self.rt.fault_to_error(task, f))
     }
 
     /// Runs `task` until it completes, fails, suspends, or has executed

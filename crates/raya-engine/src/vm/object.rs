@@ -160,6 +160,7 @@ pub fn enable_parallel_mutators() {
 
 /// Whether [`enable_parallel_mutators`] was called: another worker may be
 /// running right now.
+#[inline]
 pub fn parallel_mutators() -> bool {
     PARALLEL_MUTATORS.load(Ordering::Relaxed)
 }
