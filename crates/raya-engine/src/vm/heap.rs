@@ -94,9 +94,9 @@
 //! that grows, into the heap that thread last entered, whichever thread
 //! allocated the object: the count is one sum for the whole program, so
 //! the trigger is right with several workers. Shrinking is not tracked as
-//! it happens; the sweep measures every survivor again, so the live figure
-//! after a collection ([`GcStats::live_bytes`]) reflects what was freed and
-//! shrunk.
+//! it happens; the marker measures every object it traces again, so the
+//! live figure after a collection ([`GcStats::live_bytes`]) reflects what
+//! was freed and shrunk.
 
 use super::atom::Atom;
 use super::object::{ArrayBody, Body, Function, Header, JsStr, Mut, Obj};
@@ -441,7 +441,7 @@ pub struct SharedHeap {
     traced: AtomicUsize,
     /// The count of bytes since the last collection when this cycle began:
     /// what is counted after it was allocated black (or grew) during
-    /// marking, and is live at its end.
+    /// marking, and is carried into the next cycle's count at its end.
     counted_at_start: AtomicUsize,
     /// When this cycle began (for the marking time in the stats).
     mark_began: Mutex<Option<Instant>>,
@@ -481,7 +481,8 @@ pub struct GcStats {
     /// Objects freed (by sweeps finished so far).
     pub freed: u64,
     /// Bytes of the objects that survived the last collection, measured
-    /// by the sweep.
+    /// by the marker (what was allocated while it ran is not included:
+    /// see "Pacing" in `design/memory.md`).
     pub live_bytes: u64,
     /// Wall-clock time during which marking ran beside the program
     /// (from the pause that starts a cycle to the one that ends it).
@@ -1445,16 +1446,24 @@ impl SharedHeap {
                 std::mem::replace(list, Vec::with_capacity(list.len()))
             }));
         }
-        // Live: what was traced, and what was allocated (black) or grew
-        // while marking ran.
-        let since = self.allocated_since_gc.load(Ordering::Relaxed);
-        let live =
-            self.traced.load(Ordering::Relaxed) + since.saturating_sub(self.counted_at_start.load(Ordering::Relaxed));
-        self.allocated_since_gc.store(0, Ordering::Relaxed);
+        // Pacing (see "Pacing" in `design/memory.md`): live is what the
+        // marker traced, the bytes that survived from the snapshot. What
+        // was allocated (black) or grew while marking ran is carried into
+        // the next cycle's count instead: it survives this sweep, but
+        // whether it is live is only known at the next mark. Counting it
+        // as live made the goal depend on how much a cycle happened to
+        // overlap (a `JSON.parse` between the two pauses doubled it).
+        let carried = self
+            .allocated_since_gc
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.counted_at_start.load(Ordering::Relaxed));
+        let live = self.traced.load(Ordering::Relaxed);
+        self.allocated_since_gc.store(carried, Ordering::Relaxed);
         let goal = heap_goal(live, &self.config.lock());
+        let threshold = goal.saturating_sub(live);
         self.live.store(live, Ordering::Relaxed);
-        self.threshold.store(goal.saturating_sub(live), Ordering::Relaxed);
-        self.requested.store(self.stress.load(Ordering::Relaxed), Ordering::SeqCst);
+        self.threshold.store(threshold, Ordering::Relaxed);
+        self.requested.store(self.stress.load(Ordering::Relaxed) || carried >= threshold, Ordering::SeqCst);
         let began = self.mark_began.lock().take();
         let mut st = self.stats.lock();
         if let Some(t) = began {
@@ -1633,6 +1642,51 @@ mod tests {
         heap.collect(|m| m.mark(keep));
         heap.shared().add_count(1 << 40);
         assert!(!heap.wants_collection());
+    }
+
+    /// The pacing rule after a cycle that ran beside the program: the next
+    /// trigger is the bytes that survived (what the marker traced) grown
+    /// by the percent, and what was allocated while marking ran counts
+    /// toward it, not toward the live heap (which would let a cycle that
+    /// overlaps a burst of allocation double the goal).
+    #[test]
+    fn a_cycle_paces_from_the_bytes_that_survived_and_counts_what_it_overlapped() {
+        const MB: usize = 1 << 20;
+        let mut heap = Heap::new();
+        heap.shared().configure(pct(Some(100)));
+        // 16 MiB kept (an array's storage).
+        let keep = heap.alloc_array(Vec::with_capacity(2 * MB));
+        begin_cycle(&mut heap, &[keep]);
+        // 6 MiB allocated while the cycle runs, garbage by its end.
+        for _ in 0..6 {
+            heap.alloc_array(Vec::with_capacity(MB / 8));
+        }
+        heap.flush_count();
+        end_cycle(&mut heap);
+        let live = heap.stats().live_bytes as usize;
+        assert!((16 * MB..17 * MB).contains(&live), "live {live}");
+        // Goal 2 × live: the heap may grow by `live` in all, of which the
+        // 6 MiB allocated during marking are already spent.
+        assert_eq!(heap.shared().threshold.load(Ordering::Relaxed), live);
+        let counted = heap.counted_bytes();
+        assert!((6 * MB..7 * MB).contains(&counted), "counted {counted}");
+        assert!(!heap.wants_collection());
+        heap.shared().add_count(live - counted - 1);
+        assert!(!heap.wants_collection());
+        heap.shared().add_count(1);
+        assert!(heap.wants_collection());
+        // The next cycle finds the garbage dead: the same live heap.
+        heap.collect(|m| m.mark(keep));
+        assert_eq!(heap.stats().live_bytes as usize, live);
+        // More allocated during a cycle than its goal allows: the next
+        // one is asked for at once.
+        begin_cycle(&mut heap, &[keep]);
+        for _ in 0..20 {
+            heap.alloc_array(Vec::with_capacity(MB / 8));
+        }
+        heap.flush_count();
+        end_cycle(&mut heap);
+        assert!(heap.wants_collection());
     }
 
     #[test]
