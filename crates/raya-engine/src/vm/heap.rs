@@ -232,6 +232,10 @@ thread_local! {
     /// interpreter may collect and run the instruction again (see
     /// [`take_limit_retry`]).
     static LIMIT_RETRY: Cell<bool> = const { Cell::new(false) };
+    /// A `catch` on this thread took a throw since the last heap-limit
+    /// failure: what the `try` block held may be garbage now, however
+    /// little was counted since the last collection (see [`caught_throw`]).
+    static CAUGHT_SINCE_FAILURE: Cell<bool> = const { Cell::new(false) };
     /// The marking cycle of the heap this thread mutates, 0 while that
     /// heap is not marking: the write barrier's test (see "The write
     /// barrier"). Refreshed whenever the thread enters the heap, leaves a
@@ -322,6 +326,14 @@ impl Drop for Unlimited {
 
 /// True (once) when the last heap-limit fault on this thread may succeed
 /// after a collection.
+/// Notes that a `catch` took a throw on this thread. The structure that
+/// filled the heap is often garbage once its `try` block is left, while the
+/// live figure of the last collection still counts it: the next failure at
+/// the limit is then worth one collection even right after another.
+pub fn caught_throw() {
+    CAUGHT_SINCE_FAILURE.set(true);
+}
+
 pub fn take_limit_retry() -> bool {
     LIMIT_RETRY.replace(false)
 }
@@ -1529,7 +1541,7 @@ impl SharedHeap {
         // A collection may free what was counted since the last one; then
         // the operation is worth running again. Right after a collection
         // (little counted since) it would fail the same way.
-        LIMIT_RETRY.set(since > RETRY_SLACK);
+        LIMIT_RETRY.set(since > RETRY_SLACK || CAUGHT_SINCE_FAILURE.replace(false));
         self.requested.store(true, Ordering::Relaxed);
         Err(Fault::Range(heap_limit_message(limit)))
     }

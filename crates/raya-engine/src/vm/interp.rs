@@ -722,8 +722,19 @@ impl<'rt> TaskInterpreter<'rt> {
                 task.frames.truncate(h.depth as usize);
                 if let Some(f) = task.frames.last_mut() {
                     f.pc = h.pc;
+                    // The registers above the thrown value's belong to the
+                    // `try` block's scopes and temporaries (the compiler
+                    // allocates `exc` first, at the `try`), all dead now:
+                    // clear them so that the collector does not keep what
+                    // they held. A handler that catches a heap-limit error
+                    // would otherwise still hold the structure that filled
+                    // the heap, and could not allocate even its message.
+                    let end = (f.base as usize + f.proto().proto.num_regs as usize).min(task.regs.len());
+                    let from = (h.exc as usize + 1).min(end);
+                    task.regs[from..end].fill(Value::UNDEFINED);
                 }
                 task.regs[h.exc as usize] = value;
+                heap::caught_throw();
                 Ok(())
             }
             None => {
