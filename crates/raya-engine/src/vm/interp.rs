@@ -112,6 +112,19 @@ fn describe_type(v: Value) -> &'static str {
 /// integer path: `fmod` is an order of magnitude slower than `idiv`.
 #[inline(always)]
 fn js_rem(x: f64, y: f64) -> f64 {
+    // Both integers of i32 range (`i % 1000003`, `i % 2`): a 32-bit
+    // division, without the saturating conversions of the 64-bit path.
+    // |x| < 2^31 excludes i32::MIN, so `i % j` cannot overflow.
+    const LIMIT32: f64 = 2147483648.0;
+    if x.abs() < LIMIT32 && y.abs() < LIMIT32 {
+        // SAFETY: both are finite and within i32's range (NaN fails the
+        // comparisons above).
+        let (i, j) = unsafe { (x.to_int_unchecked::<i32>(), y.to_int_unchecked::<i32>()) };
+        if i as f64 == x && j as f64 == y && j != 0 {
+            let r = i % j;
+            return if r == 0 && x.is_sign_negative() { -0.0 } else { r as f64 };
+        }
+    }
     const LIMIT: f64 = 9007199254740992.0; // 2^53: every integer below is exact
     if x.abs() < LIMIT && y.abs() < LIMIT && y != 0.0 {
         let (i, j) = (x as i64, y as i64);
@@ -766,8 +779,13 @@ impl<'rt> TaskInterpreter<'rt> {
             new_base + 1 + argc.min(arity)
         };
         let end = new_base + num_regs;
-        if first_clear < end {
-            task.regs[first_clear..end].fill(Value::UNDEFINED);
+        // Most frames clear a handful of registers: a plain loop, not the
+        // vectorised `fill` whose set-up costs more than the stores.
+        // SAFETY: `end <= need <= regs.len()` (grown above).
+        debug_assert!(end <= task.regs.len());
+        let regs = task.regs.as_mut_ptr();
+        for i in first_clear..end {
+            unsafe { *regs.add(i) = Value::UNDEFINED };
         }
         task.reserve_frame();
         task.frames.push(Frame {
@@ -1247,7 +1265,6 @@ impl<'rt> TaskInterpreter<'rt> {
             let consts: &[Value] = &rtp.consts;
             let atoms: &[Atom] = &rtp.atoms;
             let base = frame.base as usize;
-            let closure = frame.closure;
             // `ip` points at the next instruction; `pc!()` is its index.
             let code_at: *const Instr = code.as_ptr();
             let mut ip: *const Instr = unsafe { code_at.add(frame.pc as usize) };
@@ -1305,6 +1322,17 @@ impl<'rt> TaskInterpreter<'rt> {
             macro_rules! ic64 {
                 () => {
                     unsafe { rtp.ic64_at(ip as usize - code_at as usize - std::mem::size_of::<Instr>()) }
+                };
+            }
+            // The running closure, read from the frame where an instruction
+            // needs it (upvalues, nested closures) rather than kept in a
+            // local: the optimiser derived its body pointer at every frame
+            // entry (each call and return) and kept it on the stack.
+            macro_rules! closure {
+                () => {
+                    // SAFETY: the loop runs only while a frame is on the
+                    // stack (checked at the top of 'frame).
+                    unsafe { task.frames.last().unwrap_unchecked().closure }
                 };
             }
             macro_rules! save_pc {
@@ -1499,14 +1527,14 @@ impl<'rt> TaskInterpreter<'rt> {
                         _ => fault!(Fault::Type("internal: not a cell".into())),
                     },
                     Instr::GetUpval { dst, idx } => {
-                        let c = closure_of(closure).expect("closure frame");
+                        let c = closure_of(closure!()).expect("closure frame");
                         match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
                             Some(Body::Cell(cell)) => set!(dst, *cell.lock()),
                             _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
                         }
                     }
                     Instr::SetUpval { idx, src } => {
-                        let c = closure_of(closure).expect("closure frame");
+                        let c = closure_of(closure!()).expect("closure frame");
                         match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
                             Some(Body::Cell(cell)) => *cell.lock() = reg!(src),
                             _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
@@ -1514,7 +1542,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::Closure { dst, proto } => {
                         let child = rtp.children[proto as usize].clone();
-                        let parent = closure_of(closure);
+                        let parent = closure_of(closure!());
                         let upvals: Box<[Value]> = child
                             .proto
                             .captures
