@@ -1457,6 +1457,29 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                 }};
             }
+            // The common returns, done here rather than in `do_return`: to
+            // a caller, from a frame whose flags are among `$flags`, with no
+            // handler of the frame left to pop; `$v` is the result (given
+            // the frame's flags). Anything else falls through to
+            // `do_return`.
+            macro_rules! fast_return {
+                ($flags:expr, |$fl:ident| $v:expr) => {{
+                    let depth = task.frames.len();
+                    if let Some(fr) = task.frames.last() {
+                        if fr.flags & !$flags == 0
+                            && depth > 1
+                            && task.handlers.last().is_none_or(|h| (h.depth as usize) < depth)
+                        {
+                            let ret = fr.ret as usize;
+                            let $fl = fr.flags;
+                            let v = $v;
+                            task.frames.pop();
+                            *unsafe { task.regs.get_unchecked_mut(ret) } = v;
+                            continue 'frame;
+                        }
+                    }
+                }};
+            }
             macro_rules! cmp_op {
                 ($dst:expr, $a:expr, $b:expr, $sym:expr, $test:expr) => {{
                     let x = reg!($a);
@@ -1971,9 +1994,11 @@ impl<'rt> TaskInterpreter<'rt> {
                         // is no safepoint: a native runs no script code of
                         // its own, so loops and calls of closures still
                         // bound the time between safepoints.
-                        if let Some(n) =
-                            recv.as_obj().and_then(|o| self.rt.realm.methods.native_method(&o.body, key, ic64!()))
-                        {
+                        // (Objects and instances have no native methods of
+                        // their kind: they skip the table.)
+                        if let Some(n) = recv.as_obj().filter(|o| !matches!(o.body, Body::Object(_))).and_then(|o| {
+                            self.rt.realm.methods.native_method(&o.body, key, ic64!())
+                        }) {
                             // SAFETY: the arguments are registers of this
                             // frame (see `rp`); a native cannot touch the
                             // registers.
@@ -2074,6 +2099,15 @@ impl<'rt> TaskInterpreter<'rt> {
                             }
                         };
                         set!(f, m);
+                        // A method that is a plain closure: its frame at
+                        // once, as `Call` does.
+                        if let Some(c) = closure_of(m) {
+                            let p = &c.proto.proto;
+                            if !p.is_constructor && !p.is_async {
+                                tri!(self.push_frame(task, m, c, fa + 1, argc as usize, fa, 0));
+                                continue 'frame;
+                            }
+                        }
                         invoked!(self.invoke(task, m, fa, argc as usize, fa, 0));
                     }
                     Instr::CallSpread { f } => {
@@ -2131,20 +2165,9 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::Return { src } => {
                         let v = reg!(src);
-                        // Fast path: a plain call returning to a caller, with
-                        // no handler of this frame left to pop.
-                        let depth = task.frames.len();
-                        if let Some(fr) = task.frames.last() {
-                            if fr.flags == 0
-                                && depth > 1
-                                && task.handlers.last().is_none_or(|h| (h.depth as usize) < depth)
-                            {
-                                let ret = fr.ret as usize;
-                                task.frames.pop();
-                                *unsafe { task.regs.get_unchecked_mut(ret) } = v;
-                                continue 'frame;
-                            }
-                        }
+                        // Plain calls only: a constructor's explicit
+                        // `return` is rare and goes the long way.
+                        fast_return!(0, |_fl| v);
                         *budget = left;
                         if let Some(done) = self.do_return(task, v)? {
                             return Ok(done);
@@ -2152,6 +2175,9 @@ impl<'rt> TaskInterpreter<'rt> {
                         continue 'frame;
                     }
                     Instr::ReturnUndef => {
+                        // Plain calls, and constructors (whose implicit
+                        // return this is), giving `this`.
+                        fast_return!(flags::CONSTRUCT, |fl| if fl == 0 { Value::UNDEFINED } else { reg!(0) });
                         *budget = left;
                         if let Some(done) = self.do_return(task, Value::UNDEFINED)? {
                             return Ok(done);
