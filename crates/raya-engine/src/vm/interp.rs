@@ -1480,6 +1480,26 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                 }};
             }
+            // `+` on anything but two numbers (`Add`, and `AddI` for
+            // `x + k`): concatenation, or a user `toString` called first.
+            macro_rules! add_slow {
+                ($dst:expr, $x:expr, $y:expr) => {{
+                    let (x, y) = ($x, $y);
+                    if let Some((m, obj, other, fl)) = self.add_needs_to_string(x, y) {
+                        // `str + obj` with a user toString: call it; the
+                        // concatenation happens when it returns.
+                        save_pc!();
+                        let r = self.call_above(task, m, obj, &[], base + $dst as usize, fl);
+                        if let (Ok(Invoked::Pushed), Some(fr)) = (&r, task.frames.last_mut()) {
+                            fr.after = other;
+                        }
+                        invoked!(r);
+                    } else {
+                        let v = tri!(self.add_slow(x, y));
+                        set!($dst, v);
+                    }
+                }};
+            }
             macro_rules! cmp_op {
                 ($dst:expr, $a:expr, $b:expr, $sym:expr, $test:expr) => {{
                     let x = reg!($a);
@@ -1592,18 +1612,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         let y = reg!(b);
                         if x.is_number() && y.is_number() {
                             set!(dst, Value::number_arith(x.as_number() + y.as_number()));
-                        } else if let Some((m, obj, other, fl)) = self.add_needs_to_string(x, y) {
-                            // `str + obj` with a user toString: call it; the
-                            // concatenation happens when it returns.
-                            save_pc!();
-                            let r = self.call_above(task, m, obj, &[], base + dst as usize, fl);
-                            if let (Ok(Invoked::Pushed), Some(fr)) = (&r, task.frames.last_mut()) {
-                                fr.after = other;
-                            }
-                            invoked!(r);
                         } else {
-                            let v = tri!(self.add_slow(x, y));
-                            set!(dst, v);
+                            add_slow!(dst, x, y);
                         }
                     }
                     Instr::Sub { dst, a, b } => arith!(dst, a, b, -, "-"),
@@ -1625,10 +1635,12 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                         set!(dst, Value::number(crate::builtins::math::js_pow(x.as_number(), y.as_number())));
                     }
-                    Instr::AddI { dst, src, imm } => {
+                    Instr::AddI { dst, src, imm, plus } => {
                         let x = reg!(src);
                         if x.is_number() {
                             set!(dst, Value::number_arith(x.as_number() + imm as f64));
+                        } else if plus {
+                            add_slow!(dst, x, Value::number(imm as f64));
                         } else {
                             let sym = if imm < 0 { "-" } else { "+" };
                             fault!(operand_fault(sym, x, Value::number(imm.unsigned_abs() as f64)));
@@ -1996,9 +2008,11 @@ impl<'rt> TaskInterpreter<'rt> {
                         // bound the time between safepoints.
                         // (Objects and instances have no native methods of
                         // their kind: they skip the table.)
-                        if let Some(n) = recv.as_obj().filter(|o| !matches!(o.body, Body::Object(_))).and_then(|o| {
-                            self.rt.realm.methods.native_method(&o.body, key, ic64!())
-                        }) {
+                        if let Some(n) = recv
+                            .as_obj()
+                            .filter(|o| !matches!(o.body, Body::Object(_)))
+                            .and_then(|o| self.rt.realm.methods.native_method(&o.body, key, ic64!()))
+                        {
                             // SAFETY: the arguments are registers of this
                             // frame (see `rp`); a native cannot touch the
                             // registers.
