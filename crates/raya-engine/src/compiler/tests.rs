@@ -855,14 +855,12 @@ fn plus_small_integer_is_addi_with_plus_meaning() {
     // `x + 1` and `y += 2` (and the written-out form after `AddPropI` for
     // `o.n += 3`) are `AddI` with `+`'s meaning; `- 4` and `- 5` are the
     // numbers-only form. No constant is loaded for any of them.
-    let plus: Vec<i16> =
-        f.code.iter().filter_map(|i| matches!(i, Instr::AddI { plus: true, .. }).then(|| imm_of(i))).collect();
-    let minus: Vec<i16> =
-        f.code.iter().filter_map(|i| matches!(i, Instr::AddI { plus: false, .. }).then(|| imm_of(i))).collect();
+    let plus: Vec<i16> = f.code.iter().filter(|i| matches!(i, Instr::AddI { plus: true, .. })).map(imm_of).collect();
+    let minus: Vec<i16> = f.code.iter().filter(|i| matches!(i, Instr::AddI { plus: false, .. })).map(imm_of).collect();
     assert_eq!(plus, [1, 2, 3], "{:?}", f.code);
     assert_eq!(minus, [-4, -5], "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::AddPropI { imm: 3, .. })), 1);
-    assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 1 | 2 | 3 | 4 | 5, .. })), 0, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 1..=5, .. })), 0, "{:?}", f.code);
 }
 
 #[test]
