@@ -1436,7 +1436,7 @@ impl<'a> Codegen<'a> {
         if step_at + 1 != test_at || test_at + 1 != code.len() {
             return;
         }
-        let Instr::AddI { dst, src, imm } = code[step_at] else { return };
+        let Instr::AddI { dst, src, imm, .. } = code[step_at] else { return };
         if dst != src {
             return;
         }
