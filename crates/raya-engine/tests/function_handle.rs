@@ -5,15 +5,13 @@
 //! must still do (suspend, throw, run under limits, run from many threads,
 //! be called back from a host function), is checked here.
 
-use raya_engine::{HostError, HostValue, Instance, Limits, Vm};
+use raya_engine::{HostError, HostValue, Limits, Vm};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-fn load(vm: &Vm, src: &str) -> Instance {
-    let program = vm.compile_source("app.raya", src).expect("compiles");
-    vm.load(&program).expect("loads")
-}
+mod common;
+use common::load;
 
 #[test]
 fn typed_arguments_and_results_cross_directly() {

@@ -36,6 +36,17 @@ pub enum Resume {
     Case { case: u32, value: Value },
 }
 
+impl Resume {
+    /// The heap value this resumption carries, if any (a root for the
+    /// collector while the task waits to run).
+    pub fn value(&self) -> Option<Value> {
+        match *self {
+            Resume::Value(v) | Resume::Throw(v) | Resume::Case { value: v, .. } => Some(v),
+            Resume::Retry | Resume::Cancel | Resume::Closed => None,
+        }
+    }
+}
+
 pub struct TaskCell {
     pub id: u32,
     /// Bits of the heap `Task` object's value (valid while the task is

@@ -664,12 +664,7 @@ impl Marker {
                         bytes = std::mem::size_of::<Task>() + t.capacity_bytes();
                     }
                 }
-                if let Some(
-                    crate::sync::Resume::Value(v)
-                    | crate::sync::Resume::Throw(v)
-                    | crate::sync::Resume::Case { value: v, .. },
-                ) = *cell.resume.lock()
-                {
+                if let Some(v) = cell.resume.lock().as_ref().and_then(|r| r.value()) {
                     self.mark(v);
                 }
                 base + std::mem::size_of::<crate::sync::TaskCell>() + bytes
@@ -718,12 +713,7 @@ impl Marker {
                         self.mark(v);
                     }
                 }
-                if let Some(
-                    crate::sync::Resume::Value(v)
-                    | crate::sync::Resume::Throw(v)
-                    | crate::sync::Resume::Case { value: v, .. },
-                ) = *cell.resume.lock()
-                {
+                if let Some(v) = cell.resume.lock().as_ref().and_then(|r| r.value()) {
                     self.mark(v);
                 }
             }
