@@ -213,6 +213,7 @@ fn install_prelude(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<
                     "Promise" => c.promise,
                     "Object" => c.object,
                     "Map" => c.map,
+                    "String" => c.string,
                     _ => Value::UNDEFINED,
                 };
                 statics.push((target, Atom::intern(member), v));

@@ -66,7 +66,6 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     let class = realm.classes.string;
     b.static_native(class, "fromCharCode", from_char_code);
     b.static_native(class, "fromCodePoint", from_code_point);
-    b.static_native(class, "raw", string_raw);
     let uri_error = super::core::error_class(b, "URIError", realm.classes.error);
     realm.globals[super::global_slot("URIError")] = uri_error;
     for (name, f) in [
@@ -991,40 +990,6 @@ fn to_string(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
 // ---------------------------------------------------------------------------
 // Statics
 // ---------------------------------------------------------------------------
-
-/// `String.raw(strings, ...subs)`: the raw strings of a tagged template
-/// (or of any object whose `raw` is an array) with the substitutions
-/// between them.
-fn string_raw(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
-    let strings = arg(args, 0);
-    if strings.is_nullish() {
-        return Err(ctx.type_error("Cannot convert undefined or null to object"));
-    }
-    let raw = match ctx.rt.world.template_raw(strings) {
-        Some(r) => r,
-        None => {
-            let key = crate::vm::atom::Atom::intern("raw");
-            match ops::get_prop(&ctx.rt.realm, &mut ctx.rt.heap, strings, key).map_err(|f| ctx.fault(f))? {
-                ops::Got::Value(v) => v,
-                ops::Got::Getter(_) => Value::UNDEFINED,
-            }
-        }
-    };
-    let parts: Vec<Value> = match ops::array_data(raw) {
-        Some(a) => a.clone(),
-        None => return Err(ctx.type_error("String.raw: the first argument's `raw` must be an array")),
-    };
-    let mut out = String::new();
-    for (i, &p) in parts.iter().enumerate() {
-        out.push_str(&ops::try_to_display(p).map_err(|f| ctx.fault(f))?);
-        if i + 1 < parts.len() {
-            if let Some(&sub) = args.get(i + 1) {
-                out.push_str(&ops::try_to_display(sub).map_err(|f| ctx.fault(f))?);
-            }
-        }
-    }
-    Ok(ctx.str(out))
-}
 
 /// `String.fromCharCode(...codes)`: ToUint16 of each (numbers only).
 fn from_char_code(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
