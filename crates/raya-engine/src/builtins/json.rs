@@ -10,7 +10,8 @@
 //! The prelude's `JSON.stringify` calls the native one first; the native
 //! answers `null` (which it never returns otherwise) when it meets such a
 //! `toJSON`, and the prelude then serialises in Raya. A date's `toJSON`
-//! is native. Accessor (getter) properties are omitted.
+//! is native. An object with an accessor property is handed to the
+//! prelude the same way, since reading a getter runs Raya code.
 
 use super::numconv;
 use crate::vm::atom::{names, Atom};
@@ -48,11 +49,13 @@ fn json_stringify(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<V
     }
 }
 
-/// Whether `d` has a `toJSON` method of its own or from its class.
-fn has_to_json(d: &ObjectData) -> bool {
+/// Whether serialising `d` needs Raya code: a `toJSON` method of its own
+/// or from its class, or an accessor property (its getter must run).
+fn needs_script(d: &ObjectData) -> bool {
     static TO_JSON: std::sync::OnceLock<Atom> = std::sync::OnceLock::new();
     let key = *TO_JSON.get_or_init(|| Atom::intern("toJSON"));
     d.props.get(key).or_else(|| ops::lookup_proto(d.class, key)).is_some_and(ops::is_callable)
+        || d.props.vals().iter().any(|v| matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))))
 }
 
 /// The replacer array as a property list: strings and numbers, in order,
@@ -199,8 +202,8 @@ pub fn stringify(v: Value, keys: Option<&[Atom]>, gap: Option<&str>) -> Result<O
     stringify_with(v, keys, gap, false)
 }
 
-/// [`stringify`], stopping with `NeedsToJson` at an object with a
-/// `toJSON` method if `find_to_json` is set.
+/// [`stringify`], stopping with `NeedsToJson` at an object that needs
+/// Raya code (a `toJSON` method, a getter) if `find_to_json` is set.
 fn stringify_with(
     v: Value,
     keys: Option<&[Atom]>,
@@ -210,7 +213,7 @@ fn stringify_with(
     let classify = |v: Value, keys: Option<&[Atom]>| -> Result<Ser, JsonError> {
         if find_to_json {
             if let Some(Body::Object(d)) = v.as_obj().map(|o| &o.body) {
-                if has_to_json(&d.lock()) {
+                if needs_script(&d.lock()) {
                     return Err(JsonError::NeedsToJson);
                 }
             }

@@ -2297,10 +2297,32 @@ impl<'rt> TaskInterpreter<'rt> {
                         let target = reg!(obj);
                         let from = reg!(src);
                         let pairs = self.own_entries(from);
+                        // A getter's value is copied, not the accessor: its
+                        // key is placed now (JS's order) and the prelude
+                        // reads it, since a getter runs Raya code.
+                        let mut getters = Vec::new();
                         if let Some(mut d) = ops::object_data(target) {
                             for (k, v) in pairs {
-                                d.props.set(k, v);
+                                if matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
+                                    d.props.set(k, Value::UNDEFINED);
+                                    getters.push(k);
+                                } else {
+                                    d.props.set(k, v);
+                                }
                             }
+                        }
+                        if !getters.is_empty() {
+                            let keys: Vec<Value> =
+                                getters.into_iter().map(|k| ops::key_value(&mut self.rt.heap, k)).collect();
+                            let keys = self.rt.heap.alloc_array(keys);
+                            save_pc!();
+                            invoked!(self.call_prelude(
+                                task,
+                                "__copyGetters",
+                                &[target, from, keys],
+                                0,
+                                flags::DISCARD
+                            ));
                         }
                     }
                     Instr::DefineAccessor { obj, name, func, kind } => {
