@@ -2296,25 +2296,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::ObjectSpread { obj, src } => {
                         let target = reg!(obj);
                         let from = reg!(src);
-                        let pairs = self.own_entries(from);
-                        // A getter's value is copied, not the accessor: its
-                        // key is placed now (JS's order) and the prelude
-                        // reads it, since a getter runs Raya code.
-                        let mut getters = Vec::new();
-                        if let Some(mut d) = ops::object_data(target) {
-                            for (k, v) in pairs {
-                                if matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
-                                    d.props.set(k, Value::UNDEFINED);
-                                    getters.push(k);
-                                } else {
-                                    d.props.set(k, v);
-                                }
-                            }
-                        }
-                        if !getters.is_empty() {
-                            let keys: Vec<Value> =
-                                getters.into_iter().map(|k| ops::key_value(&mut self.rt.heap, k)).collect();
-                            let keys = self.rt.heap.alloc_array(keys);
+                        if let Some(keys) = self.copy_own_entries(target, from, &[]) {
                             save_pc!();
                             invoked!(self.call_prelude(
                                 task,
@@ -2351,16 +2333,13 @@ impl<'rt> TaskInterpreter<'rt> {
                         let ex: Vec<Atom> = ops::array_data(reg!(excluded))
                             .map(|a| a.iter().map(|&k| ops::to_key(k)).collect())
                             .unwrap_or_default();
-                        let pairs = self.own_entries(from);
                         let o = self.new_instance(Value::UNDEFINED);
-                        if let Some(mut d) = ops::object_data(o) {
-                            for (k, v) in pairs {
-                                if !ex.contains(&k) {
-                                    d.props.set(k, v);
-                                }
-                            }
+                        let getters = self.copy_own_entries(o, from, &ex);
+                        set!(dst, o);
+                        if let Some(keys) = getters {
+                            save_pc!();
+                            invoked!(self.call_prelude(task, "__copyGetters", &[o, from, keys], 0, flags::DISCARD));
                         }
-                        set!(dst, o)
                     }
                     Instr::ArrayRest { dst, src, start, take } => {
                         let take_n = if take == u16::MAX { f64::INFINITY } else { take as f64 };
@@ -3088,6 +3067,35 @@ impl<'rt> TaskInterpreter<'rt> {
     }
 
     /// Own enumerable (key, value) pairs for spread and rest.
+    /// Copies the own enumerable properties of `from` onto the plain
+    /// object `target` (object spread and rest), leaving out `exclude`.
+    /// A getter's value must be copied, not the accessor, and reading it
+    /// runs Raya code: its key is placed now (so the order is JS's) and
+    /// the keys are returned, as an array, for the prelude's
+    /// `__copyGetters` to fill in.
+    fn copy_own_entries(&mut self, target: Value, from: Value, exclude: &[Atom]) -> Option<Value> {
+        let pairs = self.own_entries(from);
+        let mut getters = Vec::new();
+        if let Some(mut d) = ops::object_data(target) {
+            for (k, v) in pairs {
+                if exclude.contains(&k) {
+                    continue;
+                }
+                if matches!(v.as_obj().map(|o| &o.body), Some(Body::Accessor(_))) {
+                    d.props.set(k, Value::UNDEFINED);
+                    getters.push(k);
+                } else {
+                    d.props.set(k, v);
+                }
+            }
+        }
+        if getters.is_empty() {
+            return None;
+        }
+        let keys: Vec<Value> = getters.into_iter().map(|k| ops::key_value(&mut self.rt.heap, k)).collect();
+        Some(self.rt.heap.alloc_array(keys))
+    }
+
     fn own_entries(&mut self, v: Value) -> Vec<(Atom, Value)> {
         match v.as_obj().map(|o| &o.body) {
             Some(Body::Object(d)) => {
