@@ -153,7 +153,7 @@ impl Gen {
     }
 
     fn stmt(&mut self, depth: usize) -> String {
-        let k = if depth >= 2 { self.rng.below(4) } else { self.rng.below(16) };
+        let k = if depth >= 2 { self.rng.below(4) } else { self.rng.below(22) };
         match k {
             0 | 1 => self.decl(),
             2 => self.print(),
@@ -169,6 +169,12 @@ impl Gen {
             12 => self.switch_stmt(),
             13 => self.array_stmt(),
             14 => self.string_stmt(),
+            15 => self.generator_stmt(),
+            16 => self.regex_stmt(),
+            17 => self.labelled_stmt(),
+            18 => self.accessor_stmt(),
+            19 => self.date_stmt(),
+            20 => self.destructure_stmt(),
             _ => self.print(),
         }
     }
@@ -391,8 +397,16 @@ impl Gen {
         let a = self.expr(Ty::Arr, 1);
         let o = self.fresh("j");
         let indent = self.rng.pick(&["", ", null, 2", ", null, \"--\""]).to_string();
+        // Text indented with "--" is not JSON: it is not parsed back (a
+        // SyntaxError there would end the program, and with it what the
+        // rest of the program tests).
+        let check = if indent.contains("--") {
+            format!("{o}s.split(\"\\n\").length")
+        } else {
+            format!("JSON.stringify(JSON.parse({o}s)) === JSON.stringify({o})")
+        };
         format!(
-            "const {o} = {{ num: {n}, str: {s}, flag: {b}, list: {a}, nested: {{ deep: [1, \"two\", null, true] }} }};\nconst {o}s = JSON.stringify({o}{indent});\nconsole.log({o}s);\nconsole.log(JSON.stringify(JSON.parse({o}s)) === JSON.stringify({o}), Object.keys({o}).join());"
+            "const {o} = {{ num: {n}, str: {s}, flag: {b}, list: {a}, nested: {{ deep: [1, \"two\", null, true] }} }};\nconst {o}s = JSON.stringify({o}{indent});\nconsole.log({o}s);\nconsole.log({check}, Object.keys({o}).join());"
         )
     }
 
@@ -447,6 +461,82 @@ impl Gen {
         ]);
         let op = op.replace("{v}", &v);
         format!("const {v}: string = {s};\nconsole.log({op}, {v}.length);")
+    }
+
+    fn generator_stmt(&mut self) -> String {
+        let g = self.fresh("g");
+        let skip = self.rng.int(0, 4);
+        let m = self.rng.int(-2, 5);
+        let n1 = self.rng.int(0, 7);
+        let n2 = self.rng.int(0, 5);
+        let early = self.rng.int(1, 4);
+        format!(
+            "function* {g}(n: number) {{\n  for (let i = 0; i < n; i++) {{\n    if (i === {skip}) continue;\n    const back = yield i * {m};\n    if (back === \"stop\") return -1;\n  }}\n  return n;\n}}\nconsole.log(JSON.stringify([...{g}({n1})]));\nconst {g}it = {g}({n2});\nconst {g}a = {g}it.next();\nconst {g}b = {g}it.next(\"stop\");\nconsole.log({g}a.value, {g}a.done, {g}b.value, {g}b.done, {g}it.next().done);\nlet {g}sum = 0;\nfor (const v of {g}({n1})) {{\n  if (v > {early} * 4) break;\n  {g}sum += v;\n}}\nconsole.log(\"{g}sum\", {g}sum);"
+        )
+    }
+
+    fn regex_stmt(&mut self) -> String {
+        let s = self.expr(Ty::Str, 2);
+        let v = self.fresh("r");
+        let op = self.rng.pick(&[
+            "JSON.stringify({v}.match(/[a-z]+/g))",
+            "{v}.replace(/([a-z])([0-9])/g, \"$2$1\")",
+            "{v}.replace(/[aeiou]/gi, (m) => m.toUpperCase() + \".\")",
+            "/^[a-z]+$/.test({v})",
+            "{v}.search(/[0-9,]/)",
+            "JSON.stringify({v}.split(/[,-]/))",
+            "JSON.stringify(/(?<w>[a-z]+)(?<n>[0-9]*)/.exec({v})?.groups ?? null)",
+            "JSON.stringify([...{v}.matchAll(/[a-z]/g)].map((m) => m.index))",
+            "{v}.replaceAll(/a|b/g, \"<$&>\")",
+            "JSON.stringify({v}.match(/(\\w)(\\w)?/))",
+        ]);
+        let op = op.replace("{v}", &v);
+        format!("const {v}: string = {s};\nconsole.log({op});")
+    }
+
+    fn labelled_stmt(&mut self) -> String {
+        let l = self.fresh("outer");
+        let c = self.fresh("cnt");
+        let (a, b) = (self.rng.int(0, 6), self.rng.int(0, 6));
+        let (p, q, r) = (self.rng.int(1, 5), self.rng.int(0, 4), self.rng.int(2, 9));
+        format!(
+            "let {c} = 0;\n{l}: for (let a = 0; a < {a}; a++) {{\n  for (let b = 0; b < {b}; b++) {{\n    if ((a * {b} + b) % {p} === {q}) continue {l};\n    if (a + b > {r}) break {l};\n    {c} += a * b + 1;\n  }}\n}}\nconsole.log(\"{c}\", {c});"
+        )
+    }
+
+    fn accessor_stmt(&mut self) -> String {
+        let o = self.fresh("acc");
+        let base = self.expr(Ty::Int, 1);
+        let set = self.expr(Ty::Int, 1);
+        let label = self.expr(Ty::Str, 1);
+        format!(
+            "const {o} = {{\n  base: {base},\n  get twice(): number {{\n    return this.base * 2;\n  }},\n  set twice(v: number) {{\n    this.base = v / 2;\n  }},\n  label: {label},\n}};\nconsole.log({o}.twice, JSON.stringify({o}));\n{o}.twice = {set};\nconst {{ label: {o}l, ...{o}rest }} = {o};\nconsole.log({o}.base, {o}l, JSON.stringify({o}rest), JSON.stringify({{ ...{o}, extra: 1 }}));"
+        )
+    }
+
+    fn date_stmt(&mut self) -> String {
+        let d = self.fresh("d");
+        let (y, mo, day, h, mi) = (
+            self.rng.int(1970, 2100),
+            self.rng.int(0, 13),
+            self.rng.int(0, 32),
+            self.rng.int(0, 25),
+            self.rng.int(0, 61),
+        );
+        let add = self.rng.int(-100, 100);
+        format!(
+            "const {d} = new Date(Date.UTC({y}, {mo}, {day}, {h}, {mi}));\nconsole.log({d}.toISOString(), {d}.getUTCDay(), {d}.getUTCMonth(), JSON.stringify({{ at: {d} }}));\n{d}.setUTCDate({d}.getUTCDate() + {add});\nconsole.log({d}.getTime(), {d}.toISOString().slice(0, 10), Date.UTC({y}, {mo}) - {d}.getTime() > 0);"
+        )
+    }
+
+    fn destructure_stmt(&mut self) -> String {
+        let v = self.fresh("ds");
+        let arr = self.expr(Ty::Arr, 2);
+        let dflt = self.expr(Ty::Int, 1);
+        let s = self.expr(Ty::Str, 1);
+        format!(
+            "const [{v}a, {v}b = {dflt}, ...{v}r] = {arr};\nconsole.log({v}a, {v}b, JSON.stringify({v}r));\nconst {{ p: {v}p = \"none\", q: {{ deep: {v}d }} = {{ deep: 0 }} }}: any = {{ p: {s}.length > 3 ? {s} : undefined }};\nconsole.log({v}p, {v}d);\nlet [{v}x, {v}y] = [1, 2];\n[{v}x, {v}y] = [{v}y, {v}x];\nconsole.log({v}x, {v}y);"
+        )
     }
 
     fn expr(&mut self, ty: Ty, depth: usize) -> String {
@@ -757,16 +847,29 @@ mod tests {
     #[test]
     fn programs_compile_and_use_every_kind_of_statement() {
         let mut all = String::new();
-        for seed in 0..40 {
+        for seed in 0..80 {
             let text = program(seed).render();
             if let Err(e) = raya_engine::compiler::compile_source("gen.raya", &text) {
                 panic!("seed {seed} does not compile:\n{}\n{text}", e.render());
             }
             all.push_str(&text);
         }
-        for needle in
-            ["class ", "extends", "new Map", "try {", "JSON.stringify", "=> {", "for (", "switch (", ".padStart("]
-        {
+        for needle in [
+            "class ",
+            "extends",
+            "new Map",
+            "try {",
+            "JSON.stringify",
+            "=> {",
+            "for (",
+            "switch (",
+            ".padStart(",
+            "function*",
+            "continue outer",
+            "get twice",
+            "Date.UTC",
+            "...ds",
+        ] {
             assert!(all.contains(needle), "no program uses {needle}");
         }
     }
