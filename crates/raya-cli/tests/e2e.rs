@@ -503,12 +503,14 @@ fn e2e_programs_under_seeds() {
     .into_iter()
     .flatten()
     .collect();
-    eprintln!(
-        "ran {} programs under seeds 1..={seeds} in {:.1}s",
+    eprintln!("ran {} programs under seeds 1..={seeds} in {:.1}s", programs.len(), started.elapsed().as_secs_f64());
+    assert!(
+        failures.is_empty(),
+        "{} of {} programs failed:\n\n{}",
+        failures.len(),
         programs.len(),
-        started.elapsed().as_secs_f64()
+        failures.join("\n\n")
     );
-    assert!(failures.is_empty(), "{} of {} programs failed:\n\n{}", failures.len(), programs.len(), failures.join("\n\n"));
 }
 
 #[test]
