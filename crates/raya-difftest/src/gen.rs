@@ -510,7 +510,7 @@ impl Gen {
         let set = self.expr(Ty::Int, 1);
         let label = self.expr(Ty::Str, 1);
         format!(
-            "const {o} = {{\n  base: {base},\n  get twice(): number {{\n    return this.base * 2;\n  }},\n  set twice(v: number) {{\n    this.base = v / 2;\n  }},\n  label: {label},\n}};\nconsole.log({o}.twice, JSON.stringify({o}));\n{o}.twice = {set};\nconst {{ label: {o}l, ...{o}rest }} = {o};\nconsole.log({o}.base, {o}l, JSON.stringify({o}rest), JSON.stringify({{ ...{o}, extra: 1 }}));"
+            "const {o} = {{\n  base: {base},\n  get twice(): number {{\n    return this.base * 2;\n  }},\n  set twice(v: number) {{\n    this.base = v / 2;\n  }},\n  label: {label},\n}};\nconsole.log({o}.twice, JSON.stringify({o}));\n{o}.twice = {set};\nconst {{ label: {o}l, ...{o}rest }} = {o};\nconsole.log({o}.base, {o}l, JSON.stringify({o}rest), JSON.stringify({{ ...{o}, extra: 1 }}));\nconsole.log(JSON.stringify(Object.entries({o})), JSON.stringify(Object.assign({{ twice: 0 }}, {o})), Object.values({o}).length);"
         )
     }
 

@@ -8,9 +8,13 @@
 //! built-in (native) statics are not enumerable, as in JS.
 //!
 //! Accessor properties (getters/setters defined in object literals) count
-//! as keys, but natives cannot call back into Raya code, so reading one
-//! here (`Object.values`, `Object.entries`, `Object.assign`'s sources)
-//! yields undefined, and `Object.assign` onto a setter is a TypeError.
+//! as keys. Natives cannot call back into Raya code, so `Object.values`,
+//! `Object.entries` and `Object.assign` are the prelude's: each calls the
+//! native here first, which answers `null` (never a result otherwise) when
+//! a getter must be read or a setter called, and the prelude then does the
+//! work in Raya. `Object.assign` may have copied some properties before it
+//! meets a setter; the prelude copies them again, in the same order, which
+//! changes nothing (no setter or getter ran before).
 //!
 //! An error's `message`, `stack` and `cause` are not enumerable (as in JS).
 //!
@@ -28,9 +32,9 @@ use crate::vm::value::Value;
 pub fn install(b: &mut Builder, realm: &mut Realm) {
     let class = realm.classes.object;
     b.static_native(class, "keys", keys);
-    b.static_native(class, "values", values);
-    b.static_native(class, "entries", entries);
-    b.static_native(class, "assign", assign);
+    b.static_native(class, "__values", values);
+    b.static_native(class, "__entries", entries);
+    b.static_native(class, "__assign", assign);
     b.static_native(class, "freeze", freeze);
     b.static_native(class, "isFrozen", is_frozen);
     b.static_native(class, "fromEntries", from_entries);
@@ -144,9 +148,25 @@ fn keys(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Valu
     Ok(ctx.array(out))
 }
 
+/// Whether reading the own properties `ks` of `obj` would call a getter.
+fn has_accessor(obj: Value, ks: &Keys) -> bool {
+    match (ks, obj.as_obj().map(|o| &o.body)) {
+        (Keys::Named(k), Some(Body::Object(d))) => {
+            let d = d.lock();
+            k.iter().any(|&k| d.props.get(k).is_some_and(is_accessor))
+        }
+        _ => false,
+    }
+}
+
+/// `Object.values(o)`, or `null` when a getter must be read (the prelude's
+/// `Object.values` then reads them).
 fn values(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let obj = arg(args, 0);
     let ks = own_keys(ctx, obj)?;
+    if has_accessor(obj, &ks) {
+        return Ok(Value::NULL);
+    }
     if let Some(a) = ops::array_data(obj) {
         let items = a.clone();
         return Ok(ctx.array(items));
@@ -155,9 +175,13 @@ fn values(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Va
     Ok(ctx.array(out))
 }
 
+/// `Object.entries(o)`, or `null` when a getter must be read.
 fn entries(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let obj = arg(args, 0);
     let ks = own_keys(ctx, obj)?;
+    if has_accessor(obj, &ks) {
+        return Ok(Value::NULL);
+    }
     let mut out = Vec::with_capacity(ks.len());
     for i in 0..ks.len() {
         let k = key_string(ctx, &ks, i);
@@ -169,7 +193,8 @@ fn entries(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, V
 
 /// `Object.assign(target, ...sources)`: copies own enumerable properties
 /// of each source (null/undefined sources are skipped) onto `target` with
-/// ordinary assignment (so a frozen target is a TypeError).
+/// ordinary assignment (so a frozen target is a TypeError); `null` when a
+/// source's getter must be read or a setter of the target called.
 fn assign(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let target = arg(args, 0);
     if target.is_nullish() {
@@ -180,6 +205,9 @@ fn assign(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Va
             continue;
         }
         let ks = own_keys(ctx, src)?;
+        if has_accessor(src, &ks) {
+            return Ok(Value::NULL);
+        }
         // Copy out first: the source may be the target.
         let mut pairs = Vec::with_capacity(ks.len());
         for i in 0..ks.len() {
@@ -192,12 +220,7 @@ fn assign(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Va
         for (k, v) in pairs {
             match ops::set_prop(&ctx.rt.realm, target, k, v) {
                 Ok(ops::Put::Done) => {}
-                Ok(ops::Put::Setter(_)) => {
-                    return Err(ctx.type_error(format!(
-                        "Object.assign cannot call the setter of '{}' (natives do not call Raya code)",
-                        k.as_str()
-                    )))
-                }
+                Ok(ops::Put::Setter(_)) => return Ok(Value::NULL),
                 Err(f) => return Err(ctx.fault(f)),
             }
         }
@@ -340,12 +363,20 @@ mod tests {
     }
 
     #[test]
-    fn accessors_are_keys_reading_undefined() {
+    fn accessors_are_keys_and_handed_to_the_prelude() {
         let mut t = T::new();
         let acc = t.ctx().heap().alloc(Body::Accessor(Mut::new(crate::vm::object::Accessor { get: U, set: U })));
         let o = t.ctx().object(&[("a", n(1.0)), ("g", acc)]);
         assert_eq!(t.call(keys, U, &[o]), "['a','g']");
-        assert_eq!(t.call(values, U, &[o]), "[1,undefined]");
+        assert_eq!(t.call(values, U, &[o]), "null");
+        assert_eq!(t.call(entries, U, &[o]), "null");
+        let target = t.ctx().object(&[]);
+        assert_eq!(t.call(assign, U, &[target, o]), "null");
+        // An accessor without a setter on the target: a TypeError, as in
+        // JS's strict mode (a setter is the prelude's to call: e2e tests).
+        let getter_only = t.ctx().object(&[("g", acc)]);
+        let src = t.ctx().object(&[("g", n(2.0))]);
+        assert_eq!(t.call(assign, U, &[getter_only, src]), "TypeError: Cannot set property g which has only a getter");
     }
 
     #[test]
