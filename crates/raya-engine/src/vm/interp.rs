@@ -143,7 +143,7 @@ fn js_rem(x: f64, y: f64) -> f64 {
 /// than the saturating `n as usize`.
 #[inline(always)]
 fn array_index(n: f64) -> Option<usize> {
-    if n >= 0.0 && n < 4294967295.0 {
+    if (0.0..4294967295.0).contains(&n) {
         // SAFETY: in range of u32 (NaN fails the comparisons).
         let i = unsafe { n.to_int_unchecked::<u32>() };
         if i as f64 == n {
