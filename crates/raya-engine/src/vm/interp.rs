@@ -137,6 +137,22 @@ fn js_rem(x: f64, y: f64) -> f64 {
     x % y
 }
 
+/// `n` as an index of an array's storage when it is a whole number in
+/// `0..2^32 - 1` (`-0` is index 0); `None` sends anything else (fractions,
+/// NaN, negatives, huge numbers) to the general property path. Cheaper
+/// than the saturating `n as usize`.
+#[inline(always)]
+fn array_index(n: f64) -> Option<usize> {
+    if (0.0..4294967295.0).contains(&n) {
+        // SAFETY: in range of u32 (NaN fails the comparisons).
+        let i = unsafe { n.to_int_unchecked::<u32>() };
+        if i as f64 == n {
+            return Some(i as usize);
+        }
+    }
+    None
+}
+
 fn compare(op: &str, x: Value, y: Value) -> Result<Option<std::cmp::Ordering>, Fault> {
     if x.is_number() && y.is_number() {
         return Ok(x.as_number().partial_cmp(&y.as_number()));
@@ -804,7 +820,7 @@ impl<'rt> TaskInterpreter<'rt> {
             unsafe { *regs.add(i) = Value::UNDEFINED };
         }
         task.reserve_frame();
-        task.frames.push(Frame {
+        let frame = Frame {
             rt: Arc::as_ptr(&c.proto),
             closure: callee,
             pc: 0,
@@ -812,7 +828,17 @@ impl<'rt> TaskInterpreter<'rt> {
             ret: ret as u32,
             flags,
             after: Value::UNDEFINED,
-        });
+        };
+        // Written in place: `reserve_frame` made the room, and `push` would
+        // test the capacity a second time on every call.
+        let len = task.frames.len();
+        debug_assert!(len < task.frames.capacity());
+        // SAFETY: `len < capacity` (reserved above); the slot is written
+        // before the length covers it.
+        unsafe {
+            task.frames.as_mut_ptr().add(len).write(frame);
+            task.frames.set_len(len + 1);
+        }
         Ok(())
     }
 
@@ -1754,8 +1780,26 @@ impl<'rt> TaskInterpreter<'rt> {
                         set!(dst, v)
                     }
 
-                    Instr::StrictEq { dst, a, b } => set!(dst, Value::bool(ops::strict_eq(reg!(a), reg!(b)))),
-                    Instr::StrictNe { dst, a, b } => set!(dst, Value::bool(!ops::strict_eq(reg!(a), reg!(b)))),
+                    // Two numbers inline (`x % 3 === 0`, `i !== n`); the
+                    // rest (strings by content) in `ops::strict_eq`.
+                    Instr::StrictEq { dst, a, b } => {
+                        let (x, y) = (reg!(a), reg!(b));
+                        let eq = if x.is_number() && y.is_number() {
+                            x.as_number() == y.as_number()
+                        } else {
+                            ops::strict_eq(x, y)
+                        };
+                        set!(dst, Value::bool(eq));
+                    }
+                    Instr::StrictNe { dst, a, b } => {
+                        let (x, y) = (reg!(a), reg!(b));
+                        let eq = if x.is_number() && y.is_number() {
+                            x.as_number() == y.as_number()
+                        } else {
+                            ops::strict_eq(x, y)
+                        };
+                        set!(dst, Value::bool(!eq));
+                    }
                     Instr::LooseEq { dst, a, b } => set!(dst, Value::bool(ops::loose_eq(reg!(a), reg!(b)))),
                     Instr::LooseNe { dst, a, b } => set!(dst, Value::bool(!ops::loose_eq(reg!(a), reg!(b)))),
                     Instr::Lt { dst, a, b } => {
@@ -1927,9 +1971,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         if k.is_number() {
                             if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
                                 let a = a.lock();
-                                let n = k.as_number();
-                                let i = n as usize;
-                                if i as f64 == n {
+                                if let Some(i) = array_index(k.as_number()) {
                                     set!(dst, a.get(i).copied().unwrap_or(Value::UNDEFINED));
                                     continue;
                                 }
@@ -1950,11 +1992,19 @@ impl<'rt> TaskInterpreter<'rt> {
                         if k.is_number() {
                             if let Some(ob @ super::object::Obj { body: Body::Array(a), .. }) = o.as_obj() {
                                 let mut a = a.lock();
-                                let n = k.as_number();
-                                let i = n as usize;
-                                if i < a.len() && i as f64 == n && !ob.is_frozen_array() {
-                                    a[i] = v;
-                                    continue;
+                                if let Some(i) = array_index(k.as_number()) {
+                                    if i < a.len() && !ob.is_frozen_array() {
+                                        a[i] = v;
+                                        continue;
+                                    }
+                                    // Appending by index (`out[k++] = x`, the
+                                    // prelude's `map` and `filter`) within the
+                                    // capacity: no growth to count, so no
+                                    // need for `array_store`.
+                                    if i == a.len() && i < a.capacity() && !ob.is_frozen_array() {
+                                        a.push(v);
+                                        continue;
+                                    }
                                 }
                             }
                         }
@@ -2006,7 +2056,8 @@ impl<'rt> TaskInterpreter<'rt> {
 
                     Instr::Call { f, argc } => {
                         safepoint!(1);
-                        save_pc!();
+                        // SAFETY: the running frame is on top (see `closure!`).
+                        unsafe { task.frames.last_mut().unwrap_unchecked() }.pc = pc!() as u32;
                         let fa = base + f as usize;
                         let callee = reg!(f);
                         // Fast path: a plain closure call.
@@ -3297,6 +3348,17 @@ fn is_heap_limit_fault(f: &Fault) -> bool {
 mod tests {
     use super::*;
     use crate::vm::runtime::Runtime;
+
+    #[test]
+    fn array_index_takes_whole_numbers_below_2_pow_32_minus_1() {
+        assert_eq!(array_index(0.0), Some(0));
+        assert_eq!(array_index(-0.0), Some(0));
+        assert_eq!(array_index(7.0), Some(7));
+        assert_eq!(array_index(4294967294.0), Some(4294967294));
+        for n in [4294967295.0, 4294967296.0, 1e300, f64::INFINITY, -1.0, -0.5, 0.5, 2.5, f64::NAN, f64::NEG_INFINITY] {
+            assert_eq!(array_index(n), None, "{n}");
+        }
+    }
 
     /// Compiles `src`, starts its main function as a task, and returns the
     /// runtime, the task and a reader of the script's globals.
