@@ -1599,6 +1599,10 @@ impl<'rt> TaskInterpreter<'rt> {
                             _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
                         }
                     }
+                    Instr::GetCapture { dst, idx } => {
+                        let c = closure_of(closure!()).expect("closure frame");
+                        set!(dst, c.upvals[idx as usize])
+                    }
                     Instr::Closure { dst, proto } => {
                         let child = rtp.children[proto as usize].clone();
                         let parent = closure_of(closure!());
