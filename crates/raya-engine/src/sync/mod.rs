@@ -179,6 +179,8 @@ pub struct CompletionInner {
 /// no waiter and no reaction (a promise resolved by its executor before
 /// anyone awaits it), and a promise's state must fit in its heap object
 /// (`PromiseCell`).
+// The box is the point: `Option<Box<_>>` is one word, a `Vec` three.
+#[allow(clippy::box_collection)]
 pub struct LazyVec<T>(Option<Box<Vec<T>>>);
 
 impl<T> Default for LazyVec<T> {
