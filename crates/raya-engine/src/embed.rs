@@ -718,7 +718,7 @@ fn call_host_fn(
 /// settles it.
 fn new_external(ctx: &mut NativeCtx, handle: &Handle) -> (Value, ExternalPromise) {
     let cell = Arc::new(PromiseCell { external: true, ..Default::default() });
-    let promise = ctx.heap().alloc(Body::Promise(cell.clone()));
+    let promise = ctx.heap().alloc(Body::Promise(crate::sync::PromiseState::Shared(cell.clone())));
     let key = handle.keep_alive();
     let ext = ExternalPromise {
         inner: Arc::new(ExtInner { cell, handle: handle.clone(), key, settled: AtomicBool::new(false) }),

@@ -4,7 +4,7 @@
 //! `Task.all`, `Task.race`, `Task.any` and `Task.scope` are written in Raya
 //! (`stdlib/prelude.raya`) on top of the primitives here.
 
-use crate::sync::{Job, Outcome, PromiseCell, Reaction, Resume, Settled, Wait};
+use crate::sync::{Job, Outcome, PromiseCell, PromiseState, Reaction, Resume, Settled, Wait};
 use crate::vm::atom::Atom;
 use crate::vm::interp::{is_waitable, TaskInterpreter};
 use crate::vm::native::{arg, NativeCtx};
@@ -151,12 +151,12 @@ fn is_failed(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
 
 /// `new Promise<T>()`: an unsettled promise.
 pub fn construct_promise(ctx: &mut NativeCtx, _args: &[Value]) -> Result<Value, Value> {
-    Ok(ctx.heap().alloc(Body::Promise(Arc::new(PromiseCell::default()))))
+    Ok(ctx.heap().alloc(Body::Promise(Default::default())))
 }
 
-fn this_promise(ctx: &mut NativeCtx, this: Value) -> Result<Arc<PromiseCell>, Value> {
+fn this_promise(ctx: &mut NativeCtx, this: Value) -> Result<&'static PromiseCell, Value> {
     match this.as_obj().map(|o| &o.body) {
-        Some(Body::Promise(p)) => Ok(p.clone()),
+        Some(Body::Promise(p)) => Ok(p),
         _ => Err(ctx.type_error("not a Promise")),
     }
 }
@@ -314,7 +314,7 @@ fn finally(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Va
 }
 
 fn handler(ctx: &mut NativeCtx, src: Value, kind: u8, a: Value, b: Value) -> Result<Value, Value> {
-    let out = ctx.heap().alloc(Body::Promise(Arc::new(PromiseCell::default())));
+    let out = ctx.heap().alloc(Body::Promise(Default::default()));
     let r = Reaction::Job(job(kind, a, b, out, Value::UNDEFINED));
     add_reaction(ctx.rt, src, r).map_err(|m| ctx.type_error(m))?;
     Ok(out)
@@ -371,7 +371,7 @@ pub fn resolve_with(ctx: &mut NativeCtx, p: Value, v: Value) -> Result<(), Value
         Some(then) => {
             // The thenable settles a fresh promise (its resolve functions
             // have their own "first call wins"), which `p` adopts.
-            let q = ctx.heap().alloc(Body::Promise(Arc::new(PromiseCell::default())));
+            let q = ctx.heap().alloc(Body::Promise(Default::default()));
             add_reaction(ctx.rt, q, Reaction::Adopt { target: p, pass: None }).map_err(|m| ctx.type_error(m))?;
             let (res, rej) = resolvers(ctx.rt, q, 2);
             let j = job(REACT_THENABLE, v, then, res, rej);
@@ -450,7 +450,7 @@ fn settle_after(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Valu
     let src = if is_waitable(r) {
         r
     } else if thenable_then(ctx, r)?.is_some() {
-        let q = ctx.heap().alloc(Body::Promise(Arc::new(PromiseCell::default())));
+        let q = ctx.heap().alloc(Body::Promise(Default::default()));
         resolve_with(ctx, q, r)?;
         q
     } else {
@@ -489,5 +489,5 @@ fn promise_is_done(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<
 fn resolved(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let p = PromiseCell::default();
     p.completion.inner.lock().outcome = Some(Outcome::Value(arg(args, 0)));
-    Ok(ctx.heap().alloc(Body::Promise(Arc::new(p))))
+    Ok(ctx.heap().alloc(Body::Promise(PromiseState::Local(p))))
 }

@@ -231,7 +231,7 @@ impl<'p> Disasm<'p> {
             SetGlobal { idx, src } => format!("{}, {}", self.g(idx), r(src)),
             CellGet { dst, cell } => format!("{}, {}", r(dst), r(cell)),
             CellSet { cell, src } => format!("{}, {}", r(cell), r(src)),
-            GetUpval { dst, idx } => format!("{}, u{idx}", r(dst)),
+            GetUpval { dst, idx } | GetCapture { dst, idx } => format!("{}, u{idx}", r(dst)),
             SetUpval { idx, src } => format!("u{idx}, {}", r(src)),
             Closure { dst, proto } => {
                 let child = f.protos.get(proto as usize);
@@ -380,6 +380,7 @@ fn mnemonic(i: &Instr) -> &'static str {
         CellGet { .. } => "CellGet",
         CellSet { .. } => "CellSet",
         GetUpval { .. } => "GetUpval",
+        GetCapture { .. } => "GetCapture",
         SetUpval { .. } => "SetUpval",
         Closure { .. } => "Closure",
         Add { .. } => "Add",

@@ -32,7 +32,10 @@
 //! whole life: the register holds the cell, not the value (`NewCell`,
 //! `CellGet`, `CellSet`). A closure carries its captured cells as upvalues
 //! (`GetUpval`, `SetUpval`). A fresh `NewCell` at the top of each loop
-//! iteration gives `for (let …)` its per-iteration binding.
+//! iteration gives `for (let …)` its per-iteration binding. A captured
+//! variable that never changes once a closure is made (the compiler's
+//! resolver decides) needs no cell: it stays in its register, and the
+//! closure carries a copy of its value (`GetCapture`).
 //!
 //! # Exceptions
 //!
@@ -184,8 +187,15 @@ pub enum Instr {
         idx: u16,
         src: Reg,
     },
+    /// R[dst] = this closure's upvalue `idx` itself: a binding captured by
+    /// value (never assigned once a closure is made, so no cell).
+    GetCapture {
+        dst: Reg,
+        idx: u16,
+    },
     /// R[dst] = a new closure of nested prototype `proto`, capturing the
-    /// cells listed in that prototype's `captures`.
+    /// cells (or, for bindings captured by value, the values) listed in
+    /// that prototype's `captures`.
     Closure {
         dst: Reg,
         proto: u32,

@@ -45,6 +45,8 @@ pub(crate) enum Access<'a> {
     Reg(Reg),
     Cell(Reg),
     Upval(u16),
+    /// An upvalue holding the value of a binding captured by value.
+    Captured(u16),
     Global(u32),
     Undef,
     Num(f64),
@@ -527,6 +529,7 @@ impl<'a> Codegen<'a> {
         }
         match loc {
             Loc::Cell(r) => Access::Upval(self.upval(cur, id, owner, r)),
+            Loc::Reg(r) if b.by_value => Access::Captured(self.upval(cur, id, owner, r)),
             Loc::Reg(_) => {
                 let name = b.name.clone();
                 let span = b.span;
@@ -630,6 +633,9 @@ impl<'a> Codegen<'a> {
             Access::Upval(idx) => {
                 self.emit(Instr::GetUpval { dst, idx }, pos);
             }
+            Access::Captured(idx) => {
+                self.emit(Instr::GetCapture { dst, idx }, pos);
+            }
             Access::Global(idx) => {
                 self.emit(Instr::GetGlobal { dst, idx }, pos);
             }
@@ -654,6 +660,15 @@ impl<'a> Codegen<'a> {
             }
             Access::Upval(idx) => {
                 self.emit(Instr::SetUpval { idx, src }, pos);
+            }
+            Access::Captured(_) => {
+                // The resolver captures by value only what no closure assigns.
+                let d = Diagnostic::new(
+                    self.file,
+                    Span::new(pos as usize, pos as usize),
+                    "internal compiler error: assignment to a variable captured by value",
+                );
+                self.diags.push(d.with_label("here"));
             }
             Access::Global(idx) => {
                 self.emit(Instr::SetGlobal { idx, src }, pos);

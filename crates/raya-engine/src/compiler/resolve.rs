@@ -52,8 +52,13 @@ pub(crate) enum BindKind {
 pub(crate) struct Binding {
     pub name: String,
     pub kind: BindKind,
-    /// Some closure refers to it from another function: it lives in a cell.
+    /// Some closure refers to it from another function and it lives in a
+    /// cell (false for one captured by value: see `by_value`).
     pub captured: bool,
+    /// Some closure refers to it, but it never changes once any closure
+    /// that does is made: it stays in its register, and each closure
+    /// copies the value when it is made (`Resolver::finish_captures`).
+    pub by_value: bool,
     /// Module top-level bindings (and imports) are global slots.
     pub global: Option<u32>,
     pub span: Span,
@@ -132,6 +137,9 @@ impl Resolution {
 struct Scope {
     names: HashMap<String, BindingId>,
     func: usize,
+    /// When the scope's function declarations are made (its hoisting):
+    /// see `Captures`.
+    entry: u32,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -192,6 +200,12 @@ struct Tdz {
     tick: u32,
     /// Per function: where it is created; None for a declaration.
     births: Vec<Option<u32>>,
+    /// Per function: where its closure object is made (a declaration: when
+    /// its scope's declarations are hoisted; a deferred initialiser: where
+    /// the expression is, before its binding is initialised).
+    created: Vec<u32>,
+    /// Set just before walking a function declaration: its scope's entry.
+    next_created: Option<u32>,
     /// Function declaration binding -> its function; class declaration
     /// binding -> its methods (they run no earlier than the first use of
     /// the class's name either).
@@ -216,6 +230,28 @@ struct Tdz {
     deferred: Option<usize>,
 }
 
+/// What deciding captures by value collects during the walk.
+///
+/// A captured `let`/`const`/parameter/catch parameter stays in its
+/// register, and each closure gets a copy of its value, when the copy can
+/// never differ from the binding: no closure that uses it is made before
+/// it is initialised (by walk order, as for the dead zone, with function
+/// declarations made when their scope's declarations are hoisted), and
+/// nothing assigns it afterwards — nothing at all, but for a `for (let …)`
+/// binding assigned in the loop's own header (`i++` changes the next
+/// iteration's copy, before the body that makes the closures runs; a
+/// closure made in the header itself keeps the cell).
+#[derive(Default)]
+struct Captures {
+    /// (binding, the child function of its own that uses it).
+    by: Vec<(BindingId, usize)>,
+    /// Bindings assigned where a copy could go stale, or captured in their
+    /// loop's header.
+    changed: HashSet<BindingId>,
+    /// The bindings of the `for` loop whose header is being walked.
+    header: HashSet<BindingId>,
+}
+
 pub(crate) struct Resolver<'l> {
     file: FileId,
     module: usize,
@@ -228,6 +264,7 @@ pub(crate) struct Resolver<'l> {
     funcs: Vec<FuncCtx>,
     pending_labels: Vec<String>,
     tdz: Tdz,
+    captures: Captures,
     /// Exports made by `export { a } from` / `export * from` (the latter
     /// flagged: a local export of the same name wins over it).
     reexports: Vec<(String, u32, Span, bool)>,
@@ -251,11 +288,13 @@ pub(crate) fn resolve_module(
         funcs: Vec::new(),
         pending_labels: Vec::new(),
         tdz: Tdz::default(),
+        captures: Captures::default(),
         reexports: Vec::new(),
         out: Resolution::default(),
     };
     r.module_body(&prog.body);
     r.finish_tdz();
+    r.finish_captures();
     // Hoisting reports some errors before the walk reaches them: report in
     // source order.
     r.diags.sort_by_key(|d| d.span.start);
@@ -300,7 +339,16 @@ impl<'l> Resolver<'l> {
 
     fn push_scope(&mut self) {
         let func = self.cur_func();
-        self.scopes.push(Scope { names: HashMap::new(), func });
+        let entry = self.next_tick();
+        self.scopes.push(Scope { names: HashMap::new(), func, entry });
+    }
+
+    /// The innermost scope's declarations are hoisted from here on.
+    fn renew_entry(&mut self) {
+        let t = self.next_tick();
+        if let Some(sc) = self.scopes.last_mut() {
+            sc.entry = t;
+        }
     }
 
     fn pop_scope(&mut self) {
@@ -313,7 +361,14 @@ impl<'l> Resolver<'l> {
 
     fn new_binding(&mut self, name: &str, kind: BindKind, span: Span, global: Option<u32>) -> BindingId {
         let id = self.out.bindings.len() as BindingId;
-        self.out.bindings.push(Binding { name: name.to_string(), kind, captured: false, global, span });
+        self.out.bindings.push(Binding {
+            name: name.to_string(),
+            kind,
+            captured: false,
+            by_value: false,
+            global,
+            span,
+        });
         id
     }
 
@@ -374,6 +429,11 @@ impl<'l> Resolver<'l> {
                 let b = &mut self.out.bindings[id as usize];
                 if b.global.is_none() && s.func != cur {
                     b.captured = true;
+                    let via = self.funcs[s.func + 1].uid;
+                    self.captures.by.push((id, via));
+                    if self.captures.header.contains(&id) {
+                        self.captures.changed.insert(id);
+                    }
                 }
                 return Some((id, s.func));
             }
@@ -403,6 +463,9 @@ impl<'l> Resolver<'l> {
             None => Some(self.next_tick()),
         };
         self.tdz.births.push(birth);
+        let now = self.next_tick();
+        let created = self.tdz.next_created.take().unwrap_or(now);
+        self.tdz.created.push(created);
         FuncCtx { is_module, is_generator: false, jumps: Vec::new(), uid }
     }
 
@@ -474,6 +537,31 @@ impl<'l> Resolver<'l> {
         for &b in tdz.switch_clause.keys() {
             if self.out.tdz_bindings.contains(&b) {
                 self.out.bindings[b as usize].captured = true;
+            }
+        }
+    }
+
+    /// Decides which captured bindings are captured by value (`Captures`).
+    fn finish_captures(&mut self) {
+        let mut by_value: HashMap<BindingId, bool> = HashMap::new();
+        for &(b, via) in &self.captures.by {
+            let ok = by_value.entry(b).or_insert(true);
+            if !*ok {
+                continue;
+            }
+            let binding = &self.out.bindings[b as usize];
+            *ok = binding.captured
+                && binding.global.is_none()
+                && matches!(binding.kind, BindKind::Let | BindKind::Const | BindKind::Param | BindKind::CatchParam)
+                && !self.out.tdz_bindings.contains(&b)
+                && !self.captures.changed.contains(&b)
+                && self.tdz.init.get(&b).is_some_and(|&init| init < self.tdz.created[via]);
+        }
+        for (b, ok) in by_value {
+            if ok {
+                let binding = &mut self.out.bindings[b as usize];
+                binding.captured = false;
+                binding.by_value = true;
             }
         }
     }
@@ -591,6 +679,9 @@ impl<'l> Resolver<'l> {
     fn assign_ident(&mut self, ident: &Ident) {
         match self.use_ident(ident) {
             Some(id) => {
+                if !self.captures.header.contains(&id) {
+                    self.captures.changed.insert(id);
+                }
                 let b = &self.out.bindings[id as usize];
                 let (kind, decl_span) = (b.kind, b.span);
                 let msg = format!("cannot assign to `{}` because it is a constant", ident.name);
@@ -884,6 +975,7 @@ impl<'l> Resolver<'l> {
             StmtKind::Var(d) => self.var_decl(d),
             StmtKind::Function(f) => {
                 self.tdz.next_decl = f.name.as_ref().and_then(|n| self.out.binding_of_decl(n));
+                self.tdz.next_created = self.scopes.last().map(|sc| sc.entry);
                 self.function(f)
             }
             StmtKind::Class(c) => self.class(c, true),
@@ -907,27 +999,38 @@ impl<'l> Resolver<'l> {
             }
             StmtKind::For { init, cond, update, body } => {
                 self.push_scope();
+                // The loop's own bindings may change in its header (`i++`):
+                // each iteration's copy changes before the body runs.
+                let mut header = HashSet::new();
                 match init {
                     Some(ForInit::Var(d)) => {
                         for decl in &d.decls {
                             let mut ids = Vec::new();
                             pattern_idents(&decl.target, &mut ids);
                             for i in ids {
-                                self.declare(i, if d.kind == VarKind::Const { BindKind::Const } else { BindKind::Let });
+                                header.insert(self.declare(
+                                    i,
+                                    if d.kind == VarKind::Const { BindKind::Const } else { BindKind::Let },
+                                ));
                             }
                         }
+                        let outer = std::mem::replace(&mut self.captures.header, header);
                         self.var_decl(d);
+                        header = std::mem::replace(&mut self.captures.header, outer);
                     }
                     Some(ForInit::Expr(e)) => self.expr(e),
                     None => {}
                 }
+                let outer = std::mem::replace(&mut self.captures.header, header);
                 if let Some(c) = cond {
                     self.expr(c);
                 }
                 if let Some(u) = update {
                     self.expr(u);
                 }
+                self.captures.header = HashSet::new();
                 self.with_jump(JumpKind::Loop, labels, |r| r.sub_stmt(body));
+                self.captures.header = outer;
                 self.pop_scope();
             }
             StmtKind::ForOf { decl, target, iterable: object, body, .. }
@@ -976,7 +1079,9 @@ impl<'l> Resolver<'l> {
                             self.declare(i, BindKind::CatchParam);
                         }
                         self.pattern_inner(p);
+                        self.note_init(p);
                     }
+                    self.renew_entry();
                     self.hoist(&h.body);
                     self.stmts(&h.body);
                     self.pop_scope();
@@ -1310,7 +1415,11 @@ impl<'l> Resolver<'l> {
             if let Some(d) = &p.default {
                 self.expr(d);
             }
+            self.note_init(&p.pattern);
         }
+        // The body's function declarations are made once the parameters
+        // are bound.
+        self.renew_entry();
         match &f.body {
             FunctionBody::Block(stmts) => {
                 self.hoist(stmts);

@@ -200,7 +200,9 @@ fn captures_through_intermediate_functions_are_upvalues() {
 
 #[test]
 fn for_let_copies_captured_binding_per_iteration() {
-    let p = compile("function f() { const fs = []; for (let i = 0; i < 3; i++) { fs.push(() => i); } return fs; }");
+    // The closure assigns `i`: it lives in a cell.
+    let p =
+        compile("function f() { const fs = []; for (let i = 0; i < 3; i++) { fs.push(() => i += 10); } return fs; }");
     let f = func(&p, "f");
     // The initial cell, plus a fresh copy before the first test and one
     // before every update.
@@ -310,6 +312,7 @@ fn counting_loops_step_and_test_in_one_instruction() {
          for (let i = n; 0 <= i; i -= 3) { if (i == 4) continue; s += i; } \
          for (let i = 1; i < n; i = i * 2) { s += i; } \
          for (let i = 0; i < n; i++, s++) { s += i; } \
+         for (let i = 0; i < n; i++) { o.push(() => i++); } \
          for (let i = 0; i < n; i++) { o.push(() => i); } \
          return s; }",
     );
@@ -336,9 +339,10 @@ fn counting_loops_step_and_test_in_one_instruction() {
     }
     // `i += 2` is fused too (its written-out `AddI` concatenates a
     // string). `i = i * 2` is no counter step, `i++, s++` is two steps, and
-    // a captured `i` lives in a cell: those loops keep their written-out
-    // bottom only.
-    assert_eq!(fused, [("lt", 1), ("le", 1), ("le", 2), ("gt", -1), ("ge", -3)], "{:?}", f.code);
+    // an `i` a closure assigns lives in a cell: those loops keep their
+    // written-out bottom only. One only read by closures is captured by
+    // value, in its register: that loop counts like the others.
+    assert_eq!(fused, [("lt", 1), ("le", 1), ("le", 2), ("gt", -1), ("ge", -3), ("lt", 1)], "{:?}", f.code);
 }
 
 #[test]
@@ -351,8 +355,8 @@ fn a_loop_condition_with_a_function_is_compiled_once() {
 }
 
 #[test]
-fn for_of_const_gets_a_fresh_cell_each_iteration() {
-    let p = compile("function f(xs) { const fs = []; for (const x of xs) fs.push(() => x); return fs; }");
+fn for_of_let_gets_a_fresh_cell_each_iteration() {
+    let p = compile("function f(xs) { const fs = []; for (let x of xs) fs.push(() => x++); return fs; }");
     let f = func(&p, "f");
     let top = f.code.iter().position(|i| matches!(i, Instr::IterNext { .. })).unwrap();
     let lp = f.code.iter().position(|i| matches!(i, Instr::Loop { .. })).unwrap();
@@ -368,11 +372,88 @@ fn for_of_const_gets_a_fresh_cell_each_iteration() {
 #[test]
 fn block_scoped_let_in_loop_body_gets_new_cell_each_iteration() {
     let p = compile(
-        "function f() { const fs = []; let i = 0; while (i < 3) { const v = i; fs.push(() => v); i++; } return fs; }",
+        "function f() { const fs = []; let i = 0; while (i < 3) { let v = i; fs.push(() => v); v++; i++; } return fs; }",
     );
     let f = func(&p, "f");
     let top = f.code.iter().position(|i| matches!(i, Instr::JmpIfNotLt { .. })).unwrap();
     assert!(f.code[top..back_edge(f)].iter().any(|i| matches!(i, Instr::NewCell { .. })));
+}
+
+/// Whether `f` keeps binding cells: `NewCell`s in its code.
+fn cells(f: &FuncProto) -> usize {
+    count(f, |i| matches!(i, Instr::NewCell { .. }))
+}
+
+#[test]
+fn bindings_never_changed_after_capture_are_captured_by_value() {
+    // A `for (let …)` counter changed only by its header, a `const`, a
+    // `let` never assigned again, a parameter, a `for…of` binding and a
+    // catch parameter: no cell, the closures copy the value.
+    let p = compile(
+        "function f(n, xs) { const fs = []; \
+         for (let i = 0; i < n; i++) { fs.push(() => i); } \
+         const k = n * 2; let m = k + 1; fs.push(() => k + m + n); \
+         for (const x of xs) { fs.push(() => x); } \
+         try { xs.f(); } catch (e) { fs.push(() => e); } \
+         return fs; }",
+    );
+    let f = func(&p, "f");
+    assert_eq!(cells(f), 0, "{:?}", f.code);
+    for c in &f.protos {
+        assert!(c.captures.iter().all(|c| matches!(c, Capture::Local(_))), "{:?}", c.captures);
+        assert!(count(c, |i| matches!(i, Instr::GetCapture { .. })) >= 1, "{:?}", c.code);
+        assert_eq!(count(c, |i| matches!(i, Instr::GetUpval { .. })), 0, "{:?}", c.code);
+    }
+}
+
+#[test]
+fn a_value_captured_through_an_intermediate_function_is_copied_again() {
+    let p = compile("function a(x) { return () => () => x; }");
+    let a = func(&p, "a");
+    assert_eq!(cells(a), 0);
+    let outer = &a.protos[0];
+    let inner = &outer.protos[0];
+    assert!(matches!(outer.captures[..], [Capture::Local(1)]));
+    assert!(matches!(inner.captures[..], [Capture::Upval(0)]));
+    assert!(matches!(inner.code[0], Instr::GetCapture { idx: 0, .. }));
+}
+
+#[test]
+fn bindings_that_can_change_after_capture_stay_in_cells() {
+    for (what, src) in [
+        (
+            "assigned later in the loop body",
+            "function f(fs) { for (let i = 0; i < 3; i++) { fs.push(() => i); i++; } }",
+        ),
+        ("assigned inside the closure", "function f(fs) { let n = 0; fs.push(() => n++); }"),
+        ("assigned after capture", "function f(fs) { let n = 0; fs.push(() => n); n = 2; }"),
+        ("assigned before capture", "function f(fs) { let n = 0; n = 2; fs.push(() => n); }"),
+        ("a parameter assigned", "function f(fs, n) { fs.push(() => n); n = 1; }"),
+        ("read by a closure made before its declaration", "function f(fs) { fs.push(() => x); const x = 1; }"),
+        (
+            "read by a hoisted function of its own block",
+            "function f() { const x = 1; function g() { return x; } return g; }",
+        ),
+        ("read by its own initialiser", "function f() { const r = (n) => (n > 0 ? r(n - 1) : 0); return r; }"),
+        ("captured in its loop's header", "function f(fs) { for (let i = 0; i < 3; fs.push(() => i), i++) {} }"),
+        ("read by an earlier parameter's default", "function f(g = () => n, n = 1) { return g; }"),
+        (
+            "a class member before its declaration",
+            "function f() { class C { m() { return x; } } const x = 1; return C; }",
+        ),
+    ] {
+        let p = compile(src);
+        let f = func(&p, "f");
+        assert!(cells(f) >= 1, "{what}: no cell in {:?}", f.code);
+    }
+}
+
+#[test]
+fn a_hoisted_function_copies_what_was_initialised_before_its_block() {
+    let p = compile("function f(a) { const b = a + 1; { function g() { return a + b; } return g; } }");
+    let f = func(&p, "f");
+    assert_eq!(cells(f), 0, "{:?}", f.code);
+    assert_eq!(count(func(&p, "g"), |i| matches!(i, Instr::GetCapture { .. })), 2);
 }
 
 #[test]

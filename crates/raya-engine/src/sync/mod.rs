@@ -166,13 +166,59 @@ pub struct Completion {
 #[derive(Default)]
 pub struct CompletionInner {
     pub outcome: Option<Outcome>,
-    pub waiters: Vec<Waiter>,
+    pub waiters: LazyVec<Waiter>,
     /// `then` handlers and adoptions waiting for the outcome, in the order
     /// added (see [`Reaction`]).
-    pub reactions: Vec<Reaction>,
+    pub reactions: LazyVec<Reaction>,
     /// Someone awaited (or otherwise consumed) the outcome: a failure is
     /// then not an unhandled error.
     pub observed: bool,
+}
+
+/// A list that takes one word while empty: most completions settle with
+/// no waiter and no reaction (a promise resolved by its executor before
+/// anyone awaits it), and a promise's state must fit in its heap object
+/// (`PromiseCell`).
+// The box is the point: `Option<Box<_>>` is one word, a `Vec` three.
+#[allow(clippy::box_collection)]
+pub struct LazyVec<T>(Option<Box<Vec<T>>>);
+
+impl<T> Default for LazyVec<T> {
+    fn default() -> Self {
+        LazyVec(None)
+    }
+}
+
+impl<T> std::ops::Deref for LazyVec<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        self.0.as_deref().map_or(&[], |v| v.as_slice())
+    }
+}
+
+impl<'a, T> IntoIterator for &'a LazyVec<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T> LazyVec<T> {
+    pub fn push(&mut self, x: T) {
+        self.0.get_or_insert_with(Default::default).push(x);
+    }
+
+    pub fn retain(&mut self, f: impl FnMut(&T) -> bool) {
+        if let Some(v) = &mut self.0 {
+            v.retain(f);
+        }
+    }
+
+    /// Empties the list, handing back what it held.
+    pub fn take_vec(&mut self) -> Vec<T> {
+        self.0.take().map(|b| *b).unwrap_or_default()
+    }
 }
 
 /// What a settlement does besides waking tasks (Node's promise reactions;
@@ -288,14 +334,14 @@ impl Completion {
                 r.roots(crate::vm::heap::shade);
             }
             let mut q = mq.lock();
-            for r in g.reactions.drain(..) {
+            for r in g.reactions.take_vec() {
                 match r {
                     Reaction::Job(job) => start_drain |= q.push(job, o),
                     Reaction::Adopt { .. } => adopts.push(r),
                 }
             }
         }
-        Some(Settled { waiters: std::mem::take(&mut g.waiters), adopts, start_drain })
+        Some(Settled { waiters: g.waiters.take_vec(), adopts, start_drain })
     }
 
     /// Adds a reaction and marks the outcome observed (a handler counts as
@@ -345,6 +391,31 @@ pub struct PromiseCell {
     /// is still pending because it adopts a task or promise. Set by one
     /// atomic swap, so racing calls from several tasks agree on the winner.
     pub claimed: std::sync::atomic::AtomicBool,
+}
+
+/// A promise object's state: in the object itself (one allocation per
+/// promise, not two), or shared with host code that settles it from its
+/// own thread (an external promise, `embed`).
+pub enum PromiseState {
+    Local(PromiseCell),
+    Shared(Arc<PromiseCell>),
+}
+
+impl Default for PromiseState {
+    fn default() -> Self {
+        PromiseState::Local(PromiseCell::default())
+    }
+}
+
+impl std::ops::Deref for PromiseState {
+    type Target = PromiseCell;
+    #[inline]
+    fn deref(&self) -> &PromiseCell {
+        match self {
+            PromiseState::Local(c) => c,
+            PromiseState::Shared(c) => c,
+        }
+    }
 }
 
 /// What a suspended task waits for (the interpreter's `Suspended` reason).

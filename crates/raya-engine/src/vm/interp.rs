@@ -27,11 +27,11 @@ use super::link::RtProto;
 use super::native::NativeCtx;
 use super::object::{
     Accessor, Body, BuiltinKind, ClassData, Closure, Function, GenMode, GenResume, GenRun, GenState, IterState, Mut,
-    MutRef, ObjectData, PropMap, USER_DONE, USER_GOT_ITER, USER_GOT_METHOD, USER_GOT_NEXT, USER_PENDING, USER_READY,
-    USER_START,
+    MutRef, ObjectData, PropMap, Upvals, USER_DONE, USER_GOT_ITER, USER_GOT_METHOD, USER_GOT_NEXT, USER_PENDING,
+    USER_READY, USER_START,
 };
 use super::ops::{self, Fault, Got, Put};
-use super::runtime::{make_closure, Runtime};
+use super::runtime::{make_closure_with, Runtime};
 use super::strbuf::{self, StrBuf};
 use super::task::{flags, AwaitScan, Frame, Handler, Task};
 use super::value::Value;
@@ -1044,7 +1044,7 @@ impl<'rt> TaskInterpreter<'rt> {
             // `new Promise(executor)`: the prelude's `Promise.__exec` runs
             // the executor on this task with native resolve functions
             // bound to the promise, and returns the promise.
-            let p = self.rt.heap.alloc(Body::Promise(Arc::new(crate::sync::PromiseCell::default())));
+            let p = self.rt.heap.alloc(Body::Promise(Default::default()));
             let executor = task.regs[f + 2];
             // A script function declaring fewer than two parameters can
             // never see `reject` (there is no `arguments`): it is not made.
@@ -1625,20 +1625,23 @@ impl<'rt> TaskInterpreter<'rt> {
                             _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
                         }
                     }
+                    Instr::GetCapture { dst, idx } => {
+                        let c = closure_of(closure!()).expect("closure frame");
+                        set!(dst, c.upvals[idx as usize])
+                    }
                     Instr::Closure { dst, proto } => {
                         let child = rtp.children[proto as usize].clone();
                         let parent = closure_of(closure!());
-                        let upvals: Box<[Value]> = child
-                            .proto
-                            .captures
-                            .iter()
-                            .map(|cap| match *cap {
-                                Capture::Local(r) => reg!(r),
-                                Capture::Upval(i) => parent.map(|p| p.upvals[i as usize]).unwrap_or(Value::UNDEFINED),
-                            })
-                            .collect();
+                        let capture = |cap: &Capture| match *cap {
+                            Capture::Local(r) => reg!(r),
+                            Capture::Upval(i) => parent.map(|p| p.upvals[i as usize]).unwrap_or(Value::UNDEFINED),
+                        };
+                        let upvals = match &child.proto.captures[..] {
+                            [one] => Upvals::One(capture(one)),
+                            caps => Upvals::Many(caps.iter().map(capture).collect()),
+                        };
                         let is_arrow = child.proto.is_arrow;
-                        let v = make_closure(&mut self.rt.heap, child, upvals);
+                        let v = make_closure_with(&mut self.rt.heap, child, upvals);
                         if is_arrow {
                             // Arrows see `super` of the method they are in.
                             if let (Some(p), Some(c)) = (parent, closure_of(v)) {

@@ -368,7 +368,7 @@ pub enum Body {
     /// A task (`Task<T>`); see `sync::task`.
     Task(Arc<crate::sync::TaskCell>),
     /// A promise (`Promise<T>`).
-    Promise(Arc<crate::sync::PromiseCell>),
+    Promise(crate::sync::PromiseState),
     /// A channel (`Channel<T>`, `after(ms)`, `every(ms)`); see `sync::channel`.
     Channel(Arc<crate::sync::channel::ChannelCell>),
     /// `Mutex`, `WaitGroup`, `Semaphore`; see `sync::mutex`.
@@ -794,10 +794,41 @@ pub struct Bound {
 
 pub struct Closure {
     pub proto: Arc<super::link::RtProto>,
-    /// Captured cells, in `FuncProto::captures` order.
-    pub upvals: Box<[Value]>,
+    /// Captured cells (or values, for bindings captured by value), in
+    /// `FuncProto::captures` order.
+    pub upvals: Upvals,
     /// The class a method belongs to (for `super`), or undefined.
     pub home: Mut<Value>,
+}
+
+/// A closure's upvalues. Most closures that capture anything capture one
+/// binding (a callback's one variable, an executor's loop counter): that one
+/// is held in the closure's own object, so making such a closure is one
+/// allocation, not two (and one block less to sweep and free).
+pub enum Upvals {
+    One(Value),
+    /// None (an empty box allocates nothing) or several.
+    Many(Box<[Value]>),
+}
+
+impl std::ops::Deref for Upvals {
+    type Target = [Value];
+    #[inline(always)]
+    fn deref(&self) -> &[Value] {
+        match self {
+            Upvals::One(v) => std::slice::from_ref(v),
+            Upvals::Many(vs) => vs,
+        }
+    }
+}
+
+impl From<Box<[Value]>> for Upvals {
+    fn from(vs: Box<[Value]>) -> Upvals {
+        match *vs {
+            [v] => Upvals::One(v),
+            _ => Upvals::Many(vs),
+        }
+    }
 }
 
 pub struct Native {

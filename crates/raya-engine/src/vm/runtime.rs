@@ -15,7 +15,7 @@
 use super::atom::names;
 use super::heap::{Heap, Marker, MutatorSlot, SharedHeap};
 use super::link::{link, RtProto};
-use super::object::{Body, Closure, Function, Mut, ObjectData, PropMap};
+use super::object::{Body, Closure, Function, Mut, ObjectData, PropMap, Upvals};
 use super::ops::{self, Fault};
 use super::realm::Realm;
 use super::task::Task;
@@ -663,6 +663,10 @@ pub fn code_frame(sources: &SourceMap, stack: &str) -> Option<String> {
 }
 
 pub fn make_closure(heap: &mut Heap, proto: Arc<RtProto>, upvals: Box<[Value]>) -> Value {
+    make_closure_with(heap, proto, upvals.into())
+}
+
+pub fn make_closure_with(heap: &mut Heap, proto: Arc<RtProto>, upvals: Upvals) -> Value {
     heap.alloc(Body::Function(Function::Closure(Closure { proto, upvals, home: Mut::new(Value::UNDEFINED) })))
 }
 
