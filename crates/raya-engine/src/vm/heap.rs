@@ -99,7 +99,7 @@
 //! was freed and shrunk.
 
 use super::atom::Atom;
-use super::object::{ArrayBody, Body, Function, Header, JsStr, Mut, Obj};
+use super::object::{ArrayBody, Body, Function, Header, JsStr, Mut, Obj, StrText, INLINE_STR};
 use super::ops::{Fault, OpResult};
 use super::sweep::Sweep;
 use super::task::Task;
@@ -984,19 +984,37 @@ impl Heap {
     /// (the string paths: they skip the match over every kind).
     #[inline]
     fn alloc_sized(&mut self, body: Body, size: usize) -> Value {
-        // Written into the new box in place: building the `Obj` first and
-        // moving it into `Box::new` copies the body twice.
+        Value::object(self.alloc_ptr(body, size))
+    }
+
+    /// [`Heap::alloc_sized`], returning the new object itself.
+    #[inline]
+    fn alloc_ptr(&mut self, body: Body, size: usize) -> *mut Obj {
+        // SAFETY: the body is written whole.
+        unsafe { self.alloc_with(size, |slot| slot.write(body)) }
+    }
+
+    /// A new object whose body `init` writes into its box, after the
+    /// allocation: a body built before it lives on the stack across the
+    /// allocator's call and is copied over, and a field stored narrower
+    /// than it is copied (a string's `u32` length) stalls the copy's load.
+    ///
+    /// # Safety
+    /// `init` must initialise the body it is given.
+    #[inline(always)]
+    unsafe fn alloc_with(&mut self, size: usize, init: impl FnOnce(*mut Body)) -> *mut Obj {
         let mut b = Box::<Obj>::new_uninit();
         let p = b.as_mut_ptr();
-        // SAFETY: both fields of the uninitialised box are written once,
-        // then it is initialised.
+        // SAFETY: both fields of the uninitialised box are written once
+        // (the body by `init`, as the caller promises), then it is
+        // initialised.
         let p = unsafe {
             // Allocated black while marking: a new object is live at the
             // end of the cycle, and what is stored in it was reachable
             // anyway (see "Concurrent marking").
             let black = self.shared.marking.load(Ordering::Relaxed);
             std::ptr::addr_of_mut!((*p).header).write(Header { marked: black.into(), frozen: false.into() });
-            std::ptr::addr_of_mut!((*p).body).write(body);
+            init(std::ptr::addr_of_mut!((*p).body));
             Box::into_raw(b.assume_init())
         };
         // SAFETY: this thread owns the list and is not stopped.
@@ -1005,7 +1023,7 @@ impl Heap {
         if self.local_bytes >= LOCAL_CHUNK {
             self.flush_count();
         }
-        Value::object(p)
+        p
     }
 
     #[cold]
@@ -1044,10 +1062,40 @@ impl Heap {
     }
 
     /// `alloc_str` of a string the caller knows to be ASCII.
+    #[inline]
     pub fn alloc_ascii_str(&mut self, s: &str) -> Value {
-        let js = JsStr::ascii_from(s);
-        let size = std::mem::size_of::<Obj>() + js.s.heap_bytes();
-        self.alloc_sized(Body::Str(js), size)
+        debug_assert!(s.is_ascii());
+        let n = s.len();
+        if n > INLINE_STR {
+            let text = StrText::Heap(s.into());
+            // SAFETY: the body is written whole.
+            let p = unsafe {
+                self.alloc_with(std::mem::size_of::<Obj>() + n, |slot| {
+                    slot.write(Body::Str(JsStr { s: text, utf16_len: n as u32 }))
+                })
+            };
+            return Value::object(p);
+        }
+        // Built in the new object: a zeroed buffer, then the bytes copied
+        // straight into it. Filling a buffer on the stack and moving the
+        // body in made the CPU reload bytes a `memcpy` had just stored at
+        // other widths (a store-forwarding stall on every word `split`
+        // cuts and every line `readLine` returns).
+        // SAFETY: the body is written whole before the bytes go in; the
+        // object is this thread's alone until it is returned (the marker
+        // never reads a string's bytes), and ASCII keeps the buffer UTF-8.
+        let p = unsafe {
+            self.alloc_with(std::mem::size_of::<Obj>(), |slot| {
+                slot.write(Body::Str(JsStr {
+                    s: StrText::Inline { len: n as u8, buf: [0; INLINE_STR] },
+                    utf16_len: n as u32,
+                }));
+                if let Body::Str(JsStr { s: StrText::Inline { buf, .. }, .. }) = &mut *slot {
+                    buf[..n].copy_from_slice(s.as_bytes());
+                }
+            })
+        };
+        Value::object(p)
     }
 
     pub fn alloc_array(&mut self, items: Vec<Value>) -> Value {
