@@ -1611,9 +1611,19 @@ impl SharedHeap {
             );
         }
         self.allocated_since_gc.store(0, Ordering::Relaxed);
-        let goal = heap_goal(live, &self.config.lock());
+        // Generational, the goal is the one the last full cycle measured
+        // (Go's rule on its live heap): minor cycles come whenever the
+        // young objects fill what the old generation leaves of it, but
+        // never more often than a quarter of that cycle's budget.
+        let (goal, floor) = if generational {
+            let base = self.full_base.load(Ordering::Relaxed);
+            let goal = heap_goal(base, &self.config.lock());
+            (goal, goal.saturating_sub(base) / 4)
+        } else {
+            (heap_goal(live, &self.config.lock()), 0)
+        };
         self.live.store(live, Ordering::Relaxed);
-        self.threshold.store(goal.saturating_sub(live), Ordering::Relaxed);
+        self.threshold.store(goal.saturating_sub(live).max(floor), Ordering::Relaxed);
         self.requested.store(self.stress.load(Ordering::Relaxed), Ordering::SeqCst);
         let began = self.mark_began.lock().take();
         let mut st = self.stats.lock();
