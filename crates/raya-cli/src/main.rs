@@ -103,6 +103,9 @@ enum Command {
                         values freed while reachable; very slow)
   RAYA_GC_CONCURRENT=0  mark with every worker stopped instead of beside
                         the program (longer pauses; for comparison)
+  RAYA_GC_GENERATIONAL=0  mark and sweep the whole heap at every collection
+                        instead of mostly the objects made since the last
+                        (for comparison)
 
 --stats prints, on stderr at exit: scheduler counts; a row per worker (run
 time, tasks run, steals, parks); the peak number of tasks alive; GC cycles,

@@ -76,11 +76,39 @@
 //!   `Completion::settle` drains them; a channel's queues when it is first
 //!   locked in a cycle. A task's registers and resume value are scanned in
 //!   the begin pause, so they need none; roots likewise.
-//! - The thread-local `MARK_EPOCH` says whether the heap the thread
-//!   mutates is marking. It changes only in a pause, and every way back to
-//!   the heap refreshes it (`enter`, leaving a park, ending a pause); a
-//!   thread that is not a mutator changes objects only with the world
-//!   stopped by [`Heap::stop_world`], which first finishes a cycle.
+//! - The thread-local `MARK_EPOCH` is the barrier epoch of the heap the
+//!   thread mutates: odd while it marks, even between cycles in
+//!   generational mode, 0 when no barrier is needed. It changes only in a
+//!   pause, and every way back to the heap refreshes it (`enter`, leaving
+//!   a park, ending a pause); a thread that is not a mutator changes
+//!   objects only with the world stopped by [`Heap::stop_world`], which
+//!   first finishes a cycle.
+//!
+//! # Generational mode
+//!
+//! On unless `RAYA_GC_GENERATIONAL=0` ([`SharedHeap::set_generational`]);
+//! the reasoning is in `design/memory.md`, "Generational mode". Sticky mark
+//! bits: the objects a cycle marked keep their mark and are *old*; a minor
+//! cycle marks from the roots, the young objects and the remembered set,
+//! and sweeps only the young (the threads' lists). Invariants:
+//!
+//! - An old object that points to a young one is in the remembered set
+//!   (its `Mut` body: `MutRef::deref_mut` remembers a body on its first
+//!   change in a mutator epoch, or while a minor cycle marks), or the
+//!   young value is ([`remember`], where a value is stored outside a
+//!   `Mut`). Task registers have no barrier: every cycle scans every live
+//!   task in its first pause, old ones too (`Marker::old_tasks`).
+//! - Remembered entries stay valid until the next cycle's first pause
+//!   consumes them: they were reached by a mutator after the last cycle
+//!   ended (or during a minor cycle, while reachable), and only the sweep
+//!   of a cycle that did not mark an object frees it.
+//! - Before a minor cycle, marked means old; before a full one, no object
+//!   is marked. The cycle that ends decides the next one's kind and sweeps
+//!   accordingly (`end_marking`); an unforeseen full cycle clears the old
+//!   marks itself (`Sweep::clear_marks`).
+//! - What is made while a minor cycle marks is not part of it: born with
+//!   that cycle's epoch (`Header::born`), skipped by the marker and the
+//!   deletion barrier, left on the threads' lists (young).
 //!
 //! # What the trigger counts
 //!
@@ -249,14 +277,26 @@ thread_local! {
 /// 0 for mutator epochs.
 static EPOCHS: AtomicU32 = AtomicU32::new(0);
 
-fn next_epoch(marking: bool) -> u32 {
+/// The kinds of barrier epoch, by their two low bits.
+const MUTATOR_EPOCH: u32 = 0;
+const MAJOR_EPOCH: u32 = 1;
+const MINOR_EPOCH: u32 = 3;
+
+fn next_epoch(kind: u32) -> u32 {
     loop {
-        let k = EPOCHS.fetch_add(1, Ordering::Relaxed);
-        let e = k.wrapping_mul(2).wrapping_add(if marking { 1 } else { 2 });
+        let e = EPOCHS.fetch_add(1, Ordering::Relaxed).wrapping_shl(2) | kind;
+        // Never 0: a mutator epoch must not read as "no barrier".
         if e != 0 {
             return e;
         }
     }
+}
+
+/// Whether the generational barrier remembers in barrier epoch `e`:
+/// between cycles (a mutator epoch) and while a minor cycle marks.
+#[inline]
+pub(crate) fn remembers(e: u32) -> bool {
+    e & 3 != MAJOR_EPOCH
 }
 
 /// The barrier epoch of the heap this thread mutates, or 0 when no
@@ -281,6 +321,10 @@ pub fn shade(v: Value) {
 #[inline]
 fn shade_slow(v: Value) {
     if let Some(o) = v.as_obj() {
+        // An object made during this (minor) cycle is not part of it.
+        if o.header.born == MARK_EPOCH.get() {
+            return;
+        }
         if !o.header.marked.load(Ordering::Relaxed) && !o.header.marked.swap(true, Ordering::Relaxed) {
             let h = MARK_HEAP.get();
             debug_assert!(!h.is_null());
@@ -300,7 +344,7 @@ fn shade_slow(v: Value) {
 #[inline]
 pub fn remember(v: Value) {
     let e = MARK_EPOCH.get();
-    if e != 0 && e & 1 == 0 {
+    if e != 0 && remembers(e) {
         remember_slow(v);
     }
 }
@@ -308,6 +352,7 @@ pub fn remember(v: Value) {
 #[cold]
 fn remember_slow(v: Value) {
     if let Some(o) = v.as_obj() {
+        // Unmarked: young (or, while a minor cycle marks, not reached yet).
         if !o.header.marked.load(Ordering::Relaxed) {
             // SAFETY: as in `shade_slow`.
             unsafe { (*MARK_HEAP.get()).remembered.lock().values.push(v.bits()) };
@@ -534,6 +579,14 @@ pub struct SharedHeap {
     /// Remembered bodies handed to this minor cycle's markers: grey work
     /// besides `grey`.
     grey_bodies: Mutex<Vec<(usize, TraceBody)>>,
+    /// Objects are allocated marked: a full cycle is marking.
+    alloc_black: AtomicBool,
+    /// Objects are allocated with this `born` epoch: a minor cycle is
+    /// marking (0 otherwise).
+    alloc_born: AtomicU32,
+    /// The young objects of a minor cycle: the threads' lists taken when
+    /// it began, swept when it ends (what is made meanwhile stays young).
+    young: Mutex<Vec<super::sweep::Segment>>,
 }
 
 /// Upper bounds (in microseconds) of the buckets of the pause histogram;
@@ -597,6 +650,8 @@ pub struct Marker {
     /// (they have no barrier; see "Generational mode").
     minor_roots: bool,
     old_tasks: Vec<*const Obj>,
+    /// Checking: the cycle whose objects made during it may be unmarked.
+    check_epoch: u32,
 }
 
 impl Marker {
@@ -608,6 +663,7 @@ impl Marker {
             check: None,
             minor_roots: false,
             old_tasks: Vec::new(),
+            check_epoch: 0,
         }
     }
 
@@ -617,12 +673,17 @@ impl Marker {
             if let Some(seen) = &mut self.check {
                 if seen.insert(o as *const Obj as usize) {
                     assert!(
-                        o.header.marked.load(Ordering::Relaxed),
+                        o.header.marked.load(Ordering::Relaxed) || o.header.born == self.check_epoch,
                         "reachable object not marked at the end of marking (a missed write barrier): {}",
                         body_kind(&o.body)
                     );
                     self.stack.push(o as *const Obj);
                 }
+                return;
+            }
+            if o.header.born == self.epoch {
+                // Made during this minor cycle: young at its end, not
+                // traced by it (see "Generational mode").
                 return;
             }
             if !o.header.marked.swap(true, Ordering::Relaxed) {
@@ -960,8 +1021,11 @@ impl Heap {
             full_base: AtomicUsize::new(0),
             remembered: Mutex::new(Remembered::default()),
             grey_bodies: Mutex::new(Vec::new()),
+            alloc_black: AtomicBool::new(false),
+            alloc_born: AtomicU32::new(0),
+            young: Mutex::new(Vec::new()),
         });
-        shared.epoch.store(next_epoch(false), Ordering::Relaxed);
+        shared.epoch.store(next_epoch(MUTATOR_EPOCH), Ordering::Relaxed);
         Heap::on(shared)
     }
 
@@ -1062,8 +1126,10 @@ impl Heap {
             // Allocated black while marking: a new object is live at the
             // end of the cycle, and what is stored in it was reachable
             // anyway (see "Concurrent marking").
-            let black = self.shared.marking.load(Ordering::Relaxed);
-            std::ptr::addr_of_mut!((*p).header).write(Header { marked: black.into(), frozen: false.into() });
+            let black = self.shared.alloc_black.load(Ordering::Relaxed);
+            // A minor cycle's epoch while it marks (else 0).
+            let born = self.shared.alloc_born.load(Ordering::Relaxed);
+            std::ptr::addr_of_mut!((*p).header).write(Header { marked: black.into(), frozen: false.into(), born });
             std::ptr::addr_of_mut!((*p).body).write(body);
             Box::into_raw(b.assume_init())
         };
@@ -1452,6 +1518,7 @@ impl Heap {
             // start (so marked from the snapshot) or allocated black.
             let mut check = Marker::new(0);
             check.check = Some(Default::default());
+            check.check_epoch = s.epoch.load(Ordering::Relaxed);
             roots(&mut check);
             check.drain();
         }
@@ -1492,7 +1559,7 @@ impl SharedHeap {
             // are cleared here, in the pause.
             self.sweep.clear_marks();
         }
-        let e = next_epoch(true);
+        let e = next_epoch(if major { MAJOR_EPOCH } else { MINOR_EPOCH });
         self.epoch.store(e, Ordering::Relaxed);
         self.major.store(major, Ordering::Relaxed);
         self.traced.store(0, Ordering::Relaxed);
@@ -1521,6 +1588,21 @@ impl SharedHeap {
         }
         m.scan_tasks();
         self.grey.lock().extend(m.stack.iter().map(|&p| p as usize));
+        if major {
+            // Allocate black: a new object is live at the end of the cycle.
+            self.alloc_black.store(true, Ordering::Relaxed);
+        } else {
+            // The young objects of this cycle are those that exist now;
+            // what is made while it marks is not part of it (not marked,
+            // not traced, not swept: young for the next one), so a minor
+            // cycle promotes only what survived it, not whatever happened
+            // to be made while it ran.
+            let lists = self.lists.lock();
+            // SAFETY: the world is stopped, so no owner touches its list.
+            let young = lists.iter().map(|l| std::mem::take(unsafe { &mut *l.objects.get() }));
+            self.young.lock().extend(young.filter(|l| !l.is_empty()).map(super::sweep::Segment));
+            self.alloc_born.store(e, Ordering::Relaxed);
+        }
         self.marking.store(true, Ordering::SeqCst);
     }
 
@@ -1571,10 +1653,15 @@ impl SharedHeap {
         // which it did not trace (an estimate: old objects that died since
         // are counted until the next full cycle).
         let since = self.allocated_since_gc.load(Ordering::Relaxed);
-        let old = if major { 0 } else { self.live.load(Ordering::Relaxed) };
-        let live = old
-            + self.traced.load(Ordering::Relaxed)
-            + since.saturating_sub(self.counted_at_start.load(Ordering::Relaxed));
+        let during = since.saturating_sub(self.counted_at_start.load(Ordering::Relaxed));
+        let live = if major {
+            // What was allocated while marking is black: live.
+            self.traced.load(Ordering::Relaxed) + during
+        } else {
+            // What was allocated while marking is young: it counts toward
+            // the next cycle (below), not as live.
+            self.live.load(Ordering::Relaxed) + self.traced.load(Ordering::Relaxed)
+        };
         if major {
             self.full_base.store(live, Ordering::Relaxed);
         }
@@ -1594,31 +1681,34 @@ impl SharedHeap {
         self.marking.store(false, Ordering::SeqCst);
         // A new mutator epoch: every body from before it is old now (used
         // by the barrier in generational mode only).
-        self.epoch.store(next_epoch(false), Ordering::Relaxed);
+        self.epoch.store(next_epoch(MUTATOR_EPOCH), Ordering::Relaxed);
         // Method caches may name objects this collection frees.
         super::shape::methods_changed();
-        {
+        self.alloc_black.store(false, Ordering::Relaxed);
+        self.alloc_born.store(0, Ordering::Relaxed);
+        // What is swept: after a full cycle every object (the threads'
+        // lists hold them all); after a minor one its young objects, plus
+        // the old generation if the next cycle is a full one, whose marks
+        // must all be clear. Survivors keep their marks (they are old)
+        // unless the next cycle is full. Objects made while a minor cycle
+        // marked stay on their threads' lists, unmarked: young.
+        if major {
             let lists = self.lists.lock();
             // SAFETY: the world is stopped, so no owner touches its list.
-            // A minor cycle's sweep takes only the young objects (the
-            // threads' lists) unless the next cycle is a full one, whose
-            // marks must all be clear; survivors keep their marks (they are
-            // old) unless the next cycle is full.
-            self.sweep.start(
-                lists.iter().map(|l| std::mem::take(unsafe { &mut *l.objects.get() })),
-                major || next_major,
-                !next_major,
-            );
+            self.sweep.start(lists.iter().map(|l| std::mem::take(unsafe { &mut *l.objects.get() })), true, !next_major);
+        } else {
+            let young = std::mem::take(&mut *self.young.lock());
+            self.sweep.start(young.into_iter().map(|s| s.0), next_major, !next_major);
         }
-        self.allocated_since_gc.store(0, Ordering::Relaxed);
+        self.allocated_since_gc.store(if major { 0 } else { during }, Ordering::Relaxed);
         // Generational, the goal is the one the last full cycle measured
         // (Go's rule on its live heap): minor cycles come whenever the
         // young objects fill what the old generation leaves of it, but
-        // never more often than a quarter of that cycle's budget.
+        // never more often than half of that cycle's budget.
         let (goal, floor) = if generational {
             let base = self.full_base.load(Ordering::Relaxed);
             let goal = heap_goal(base, &self.config.lock());
-            (goal, goal.saturating_sub(base) / 4)
+            (goal, goal.saturating_sub(base) / 2)
         } else {
             (heap_goal(live, &self.config.lock()), 0)
         };
@@ -1711,6 +1801,12 @@ impl Drop for SharedHeap {
     fn drop(&mut self) {
         // The background sweeper may be in the middle of a segment.
         self.sweep.finish();
+        for seg in self.young.get_mut().drain(..) {
+            for p in seg.0 {
+                // SAFETY: as below.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
         for seg in self.sweep.drain_all() {
             for p in seg.0 {
                 // SAFETY: the last handle is gone and the sweep finished;
@@ -2447,6 +2543,32 @@ mod tests {
             assert_eq!(heap.object_count(), 5);
             assert_eq!(ops::to_display(ops::array_data(b).unwrap()[0]), "remembered".repeat(5));
             assert_eq!(ops::to_display(ops::array_data(b).unwrap()[1]), "moved".repeat(10));
+        }
+
+        /// What a minor cycle's mutators make while it marks is not part
+        /// of it: neither marked (promoted) nor swept by it, but young for
+        /// the next one; an old object given such an object meanwhile is
+        /// remembered for that next cycle, which keeps the object.
+        #[test]
+        fn objects_made_while_a_minor_cycle_marks_stay_young() {
+            let mut heap = Heap::new();
+            let a = heap.alloc_array(vec![]);
+            heap.collect(|m| m.mark(a));
+            let count = heap.object_count();
+            begin_cycle(&mut heap, &[a]);
+            assert!(!heap.shared().major.load(Ordering::Relaxed), "a minor cycle");
+            let fresh = heap.alloc_str("made while marking".repeat(3));
+            let garbage = heap.alloc_array(vec![fresh]);
+            assert!(!marked(fresh) && !marked(garbage), "not allocated black");
+            ops::array_data(a).unwrap().push(fresh);
+            end_cycle(&mut heap);
+            assert!(!marked(fresh), "young after the cycle");
+            assert_eq!(heap.object_count(), count + 2, "not swept by it");
+            assert_eq!(heap.shared().remembered.lock().bodies.len(), 1, "the old array, for the next cycle");
+            minor(&mut heap, &[a]);
+            assert_eq!(heap.object_count(), count + 1, "the next one frees the garbage");
+            assert!(marked(fresh), "and promotes the survivor");
+            assert_eq!(ops::to_display(ops::array_data(a).unwrap()[0]), "made while marking".repeat(3));
         }
 
         /// The fallback: with generational mode off, every cycle is full.

@@ -208,7 +208,13 @@ impl<T: LockLevel> Mut<T> {
             // SAFETY: the caller's guard stands for exclusive access.
             let v = unsafe { &*self.cell.get() };
             v.values(&mut |x| super::heap::shade(x));
-        } else if T::HOLDS_VALUES {
+        }
+        // Between cycles the body is old; while a minor cycle marks, it
+        // existed when the cycle began and is written, so reachable, so it
+        // will be marked (old) when the cycle ends, and what is stored now
+        // may be young then (made during the cycle). Either way the next
+        // minor cycle must trace it.
+        if T::HOLDS_VALUES && super::heap::remembers(epoch) {
             super::heap::remember_body(self as *const Self as usize, trace_remembered::<T>);
         }
         self.scanned.store(epoch, Ordering::Relaxed);
@@ -373,6 +379,11 @@ pub struct Header {
     /// `Object.freeze` was applied to an array (plain objects keep the
     /// flag in `ObjectData`).
     pub frozen: AtomicBool,
+    /// The minor marking cycle (`vm::heap` epoch) during which the object
+    /// was made, or 0: such an object is neither marked nor traced by that
+    /// cycle, and stays young (see "Generational mode" in `vm::heap`).
+    /// Written once, before the object is published.
+    pub born: u32,
 }
 
 impl Obj {
