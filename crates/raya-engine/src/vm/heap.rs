@@ -1672,7 +1672,7 @@ impl SharedHeap {
         // kinds run often.
         let next_major = !generational
             || if self.stress.load(Ordering::Relaxed) {
-                collections % 4 == 0
+                collections.is_multiple_of(4)
             } else {
                 live >= heap_goal(self.full_base.load(Ordering::Relaxed), &self.config.lock())
             };
