@@ -88,9 +88,6 @@ struct State {
     /// This sweep keeps the marks of the survivors: they are the old
     /// generation of the next (minor) cycle.
     sticky: bool,
-    /// How many sweeps were started: the background sweeper leaves alone a
-    /// sweep newer than the one it was woken for (see `sweeper`).
-    generation: u64,
     freed: u64,
     /// CPU time spent sweeping, by every thread.
     sweep_ns: u64,
@@ -117,7 +114,6 @@ impl Sweep {
         let mut st = self.state.lock();
         debug_assert!(st.pending.is_empty() && st.active == 0, "a sweep is still running");
         st.sticky = sticky;
-        st.generation += 1;
         let mut pending = Vec::new();
         if old {
             pending = std::mem::take(&mut st.swept);
@@ -312,22 +308,14 @@ fn sweeper(q: &'static Queue) {
                 q.ready.wait(&mut jobs);
             }
         };
-        let (started, generation) = {
-            let st = job.state.lock();
-            (st.started, st.generation)
-        };
+        let started = job.state.lock().started;
         if let Some(due) = started.map(|s| s + BACKGROUND_DELAY) {
             let now = Instant::now();
             if due > now {
                 std::thread::sleep(due - now);
             }
         }
-        // A program that collected again meanwhile is allocating: its
-        // threads sweep (their own frees, the allocator's fast path), and
-        // the newer sweep has a job of its own, due later.
-        if job.state.lock().generation == generation {
-            job.help();
-        }
+        job.help();
     }
 }
 
