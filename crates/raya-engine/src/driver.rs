@@ -70,6 +70,9 @@ pub enum Job {
     Fire(crate::sync::Timer),
     /// Code from a host thread (embedding) that needs a runtime.
     Host(HostJob),
+    /// Seeded runs: step 2 of a suspension, split from step 1 so that
+    /// other jobs run in between (see [`park`]).
+    Park(Arc<TaskCell>, Wait),
 }
 
 /// See [`LiveRun::on_exit`].
@@ -102,6 +105,11 @@ pub struct RunOptions {
     /// `Math.random` drawn from generators seeded with this, on virtual
     /// time (`scheduler/seeded.rs`). Overrides `workers`.
     pub seed: Option<u64>,
+    /// Tests only: the suspending side of the cancellation handshake
+    /// skips its re-check (the lost-cancellation defect), to show that a
+    /// seeded run finds that defect.
+    #[cfg(test)]
+    pub skip_cancel_recheck: bool,
 }
 
 pub use crate::limits::LimitHit;
@@ -141,6 +149,9 @@ struct Shared {
     stalls: Option<Arc<crate::trace::stall::Stalls>>,
     /// `--stats`: nanoseconds each worker spent running jobs.
     busy: Option<Box<[crossbeam::utils::CachePadded<std::sync::atomic::AtomicU64>]>>,
+    /// See [`RunOptions::skip_cancel_recheck`].
+    #[cfg(test)]
+    skip_cancel_recheck: bool,
 }
 
 impl Shared {
@@ -192,6 +203,15 @@ pub fn current_handle() -> Option<Handle> {
 /// there is no handle, so code under `f` never replaces it).
 pub fn with_current_handle<R>(f: impl FnOnce(Option<&Handle>) -> R) -> R {
     CURRENT.with(|c| f(c.borrow().as_ref()))
+}
+
+/// Whether the calling thread runs code of a program now: a worker (of
+/// any program), or a host thread inside a call it runs itself. Such a
+/// thread is a GC mutator mid-instruction, so it must not run another
+/// call itself ([`LiveRun::call_here`]).
+#[inline]
+pub fn on_program_thread() -> bool {
+    CURRENT.with(|c| c.borrow().is_some())
 }
 
 impl Handle {
@@ -412,6 +432,8 @@ fn run_inner<R>(
             )
         }),
         busy: opts.stats.then(|| (0..workers).map(|_| Default::default()).collect()),
+        #[cfg(test)]
+        skip_cancel_recheck: opts.skip_cancel_recheck,
     });
     if opts.stats {
         rt.world.live_tasks.count_peak();
@@ -496,10 +518,19 @@ fn run_inner<R>(
     }
     let r = end(&mut rt, RunEnd { code, exited, main: main.completion.outcome(), limit });
     rt.flush_stdout();
-    release_unfinished(&rt.world);
+    let released = release_unfinished(&rt.world);
     drop(stopped);
     if shutdown {
         sched.shutdown();
+        // A worker stopped in the middle of a slice (the run ended from
+        // another thread: a limit, `exit()` elsewhere) held its task's
+        // state, and finished the slice once the world ran again: a task
+        // that then suspended or was preempted put its state back in its
+        // cell after the release above. The workers are joined now, so a
+        // second release is the last word.
+        for cell in &released {
+            release_cell(cell);
+        }
     }
     r
 }
@@ -548,11 +579,61 @@ pub struct LiveRun {
     /// copy of the realm).
     /// Boxed: a runtime is large, and moves in and out of the pool on
     /// every call.
-    #[allow(clippy::vec_box)]
-    callers: Mutex<Vec<Box<Caller>>>,
+    callers: Arc<CallerHome>,
     /// Caller runtimes made so far: under a trace, each is a track of its
     /// own (`host thread N`, N in order of creation).
     callers_made: std::sync::atomic::AtomicUsize,
+}
+
+/// The callers of a live program ([`LiveRun::callers`]).
+///
+/// A thread's synchronous calls ([`LiveRun::call_here`]) use a caller
+/// *bound* to that thread: the thread finds it through its [`BOUND`]
+/// list, so a call takes no lock and makes no atomic read-modify-write to
+/// get one. Invariants:
+/// - Every caller is owned here, in `free` or in `bound` (boxed: its
+///   address is stable while it moves between them), and freed only with
+///   the home, after the `LiveRun` (no call is running then: a call holds
+///   its instance).
+/// - A bound caller is used by its thread alone (which runs one call at a
+///   time: a thread inside a call does not start another here), from its
+///   first call until the thread exits, when [`BoundCallers`]'s drop moves
+///   it back to `free` for other threads (if the home is still alive).
+/// - A thread's [`BOUND`] entry holds a `Weak` of the home, so the home's
+///   address is not reused while the entry exists: an entry is matched by
+///   address, and its caller pointer is followed only when it matches the
+///   running `LiveRun`'s home (alive: the call borrows it) or after the
+///   `Weak` was upgraded.
+#[allow(clippy::vec_box)]
+struct CallerHome {
+    /// Callers no thread is bound to (also those of [`LiveRun::run_here`],
+    /// taken for one call and given back).
+    free: Mutex<Vec<Box<Caller>>>,
+    /// Callers bound to a thread each.
+    bound: Mutex<Vec<Box<Caller>>>,
+}
+
+/// A thread's bound callers, one per live program it called (see
+/// [`CallerHome`]); given back when the thread exits.
+struct BoundCallers(Vec<(std::sync::Weak<CallerHome>, *mut Caller)>);
+
+impl Drop for BoundCallers {
+    fn drop(&mut self) {
+        for (home, p) in self.0.drain(..) {
+            let Some(home) = home.upgrade() else { continue };
+            let mut bound = home.bound.lock();
+            if let Some(i) = bound.iter().position(|c| std::ptr::eq(&**c, p)) {
+                let c = bound.swap_remove(i);
+                drop(bound);
+                home.free.lock().push(c);
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// See [`CallerHome`].
+    static BOUND: std::cell::RefCell<BoundCallers> = const { std::cell::RefCell::new(BoundCallers(Vec::new())) };
 }
 
 /// A host thread's means to run calls of a live program: its runtime, and
@@ -566,8 +647,9 @@ struct Caller {
     /// is the call's; a call that becomes a task takes the whole state
     /// with it and leaves a new one here.
     exec: Box<Task>,
-    /// The arguments being converted, before they move into registers.
-    args: Vec<Value>,
+    /// Task ids for plain calls, reserved from the process-wide counter a
+    /// block at a time (an id per call, without an atomic update per call).
+    ids: std::ops::Range<u32>,
     /// The program's handle, moved into the thread's [`CURRENT`] for a
     /// call and back after it (no reference counting per call).
     handle: Option<Handle>,
@@ -578,10 +660,44 @@ impl Caller {
         Box::new(Caller {
             rt: Runtime::for_worker(world),
             exec: Box::new(Task::new(0)),
-            args: Vec::new(),
+            ids: 0..0,
             handle: Some(handle.clone()),
         })
     }
+
+    /// A task id of its own for the next call (unique in the process, as
+    /// `next_id`'s are).
+    #[inline]
+    fn next_id(&mut self) -> u32 {
+        const BLOCK: u32 = 64;
+        if let Some(id) = self.ids.next() {
+            return id;
+        }
+        let first = crate::vm::object::NEXT_ID.fetch_add(BLOCK, Ordering::Relaxed);
+        // At the counter's wrap the block is cut short (the rest of it is
+        // reused only after 2^32 more ids, as every id is).
+        self.ids = first.wrapping_add(1)..first.saturating_add(BLOCK);
+        first
+    }
+}
+
+/// [`Arc::get_mut`] of a reused call's cell, without its atomic
+/// read-modify-write (a compare-exchange on the weak count, which would be
+/// a large part of a short call's time): the cell is ours alone when no
+/// other strong reference and no weak one exists. Sound because neither
+/// can appear meanwhile: a new reference is made only from an existing
+/// one, and this thread holds the only one. The acquire fence orders this
+/// thread's use after the release decrement of whoever dropped the last
+/// other reference (as `Arc::get_mut`'s acquire does).
+fn unique_cell(c: &mut Arc<TaskCell>) -> Option<&mut TaskCell> {
+    if Arc::strong_count(c) != 1 || Arc::weak_count(c) != 0 {
+        return None;
+    }
+    std::sync::atomic::fence(Ordering::Acquire);
+    // SAFETY: unique, as said above; the pointer comes from the `Arc`'s own
+    // (writable) allocation, as in `Arc::get_mut`, and `c` stays borrowed
+    // mutably for as long as the result lives.
+    Some(unsafe { &mut *(Arc::as_ptr(c) as *mut TaskCell) })
 }
 
 /// Makes a thread's [`current_handle`] a caller's program for a call
@@ -590,6 +706,7 @@ impl Caller {
 struct CurrentSwap<'a>(&'a mut Option<Handle>);
 
 impl<'a> CurrentSwap<'a> {
+    #[inline]
     fn new(h: &'a mut Option<Handle>) -> CurrentSwap<'a> {
         CURRENT.with(|c| std::mem::swap(&mut *c.borrow_mut(), h));
         CurrentSwap(h)
@@ -597,6 +714,7 @@ impl<'a> CurrentSwap<'a> {
 }
 
 impl Drop for CurrentSwap<'_> {
+    #[inline]
     fn drop(&mut self) {
         CURRENT.with(|c| std::mem::swap(&mut *c.borrow_mut(), self.0));
     }
@@ -660,6 +778,8 @@ impl LiveRun {
             // An instance's calls have limits of their own (their guards).
             seed: None,
             limit_hit: Mutex::new(None),
+            #[cfg(test)]
+            skip_cancel_recheck: false,
         });
         if shared.tracer.is_some() {
             rt.heap.shared().stats.lock().log = Some(Vec::new());
@@ -680,9 +800,42 @@ impl LiveRun {
         LiveRun {
             handle: Handle { shared, sched },
             _rt: Mutex::new(rt),
-            callers: Mutex::new(Vec::new()),
+            callers: Arc::new(CallerHome { free: Mutex::new(Vec::new()), bound: Mutex::new(Vec::new()) }),
             callers_made: Default::default(),
         }
+    }
+
+    /// A free caller for one call (of [`LiveRun::run_here`]), or a new one.
+    fn take_caller(&self) -> Box<Caller> {
+        self.callers.free.lock().pop().unwrap_or_else(|| self.new_caller())
+    }
+
+    /// Gives a caller taken with [`LiveRun::take_caller`] back.
+    fn give_back(&self, caller: Box<Caller>) {
+        self.callers.free.lock().push(caller);
+    }
+
+    /// The calling thread's bound caller (see [`CallerHome`]), bound now
+    /// if it has none.
+    #[inline]
+    fn bound_caller(&self) -> *mut Caller {
+        let home = Arc::as_ptr(&self.callers);
+        let hit = BOUND.with(|b| b.borrow().0.iter().find(|(h, _)| std::ptr::eq(h.as_ptr(), home)).map(|&(_, p)| p));
+        hit.unwrap_or_else(|| self.bind_caller())
+    }
+
+    #[cold]
+    fn bind_caller(&self) -> *mut Caller {
+        let mut caller = self.take_caller();
+        let p: *mut Caller = &mut *caller;
+        self.callers.bound.lock().push(caller);
+        BOUND.with(|b| {
+            let mut b = b.borrow_mut();
+            // Programs unloaded since: their callers went with them.
+            b.0.retain(|(h, _)| h.strong_count() > 0);
+            b.0.push((Arc::downgrade(&self.callers), p));
+        });
+        p
     }
 
     /// The handle host threads reach the program through.
@@ -691,6 +844,7 @@ impl LiveRun {
     }
 
     /// `exit()` was called: the program runs nothing more.
+    #[inline]
     pub fn exited(&self) -> Option<i32> {
         self.handle.shared.exited.load(Ordering::Acquire).then(|| self.handle.shared.exit_code.load(Ordering::Acquire))
     }
@@ -737,7 +891,7 @@ impl LiveRun {
         if CURRENT.with(|c| c.borrow().is_some()) {
             return Err(start);
         }
-        let mut caller = self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
+        let mut caller = self.take_caller();
         if let Some(rec) = caller.rt.trace.as_mut() {
             // A new call: its first run reads the clock.
             rec.resume_at = None;
@@ -758,7 +912,7 @@ impl LiveRun {
             }
             self.queue_left(rt);
         }
-        self.callers.lock().push(caller);
+        self.give_back(caller);
         Ok(())
     }
 
@@ -799,6 +953,7 @@ impl LiveRun {
 
     /// Hands what a call spawned and woke, and did not run itself, to the
     /// workers.
+    #[inline]
     fn queue_left(&self, rt: &mut Runtime) {
         if !rt.spawned.is_empty() {
             for t in rt.spawned.drain(..) {
@@ -814,9 +969,10 @@ impl LiveRun {
 
     /// An embedder's synchronous call of a script function on the calling
     /// thread, as a call rather than a task: `start` converts the
-    /// arguments (into the vector it is given) and returns the function
-    /// (or the call's result at once, e.g. when the export is not a
-    /// function), which then runs in the thread's reusable execution
+    /// arguments, appending them to the vector it is given (the callee's
+    /// registers, after its result slot and `this`), and returns the
+    /// function (or the call's result at once, e.g. when the export is not
+    /// a function), which then runs in the thread's reusable execution
     /// state (registers, frames, cell: no `Task` object, no entry in the
     /// live-task table, no completion hook). A call that returns or
     /// throws within one time slice ends here, and `done` makes the
@@ -832,67 +988,78 @@ impl LiveRun {
     /// where it stops, as `run_task` charges them; what it spawns or wakes
     /// goes to the workers.
     ///
-    /// None, running nothing, when the calling thread is a worker of any
-    /// program (see [`LiveRun::run_here`]).
+    /// The calling thread must not be a worker of any program, nor inside
+    /// a call (see [`LiveRun::run_here`]; [`on_program_thread`] says).
     ///
     /// Invariants (besides `run_here`'s):
     /// - The reusable state is used by one call at a time: it is taken
-    ///   out of the pool of callers for the call.
+    ///   bound to the calling thread (see `CallerHome`).
     /// - Its cell is reused only when nothing else holds it (`Arc::get_mut`):
     ///   a call that made its `Task` object, or was promoted, leaves a new
     ///   one. Each call has a task id of its own (mutex ownership and
     ///   reports name tasks by id).
+    /// - The mutator period's guard borrows the caller's heap handle and
+    ///   slot (`Heap::enter_borrowed`): both live in the caller, which only
+    ///   this call uses, unchanged until after the guard drops.
     pub fn call_here<T>(
         &self,
         start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
         guard: Option<&Arc<Guard>>,
         done: impl FnOnce(&mut Runtime, Result<Outcome, i32>) -> T,
         promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>),
-    ) -> Option<HereEnd<T>> {
-        if CURRENT.with(|c| c.borrow().is_some()) {
-            return None;
-        }
-        let mut caller = self.callers.lock().pop().unwrap_or_else(|| self.new_caller());
+    ) -> HereEnd<T> {
+        debug_assert!(!on_program_thread(), "call_here on a thread that runs a program's code");
+        // SAFETY: this thread's own caller, used by nothing else now, and
+        // alive while `self` is (see `CallerHome`).
+        let caller = unsafe { &mut *self.bound_caller() };
         if !crate::vm::object::parallel_mutators() {
             crate::vm::object::enable_parallel_mutators();
         }
         let end = {
-            let Caller { rt, exec, args, handle } = &mut *caller;
-            let _mutator = rt.heap.enter(rt.slot.as_ref().expect("caller runtimes have a slot"));
+            let id = caller.next_id();
+            let Caller { rt, exec, handle, .. } = caller;
+            // SAFETY: see the invariants above.
+            let _mutator = unsafe { rt.heap.enter_borrowed(rt.slot.as_ref().expect("caller runtimes have a slot")) };
             rt.refresh_realm();
             let _current = CurrentSwap::new(handle);
-            let end = self.call_in(rt, exec, args, start, guard, done, promote);
-            self.queue_left(rt);
+            let end = self.call_in(rt, exec, id, start, guard, done, promote);
+            if !rt.spawned.is_empty() || !rt.woken.is_empty() {
+                self.queue_left(rt);
+            }
             end
         };
-        self.callers.lock().push(caller);
-        Some(end)
+        end
     }
 
-    /// [`LiveRun::call_here`] on the caller's runtime, a mutator.
+    /// [`LiveRun::call_here`] on the caller's runtime, a mutator, as call
+    /// `id`.
     #[allow(clippy::too_many_arguments)]
     fn call_in<T>(
         &self,
         rt: &mut Runtime,
-        exec_slot: &mut Box<Task>,
-        args: &mut Vec<Value>,
+        exec: &mut Box<Task>,
+        id: u32,
         start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
         guard: Option<&Arc<Guard>>,
         done: impl FnOnce(&mut Runtime, Result<Outcome, i32>) -> T,
         promote: impl FnOnce(&mut Runtime, &Arc<TaskCell>),
     ) -> HereEnd<T> {
         let shared = &self.handle.shared;
-        args.clear();
-        let f = match start(rt, args) {
+        // The registers are idle (see `Caller::exec`): the result slot and
+        // `this`, then the arguments `start` converts straight into them.
+        exec.regs.clear();
+        exec.regs.extend_from_slice(&[Value::UNDEFINED, Value::UNDEFINED]);
+        let f = match crate::vm::heap::counted(&mut exec.regs, |regs| start(rt, regs)) {
             Ok(f) => f,
             Err(t) => return HereEnd::Done(t),
         };
+        let argc = exec.regs.len() - 2;
         let is_closure =
             matches!(f.as_obj().map(|o| &o.body), Some(Body::Function(crate::vm::object::Function::Closure(_))));
         if !is_closure {
             // A built-in runs in a task of its own (`TaskInterpreter::spawn`
             // wraps it so that it may suspend): the general path.
-            return match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, args) {
+            return match TaskInterpreter::new(rt).spawn(f, Value::UNDEFINED, &exec.regs[2..2 + argc]) {
                 Ok(task) => {
                     let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else {
                         unreachable!("spawn returns a task")
@@ -911,10 +1078,19 @@ impl LiveRun {
             };
         }
 
+        // The callee's registers, sized here rather than grown by the
+        // frame's push: the vector keeps its capacity from call to call.
+        // (`push_frame`'s size: the result slot, and the larger of the
+        // frame and `this` with the arguments, and one more.)
+        if let Some(Body::Function(crate::vm::object::Function::Closure(c))) = f.as_obj().map(|o| &o.body) {
+            let len = exec.regs.len();
+            let need = 2 + (c.proto.proto.num_regs as usize).max(len - 1);
+            if len < need && exec.regs.capacity() >= need {
+                exec.regs.extend(std::iter::repeat_n(Value::UNDEFINED, need - len));
+            }
+        }
         // A fresh identity in the reused state.
-        let id = crate::vm::object::next_id();
-        let exec = exec_slot;
-        match exec.cell.as_mut().filter(|c| c.object().is_undefined()).and_then(Arc::get_mut) {
+        match exec.cell.as_mut().filter(|c| c.object().is_undefined()).and_then(unique_cell) {
             Some(cell) => {
                 // A call that was never a task (no object, never
                 // suspended: then its state went with it) can have set
@@ -922,9 +1098,7 @@ impl LiveRun {
                 // it started; everything else in the cell is as new.
                 debug_assert!(cell.take_on_done().is_none() && cell.timers.get_mut().is_empty());
                 debug_assert!(!cell.cancel.load(Ordering::Relaxed) && cell.take_cancel_hook().is_none());
-                cell.id = id;
-                cell.guard = std::sync::OnceLock::new();
-                drop(cell.take_on_cancel());
+                cell.reuse(id);
             }
             None => exec.cell = Some(Arc::new(TaskCell::without_exec(id))),
         }
@@ -933,13 +1107,14 @@ impl LiveRun {
         exec.handlers.clear();
         exec.await_scan = None;
         exec.preempted = false;
-        let cell = exec.cell.clone().expect("set above");
-        cell.started.store(true, Ordering::Release);
-        if let Some(g) = guard {
-            let _ = cell.guard.set(g.clone());
+        {
+            let cell = exec.cell.as_deref().expect("set above");
+            cell.started.store(true, Ordering::Release);
+            if let Some(g) = guard {
+                let _ = cell.guard.set(g.clone());
+            }
         }
-        if let Err(e) = TaskInterpreter::new(rt).start(exec, f, Value::UNDEFINED, args) {
-            drop(cell);
+        if let Err(e) = TaskInterpreter::new(rt).start_in_place(exec, f, argc) {
             return HereEnd::Done(done(rt, Ok(Outcome::Error(e))));
         }
         // Traces: a plain call shows as a task spawned by the host and its
@@ -952,6 +1127,26 @@ impl LiveRun {
         let given = crate::scheduler::TIME_SLICE;
         let mut budget = given;
         let outcome = TaskInterpreter::new(rt).run(exec, &mut budget);
+
+        // The fast path: a call that returned a plain value within its
+        // slice, without a guard, a `Task` object or a mutex left held —
+        // nothing to charge, settle or release.
+        if let RunOutcome::Completed(v) = outcome {
+            let cell = exec.cell.as_deref().expect("set above");
+            if traced_from.is_none()
+                && !is_waitable(v)
+                && cell.guard.get().is_none()
+                && cell.object().is_undefined()
+                && exec.locked.borrow().is_empty()
+            {
+                if !rt.flush_pending() && !shared.exited.swap(true, Ordering::AcqRel) {
+                    shared.exit_code.store(0, Ordering::Release); // as in `run_task`
+                }
+                return HereEnd::Done(done(rt, Ok(Outcome::Value(v))));
+            }
+        }
+
+        let cell = exec.cell.clone().expect("set above");
         let traced = traced_from.map(|start| (start, trace_stop(rt, &cell, exec, &outcome)));
         let stop = match check_guard(&cell, given - budget) {
             Some(Stop::End(hit)) => {
@@ -963,7 +1158,8 @@ impl LiveRun {
         };
         let cx = Cx::Caller { sched: &self.handle.sched, again: std::cell::RefCell::new(None) };
         let end = match outcome {
-            RunOutcome::Completed(v) if !(is_waitable(v) && crate::vm::interp::settled(v).is_none()) => {
+            RunOutcome::Completed(v) if !is_waitable(v) => Some(self.finish_here(rt, &cell, exec, Outcome::Value(v))),
+            RunOutcome::Completed(v) if crate::vm::interp::settled(v).is_some() => {
                 let o = crate::vm::interp::settled(v).unwrap_or(Outcome::Value(v));
                 Some(self.finish_here(rt, &cell, exec, o))
             }
@@ -1001,7 +1197,7 @@ impl LiveRun {
                 exec.blocked_on = w.describe();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
-                park(rt, &cx, &cell, w);
+                park(shared, rt, &cx, &cell, w, false);
                 None
             }
             RunOutcome::Suspended(w) => {
@@ -1014,7 +1210,7 @@ impl LiveRun {
                 exec.blocked_on = w.describe();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
-                park(rt, &cx, &cell, w);
+                park(shared, rt, &cx, &cell, w, false);
                 None
             }
         };
@@ -1040,7 +1236,9 @@ impl LiveRun {
         if cell.object().is_undefined() {
             // Nobody can await or name the call: only its mutexes and its
             // place in its run's task count are left to release.
-            crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+            if !exec.locked.borrow().is_empty() {
+                crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+            }
             if let Some(g) = cell.guard.get() {
                 g.task_ended();
             }
@@ -1078,8 +1276,10 @@ impl Drop for LiveRun {
             // Every thread that ran the program's tasks is done with them:
             // the workers have stopped, and no call is running here (a
             // call holds the instance, so it would not be dropping).
-            let callers = self.callers.get_mut().iter_mut().filter_map(|c| c.rt.trace.take()).map(|r| *r);
+            let (mut free, mut bound) = (self.callers.free.lock(), self.callers.bound.lock());
+            let callers = free.iter_mut().chain(bound.iter_mut()).filter_map(|c| c.rt.trace.take()).map(|r| *r);
             let mut callers: Vec<_> = callers.collect();
+            drop((free, bound));
             callers.sort_by_key(|r| r.worker);
             write_trace(&self.handle.shared.world, &self.handle.shared, tracer, callers);
         }
@@ -1087,6 +1287,7 @@ impl Drop for LiveRun {
         for r in self.handle.shared.runtimes.iter() {
             r.lock().take();
         }
+        // The workers are joined: this release is the last word.
         release_unfinished(&self.handle.shared.world);
     }
 }
@@ -1113,24 +1314,35 @@ fn end_by_exit(shared: &Shared, rt: &mut Runtime, code: i32) {
 /// cell's state is dropped here, which breaks every such cycle; the heap
 /// then frees the cells with the task objects.
 ///
-/// Called only once no worker runs a task any more (the world stopped, or
+/// Called only once no task can be resumed by a job (the world stopped, or
 /// the scheduler shut down): nothing can resume a task whose state is
-/// gone.
-fn release_unfinished(world: &crate::vm::runtime::World) {
+/// gone. A worker stopped with the world may still be inside a task's
+/// slice, holding its state, and finish that slice when the world runs
+/// again; so the cells are returned, for the caller to release again once
+/// the workers are joined (`run_inner`).
+fn release_unfinished(world: &crate::vm::runtime::World) -> Vec<Arc<TaskCell>> {
+    let mut cells = Vec::new();
     for t in world.live_tasks.take_all() {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
-        // Taken out of their locks before they are dropped: dropping a
-        // task's state or a hook may drop another cell, whose locks are
-        // then taken.
-        let exec = cell.exec.lock().take();
-        let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
-        let hook = cell.take_cancel_hook();
-        let on_done = cell.take_on_done();
-        let on_cancel = cell.take_on_cancel();
-        cell.timers.lock().clear();
-        cell.resume.lock().take();
-        drop((exec, waiters, hook, on_done, on_cancel));
+        release_cell(cell);
+        cells.push(cell.clone());
     }
+    cells
+}
+
+/// Drops a task's execution state, waiters and hooks (see
+/// [`release_unfinished`]).
+fn release_cell(cell: &TaskCell) {
+    // Taken out of their locks before they are dropped: dropping a task's
+    // state or a hook may drop another cell, whose locks are then taken.
+    let exec = cell.exec.lock().take();
+    let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
+    let hook = cell.take_cancel_hook();
+    let on_done = cell.take_on_done();
+    let on_cancel = cell.take_on_cancel();
+    cell.timers.lock().clear();
+    cell.resume.lock().take();
+    drop((exec, waiters, hook, on_done, on_cancel));
 }
 
 /// The one place a task's limits are checked (`crate::limits`): where a
@@ -1518,6 +1730,10 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 trace_host_spawns(rt);
                 self.queue_woken(rt, cx)
             }
+            Job::Park(c, w) => {
+                register_and_recheck(&self.shared, rt, &Cx::Worker(cx), &c, w);
+                self.queue_woken(rt, cx)
+            }
         };
         if let Some(rec) = rt.trace.as_mut() {
             // A new job: its first run reads the clock (see `trace_run_start`).
@@ -1785,7 +2001,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             exec.blocked_on = w.describe();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
-            park(rt, cx, &cell, w);
+            park(shared, rt, cx, &cell, w, false);
         }
         RunOutcome::Completed(v) => {
             let o = match crate::vm::interp::settled(v) {
@@ -1822,7 +2038,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             exec.blocked_on = w.describe();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
-            park(rt, cx, &cell, w);
+            park(shared, rt, cx, &cell, w, true);
         }
         RunOutcome::Exited(code) => end_by_exit(shared, rt, code),
     }
@@ -2030,7 +2246,15 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
 /// the flag. All four accesses are SeqCst, so at least one side sees the
 /// other's write; and since both then claim the same generation, exactly
 /// one of them delivers the cancellation.
-fn park(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
+///
+/// A seeded run may split a suspension (`may_split`: the interpreter's,
+/// whose wait names only values in the task's saved registers, which keep
+/// them alive meanwhile) here (`scheduler/seeded.rs`):
+/// the rest runs as a job of its own, and other tasks run first. That is
+/// the window in which, with several workers, a `t.cancel()` finds no
+/// armed wait to claim; one worker reaches it only by this split, which is
+/// how `--explore` finds a lost cancellation (`design/explore.md`).
+fn park(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait, may_split: bool) {
     if cell.is_cancel_requested() {
         // Cancellation is sticky: every suspension of a cancelled task
         // throws at once.
@@ -2038,7 +2262,24 @@ fn park(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
         cx.push_local(Job::Run(cell.clone()));
         return;
     }
+    if let Cx::Worker(wcx) = cx {
+        if may_split && wcx.split_suspension() {
+            wcx.push_local(Job::Park(cell.clone(), w));
+            return;
+        }
+    }
+    register_and_recheck(shared, rt, cx, cell, w);
+}
+
+/// The rest of [`park`]: registers, then re-checks the cancel flag.
+fn register_and_recheck(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) {
     let gen = register_wait(rt, cx, cell, w);
+    #[cfg(test)]
+    if shared.skip_cancel_recheck {
+        return;
+    }
+    #[cfg(not(test))]
+    let _ = shared;
     if cell.claim_if_cancelled(gen) {
         // Registrations made for this generation are now stale; every
         // wait object drops those lazily, so none confuses the next wait.
@@ -2234,8 +2475,12 @@ mod tests {
     /// Task cells still alive when the run ended (taken by `end`), as weak
     /// references: after the run returns, none may be alive.
     fn cells_left_by(src: &str, workers: usize) -> Vec<std::sync::Weak<TaskCell>> {
+        cells_left_with(src, RunOptions { workers: Some(workers), ..Default::default() }, 1)
+    }
+
+    /// [`cells_left_by`] with options, for a run expected to end with `code`.
+    fn cells_left_with(src: &str, opts: RunOptions, code: i32) -> Vec<std::sync::Weak<TaskCell>> {
         let program = crate::compiler::compile_source("leak.raya", src).expect("compiles");
-        let opts = RunOptions { workers: Some(workers), ..Default::default() };
         let (mut cells, mut world) = (Vec::new(), None);
         run_program_hosted(
             &program,
@@ -2243,7 +2488,7 @@ mod tests {
             None,
             &mut |rt| rt.world.output.lock().captured_stderr = Some(Vec::new()),
             &mut |rt, end| {
-                assert_eq!(end.code, 1, "the program deadlocks");
+                assert_eq!(end.code, code, "the program's exit code");
                 world = Some(Arc::downgrade(&rt.world));
                 for t in sorted_live(rt) {
                     if let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) {
@@ -2295,6 +2540,102 @@ mod tests {
             }
         }
         assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+    }
+
+    /// A run ended from outside a task's run — its time limit, seen by
+    /// the thread waiting for the program, or `exit()` on another worker —
+    /// stops the world while the main task is in the middle of a slice, its
+    /// execution state on that worker's stack rather than in its cell. The
+    /// worker finishes the slice once the world runs again and, when the
+    /// task then suspends, puts the state back in the cell: after the end
+    /// of the run had released every unfinished task, so the state (which
+    /// holds its own cell) was never freed. The fuzz target that runs
+    /// programs under a time limit found this as a leak of a main task's
+    /// cell. Each program here spends its first slice in a few slow native
+    /// calls, so the end comes while main is inside that slice, and then
+    /// sleeps.
+    #[test]
+    fn a_run_ended_during_a_slice_frees_the_running_task() {
+        let slow = "let s = \"x\".repeat(4_000_000);\n\
+                    for (let k = 0; k < 12; k++) s = s.toUpperCase().toLowerCase();\n\
+                    sleep(1);\n\
+                    console.log(s.length);";
+        let limited = || {
+            let limits = crate::limits::Limits { time: Some(Duration::from_millis(5)), ..Default::default() };
+            let g = crate::limits::Guard::new(&limits, crate::limits::OnLimit::EndProgram, None);
+            RunOptions { workers: Some(1), guard: Some(Arc::new(g)), ..Default::default() }
+        };
+        let exiting = format!("const t = (async () => {{ sleep(2); exit(0); }})();\n{slow}");
+        let steps = || {
+            let limits = crate::limits::Limits { instructions: Some(5), ..Default::default() };
+            let g = crate::limits::Guard::new(&limits, crate::limits::OnLimit::EndProgram, None);
+            RunOptions { workers: Some(1), guard: Some(Arc::new(g)), ..Default::default() }
+        };
+        let one = |workers| RunOptions { workers: Some(workers), ..Default::default() };
+        let runs = [
+            ("a time limit, one worker", slow.to_string(), limited(), 1),
+            ("exit() on another worker", exiting, one(2), 0),
+            // The neighbouring paths, which must not leak either.
+            ("the step limit inside a slice", slow.to_string(), steps(), 1),
+            (
+                "exit() by a task while main is suspended",
+                "const t = (async () => { sleep(1); exit(3); })();\nawait t;".to_string(),
+                one(1),
+                3,
+            ),
+        ];
+        let mut leaks = Vec::new();
+        for (what, src, opts, code) in runs {
+            let left: Vec<u32> =
+                cells_left_with(&src, opts, code).iter().filter_map(|w| w.upgrade()).map(|c| c.id).collect();
+            if !left.is_empty() {
+                leaks.push(format!("{what}: cells of tasks {left:?} outlive the run"));
+            }
+        }
+        assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+    }
+
+    /// The lost-cancellation defect (a cancel landing between a task's
+    /// "cannot proceed" and its registration, found no wait to claim, and
+    /// nothing re-checked the flag afterwards) needs another task to act
+    /// inside a suspension. Seeded runs split suspensions, so exploring
+    /// seeds on one worker finds it when the re-check is left out, and
+    /// never with it.
+    #[test]
+    fn seeded_runs_find_a_lost_cancellation_without_the_recheck() {
+        let src = "const a = new Channel<number>();\n\
+                   const m = new Mutex(); m.lock();\n\
+                   const p = new Promise<number>(() => {});\n\
+                   for (let round = 0; round < 60; round++) {\n\
+                     const s = (async () => {\n\
+                       if (round % 3 === 0) a.send(round);\n\
+                       else if (round % 3 === 1) m.lock();\n\
+                       else await p;\n\
+                     })();\n\
+                     Task.yield();\n\
+                     s.cancel();\n\
+                     try { await s; } catch (e) {}\n\
+                   }\n\
+                   console.log(\"done\");";
+        let program = crate::compiler::compile_source("cancel.raya", src).expect("compiles");
+        let failing = |skip_cancel_recheck: bool| -> Vec<u64> {
+            (1..=24)
+                .filter(|&seed| {
+                    let opts = RunOptions { seed: Some(seed), skip_cancel_recheck, ..Default::default() };
+                    let code = run_program_hosted(
+                        &program,
+                        opts,
+                        None,
+                        &mut |rt| rt.world.output.lock().captured_stderr = Some(Vec::new()),
+                        &mut |_, end| end.code,
+                    );
+                    code != 0
+                })
+                .collect()
+        };
+        let found = failing(true);
+        assert!(!found.is_empty(), "no seed of 1..=24 loses a cancellation without the re-check");
+        assert_eq!(failing(false), Vec::<u64>::new(), "with the re-check every seed passes");
     }
 
     /// A loaded program (an embedder's instance) dropped while its tasks

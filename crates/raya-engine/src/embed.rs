@@ -108,7 +108,7 @@ pub use userdata::{HostObject, UserData, UserMethod, UserMethods, MAX_USER_METHO
 
 pub use crate::vm::runtime::{OutputSink, Stream};
 pub use convert::{FromValue, HostFunction, IntoArgs, IntoValue};
-pub use instance::{Call, Canceller, Instance};
+pub use instance::{Call, Canceller, Function, Instance};
 
 use crate::compiler::{self, CompileError, Program};
 use crate::driver::{self, Handle, RunOptions};
@@ -117,7 +117,7 @@ pub use crate::std::{Capabilities, Capability};
 use crate::sync::{Outcome, PromiseCell, Resume};
 use crate::vm::atom::Atom;
 use crate::vm::native::NativeCtx;
-use crate::vm::object::{Body, Function, Mut, Native, ObjectData, PropMap};
+use crate::vm::object::{Body, Function as FunctionBody, Mut, Native, ObjectData, PropMap};
 use crate::vm::task::Task;
 use crate::vm::{ops, Runtime, Value};
 use parking_lot::{Condvar, Mutex};
@@ -970,8 +970,8 @@ impl VmBuilder {
 
     /// Records a trace of every run into `path` (as `raya run --trace`;
     /// Chrome trace-event JSON, see `design/trace.md`): of each
-    /// [`execute`](Self::execute), written when it ends, and of each
-    /// loaded program ([`load`](Self::load)) — its main module and every
+    /// [`execute`](Vm::execute), written when it ends, and of each
+    /// loaded program ([`load`](Vm::load)) — its main module and every
     /// call and `eval` of its [`Instance`] —, written when the instance is
     /// dropped. A later trace overwrites an earlier one's.
     pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
@@ -1284,7 +1284,7 @@ impl Vm {
             for (i, name) in names.iter().enumerate() {
                 if let Some(pos) = t.fns.iter().position(|(n, _)| n == name) {
                     let native = Native { name: t.fns[pos].0, f: host_native, data: Value::number(pos as f64) };
-                    let f = rt.heap.alloc(Body::Function(Function::Native(native)));
+                    let f = rt.heap.alloc(Body::Function(FunctionBody::Native(native)));
                     rt.world.globals.set(first + i, f);
                 }
             }

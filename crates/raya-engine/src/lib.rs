@@ -58,6 +58,27 @@
 //! assert_eq!(counter.eval::<f64>("(await add(5)) * 2"), Ok(30.0));
 //! ```
 //!
+//! A function called often is resolved once: [`Instance::function`] gives
+//! a [`Function`] handle (as `mlua::Function` is kept), `Send + Sync`,
+//! whose calls skip the export's look-up. Typed arguments go straight
+//! into the script function's registers and a typed result is read
+//! straight from its value, with no [`HostValue`] in between.
+//!
+//! ```
+//! use raya_engine::{HostError, Vm};
+//!
+//! let vm = Vm::builder().build();
+//! let program = vm.compile_source("m.raya", r#"
+//!     export function scale(x: number, unit: string): string { return `${x * 2} ${unit}`; }
+//! "#).unwrap();
+//! let scale = vm.load(&program).unwrap().function("scale").unwrap();
+//! for i in 0..3 {
+//!     assert_eq!(scale.call::<String>((i, "km")), Ok(format!("{} km", i * 2)));
+//! }
+//! // A result that does not fit the type asked for is an error, not a panic.
+//! assert!(matches!(scale.call::<f64>((1, "km")), Err(HostError::Conversion(_))));
+//! ```
+//!
 //! # Typed values across the boundary
 //!
 //! Values cross as owned [`HostValue`]s; [`FromValue`] and [`IntoValue`]
@@ -245,8 +266,8 @@ pub mod wtf8;
 pub use compiler::{CompileError, Program};
 pub use embed::{
     AsyncHostFunction, BoxFuture, Call, Canceller, Capabilities, Capability, ExecHandle, ExternalPromise, FromValue,
-    HostError, HostFunction, HostValue, Instance, IntoArgs, IntoValue, Limits, LoadOptions, OutputSink, ScriptError,
-    Spawner, StackFrame, Stream, UserData, UserMethods, Vm, VmBuilder,
+    Function, HostError, HostFunction, HostValue, Instance, IntoArgs, IntoValue, Limits, LoadOptions, OutputSink,
+    ScriptError, Spawner, StackFrame, Stream, UserData, UserMethods, Vm, VmBuilder,
 };
 
 /// Unit tests run under an allocator that counts, per thread, the bytes

@@ -9,10 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-fn load(vm: &Vm, src: &str) -> Instance {
-    let program = vm.compile_source("app.raya", src).expect("compiles");
-    vm.load(&program).expect("loads")
-}
+mod common;
+use common::load;
 
 /// A host function `where()` that records the thread each call of it ran on.
 fn record_threads(vm: &Vm) -> Arc<Mutex<Vec<ThreadId>>> {

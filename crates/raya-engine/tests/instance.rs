@@ -1,16 +1,14 @@
 //! Loaded programs (`Vm::load`): calls from Rust, exports, completion
 //! values, cancellation and limits, structured errors and routed output.
 
-use raya_engine::{HostError, HostValue, Instance, Limits, LoadOptions, Stream, Vm};
+use raya_engine::{HostError, HostValue, Limits, LoadOptions, Stream, Vm};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-fn load(vm: &Vm, src: &str) -> Instance {
-    let program = vm.compile_source("app.raya", src).expect("compiles");
-    vm.load(&program).expect("loads")
-}
+mod common;
+use common::load;
 
 #[test]
 fn execute_and_eval_return_the_completion_value() {

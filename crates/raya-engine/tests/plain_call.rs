@@ -10,10 +10,8 @@ use raya_engine::{HostError, HostValue, Instance, Limits, Vm};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-fn load(vm: &Vm, src: &str) -> Instance {
-    let program = vm.compile_source("app.raya", src).expect("compiles");
-    vm.load(&program).expect("loads")
-}
+mod common;
+use common::load;
 
 #[test]
 fn calls_that_suspend_midway_complete_and_the_state_is_reused_after() {

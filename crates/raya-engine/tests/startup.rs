@@ -1,12 +1,10 @@
 //! What start-up shares between VMs of one process — the compiled prelude
 //! — and what it must not: each VM's built-ins and globals are its own.
 
-use raya_engine::{HostValue, Instance, Vm};
+use raya_engine::{HostValue, Vm};
 
-fn load(vm: &Vm, src: &str) -> Instance {
-    let program = vm.compile_source("app.raya", src).expect("compiles");
-    vm.load(&program).expect("loads")
-}
+mod common;
+use common::load;
 
 /// Two VMs loaded at once run the same compiled prelude; a built-in
 /// the prelude defines (`JSON.stringify` wraps the native one there),

@@ -1,8 +1,9 @@
 //! A fixed number of embedding calls, for instruction counts under
 //! `valgrind --tool=callgrind` (deterministic whatever the machine's
 //! load): `call_loop rust N` makes N `Instance::call("add", (1, 2))`,
-//! `call_loop script N` one call of a script loop making N typed host
-//! calls. The cost per call is the difference between two values of N,
+//! `call_loop function N` N calls of the same through a `Function`
+//! handle resolved once, `call_loop script N` one call of a script loop
+//! making N typed host calls. The cost per call is the difference between two values of N,
 //! divided by their difference.
 
 use raya_engine::{Stream, Vm};
@@ -28,6 +29,12 @@ fn main() {
         "rust" => {
             for _ in 0..n {
                 assert_eq!(inst.call::<f64>("add", (1.0, 2.0)).unwrap(), 3.0);
+            }
+        }
+        "function" => {
+            let add = inst.function("add").unwrap();
+            for _ in 0..n {
+                assert_eq!(add.call::<f64>((1.0, 2.0)).unwrap(), 3.0);
             }
         }
         _ => {

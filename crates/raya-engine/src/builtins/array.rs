@@ -88,6 +88,20 @@ fn too_long(ctx: &mut NativeCtx) -> Value {
     ctx.range_error("Invalid array length")
 }
 
+/// Storage for a new array of `n` elements: past the length limit an
+/// "Invalid array length" RangeError, past the heap limit the heap-limit
+/// one, both before anything is allocated (`ops::array_with_capacity`).
+fn new_storage(ctx: &mut NativeCtx, n: usize) -> Result<Vec<Value>, Value> {
+    ops::array_with_capacity(n).map_err(|f| ctx.fault(f))
+}
+
+/// A copy of `a[range]` in storage checked by [`new_storage`].
+fn copy_of(ctx: &mut NativeCtx, this: Value, what: &str, range: std::ops::Range<usize>) -> Result<Vec<Value>, Value> {
+    let mut out = new_storage(ctx, range.len())?;
+    out.extend_from_slice(&this_array(ctx, this, what)?[range]);
+    Ok(out)
+}
+
 /// The values an iterable (or array-like) yields, for `Array.from`,
 /// `new Set(x)`, `new Map(x)` and `Object.fromEntries`: arrays, strings (by
 /// code point), Maps (`[key, value]` pairs), Sets, built-in iterators, and,
@@ -328,7 +342,8 @@ fn splice(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
 
 /// `a.toReversed()`: a reversed copy.
 fn to_reversed(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
-    let mut items = this_array(ctx, this, "toReversed")?.clone();
+    let len = this_array(ctx, this, "toReversed")?.len();
+    let mut items = copy_of(ctx, this, "toReversed", 0..len)?;
     items.reverse();
     Ok(ctx.array(items))
 }
@@ -348,25 +363,12 @@ fn to_spliced(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value,
         }
     };
     let items = args.get(2..).unwrap_or(&[]);
-    if len - skip + items.len() > MAX_ARRAY_LEN {
-        return Err(too_long(ctx));
-    }
-    let out = {
-        let a = this_array(ctx, this, "toSpliced")?;
-        let mut out = Vec::new();
-        if out.try_reserve(len - skip + items.len()).is_err() {
-            None
-        } else {
-            out.extend_from_slice(&a[..start]);
-            out.extend_from_slice(items);
-            out.extend_from_slice(&a[start + skip..]);
-            Some(out)
-        }
-    };
-    match out {
-        Some(out) => Ok(ctx.array(out)),
-        None => Err(too_long(ctx)),
-    }
+    let mut out = new_storage(ctx, len - skip + items.len())?;
+    let a = this_array(ctx, this, "toSpliced")?;
+    out.extend_from_slice(&a[..start]);
+    out.extend_from_slice(items);
+    out.extend_from_slice(&a[start + skip..]);
+    Ok(ctx.array(out))
 }
 
 /// `a.with(index, value)`: a copy with one element replaced; an index
@@ -379,7 +381,7 @@ fn with(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
     if k < 0.0 || k >= len as f64 {
         return Err(ctx.range_error(format!("Invalid index : {}", numconv::number_to_string(i))));
     }
-    let mut items = this_array(ctx, this, "with")?.clone();
+    let mut items = copy_of(ctx, this, "with", 0..len)?;
     items[k as usize] = arg(args, 1);
     Ok(ctx.array(items))
 }
@@ -404,30 +406,29 @@ fn slice(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
     let s = int_arg(ctx, arg(args, 0), 0.0, "Array.prototype.slice")?;
     let e = int_arg(ctx, arg(args, 1), len as f64, "Array.prototype.slice")?;
     let (s, e) = (relative(s, len), relative(e, len));
-    let a = this_array(ctx, this, "slice")?;
-    let items = if s < e { a[s..e].to_vec() } else { Vec::new() };
+    let items = copy_of(ctx, this, "slice", s..e.max(s))?;
     Ok(ctx.array(items))
 }
 
 fn concat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let mut out = this_array(ctx, this, "concat")?.clone();
+    // The whole result is sized first, so the length and heap limits are
+    // checked before anything is copied (`out` is not yet on the heap: it
+    // is counted when it is allocated).
+    let mut total = this_array(ctx, this, "concat")?.len();
     for &x in args {
-        match ops::array_data(x) {
-            Some(b) => {
-                // `out` is not yet on the heap: its growth is counted when
-                // it is allocated.
-                if out.len() + b.len() > MAX_ARRAY_LEN || out.try_reserve(b.len()).is_err() {
-                    drop(b);
-                    return Err(too_long(ctx));
-                }
-                out.extend_from_slice(&b);
-            }
-            None => {
-                if out.len() >= MAX_ARRAY_LEN {
-                    return Err(too_long(ctx));
-                }
-                out.push(x);
-            }
+        total = total.saturating_add(ops::array_data(x).map_or(1, |b| b.len()));
+    }
+    let mut out = new_storage(ctx, total)?;
+    out.extend_from_slice(&this_array(ctx, this, "concat")?);
+    for &x in args {
+        // Within the reservation, unless an array grew meanwhile (another
+        // task): then the growth is checked and counted like any other.
+        let grown = match ops::array_data(x) {
+            Some(b) => ops::array_reserve(&mut out, b.len()).map(|()| out.extend_from_slice(&b)),
+            None => ops::array_reserve(&mut out, 1).map(|()| out.push(x)),
+        };
+        if let Err(f) = grown {
+            return Err(ctx.fault(f));
         }
     }
     Ok(ctx.array(out))
@@ -457,28 +458,30 @@ fn join(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
         return Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH));
     }
     let mut visiting = vec![this];
-    let r = StrBuf::with_capacity(cap).map_err(|_| JoinError::TooLong).and_then(|mut out| {
+    let r = StrBuf::with_capacity(cap).map_err(JoinError::from).and_then(|mut out| {
         join_into(&mut out, this, &sep, &mut visiting)?;
         Ok(out)
     });
     match r {
         Ok(out) => Ok(ctx.rt.heap.alloc_buf(out)),
-        Err(JoinError::TooLong) => Err(ctx.range_error(strbuf::INVALID_STRING_LENGTH)),
+        // The length limit, or the heap limit (whose error the interpreter
+        // recognises, to collect and run the join again).
+        Err(JoinError::Fault(f)) => Err(ctx.fault(f)),
         Err(JoinError::TooDeep) => Err(ctx.range_error("Maximum call stack size exceeded")),
         Err(JoinError::Symbol) => Err(ctx.type_error("Cannot convert a Symbol value to a string")),
     }
 }
 
 enum JoinError {
-    TooLong,
+    Fault(ops::Fault),
     TooDeep,
     /// A symbol element: JS's `join` converts with ToString, which throws.
     Symbol,
 }
 
 impl From<ops::Fault> for JoinError {
-    fn from(_: ops::Fault) -> JoinError {
-        JoinError::TooLong
+    fn from(f: ops::Fault) -> JoinError {
+        JoinError::Fault(f)
     }
 }
 
@@ -627,21 +630,22 @@ fn flat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value
     let mut stack: Vec<(Value, usize, f64)> = vec![(this, 0, depth)];
     while let Some(top) = stack.last_mut() {
         let (arr, i, d) = *top;
-        let a: Vec<Value> = ops::array_data(arr).map(|a| a.clone()).unwrap_or_default();
-        if i >= a.len() {
+        // One element at a time, the array's lock held only to read it
+        // (copying the whole array for each element made `flat` quadratic).
+        let Some(v) = ops::array_data(arr).and_then(|a| a.get(i).copied()) else {
             stack.pop();
             continue;
-        }
+        };
         top.1 += 1;
-        let v = a[i];
         if d >= 1.0 && ops::array_data(v).is_some() {
             if stack.len() >= MAX_FLAT_NESTING {
                 return Err(ctx.range_error("Maximum call stack size exceeded"));
             }
             stack.push((v, 0, d - 1.0));
         } else {
-            if out.len() >= MAX_ARRAY_LEN {
-                return Err(too_long(ctx));
+            // Checked growth: the length limit, then the heap limit.
+            if let Err(f) = ops::array_reserve(&mut out, 1) {
+                return Err(ctx.fault(f));
             }
             out.push(v);
         }

@@ -17,7 +17,7 @@ use crate::vm::runtime::Runtime;
 use crate::vm::value::Value;
 use parking_lot::Mutex;
 use std::sync::{Arc, OnceLock};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The time origin of `performance.now()`: the first realm's creation,
 /// which is at process start.
@@ -183,11 +183,18 @@ pub fn date_now(_ctx: &mut NativeCtx, _this: Value, _args: &[Value]) -> Result<V
     if let Some(elapsed) = crate::scheduler::seeded::virtual_elapsed() {
         // Seeded run: the wall clock at start, advanced by virtual time.
         let start = *WALL_START.get_or_init(SystemTime::now);
-        let ms = (start + elapsed).duration_since(UNIX_EPOCH).map(|d| d.as_millis() as f64).unwrap_or(0.0);
-        return Ok(Value::number(ms));
+        return Ok(Value::number(seeded_date_ms(start, elapsed)));
     }
     let ms = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as f64).unwrap_or(0.0);
     Ok(Value::number(ms))
+}
+
+/// `Date.now()` on a seeded run. The start is cut to a whole millisecond
+/// so that the difference of two readings is the virtual time between
+/// them, whatever fraction of a millisecond the real clock showed at start.
+fn seeded_date_ms(start: SystemTime, elapsed: Duration) -> f64 {
+    let start_ms = start.duration_since(UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    (start_ms + elapsed.as_millis()) as f64
 }
 
 /// `performance.now()`: fractional milliseconds since process start,
@@ -210,6 +217,14 @@ mod tests {
 
     fn rt(args: Vec<String>) -> Runtime {
         Runtime::new(&Arc::new(FuncProto::default()), &SourceMap::default(), 0, args).0
+    }
+
+    #[test]
+    fn seeded_date_now_advances_by_exactly_the_virtual_time() {
+        let start = UNIX_EPOCH + Duration::from_micros(1_000_999);
+        let before = seeded_date_ms(start, Duration::from_micros(3));
+        let after = seeded_date_ms(start, Duration::from_micros(3) + Duration::from_millis(60_000));
+        assert_eq!(after - before, 60_000.0);
     }
 
     #[test]

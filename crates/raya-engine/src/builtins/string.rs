@@ -191,7 +191,7 @@ fn from_units(ctx: &mut NativeCtx, u: &[u16]) -> Value {
 /// which are those of its WTF-8).
 fn piece(ctx: &mut NativeCtx, js: &JsStr, a: usize, b: usize) -> Value {
     if js.is_well_formed() {
-        ctx.str(&js.s[a..b])
+        ctx.rt.heap.alloc_str_copy(&js.s[a..b])
     } else {
         ctx.rt.heap.alloc_wtf8(js.wtf8()[a..b].to_vec())
     }
@@ -676,6 +676,88 @@ fn repeat(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Val
 // split, replace, concat
 // ---------------------------------------------------------------------------
 
+/// Longest subject `split` scans eight bytes at a time itself rather than
+/// with `memchr`: a line or a record is shorter than `memchr`'s set-up per
+/// call (made once per piece) is worth.
+const SHORT_SCAN: usize = 256;
+
+/// Finding one byte value in a short string, eight bytes at a time in a
+/// `u64` (no vector set-up, no call per match).
+mod swar {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+
+    /// The high bit of each byte of `word` that equals `c`, and no other
+    /// bit (exact: no carry crosses from one byte into the next).
+    #[inline(always)]
+    fn hits(word: u64, c: u8) -> u64 {
+        let y = word ^ u64::from_ne_bytes([c; 8]);
+        !(((y & LOW7) + LOW7) | y | LOW7)
+    }
+
+    #[inline(always)]
+    fn word(chunk: &[u8]) -> u64 {
+        u64::from_le_bytes(chunk.try_into().expect("eight bytes"))
+    }
+
+    /// How many bytes of `bytes` are `c`.
+    pub fn count(bytes: &[u8], c: u8) -> usize {
+        let chunks = bytes.chunks_exact(8);
+        let tail = chunks.remainder().iter().filter(|&&b| b == c).count();
+        chunks.map(|ch| hits(word(ch), c).count_ones() as usize).sum::<usize>() + tail
+    }
+
+    /// Calls `f` with the index of each `c` in `bytes`, in order, while it
+    /// returns true; true if it never returned false.
+    #[inline(always)]
+    pub fn each(bytes: &[u8], c: u8, f: &mut impl FnMut(usize) -> bool) -> bool {
+        let mut chunks = bytes.chunks_exact(8);
+        let mut base = 0;
+        for ch in &mut chunks {
+            // Little-endian: the lowest set bit is the first byte.
+            let mut m = hits(word(ch), c);
+            while m != 0 {
+                if !f(base + (m.trailing_zeros() / 8) as usize) {
+                    return false;
+                }
+                m &= m - 1;
+            }
+            base += 8;
+        }
+        for (k, &b) in chunks.remainder().iter().enumerate() {
+            if b == c && !f(base + k) {
+                return false;
+            }
+        }
+        true
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn finds_every_byte_and_only_those() {
+            // Neighbours that differ by one bit or by the high bit, runs,
+            // and a tail past the last whole word.
+            let s = b" a\x7f\xa0 \x80!  x\x00  \xff  y !";
+            for c in [b' ', b'!', 0x7f, 0x80, 0x00, 0xff, b'z'] {
+                let want: Vec<usize> = (0..s.len()).filter(|&i| s[i] == c).collect();
+                let mut got = Vec::new();
+                assert!(super::each(s, c, &mut |i| {
+                    got.push(i);
+                    true
+                }));
+                assert_eq!(got, want, "byte {c:#x}");
+                assert_eq!(super::count(s, c), want.len());
+            }
+            let mut first = None;
+            assert!(!super::each(s, b' ', &mut |i| {
+                first = Some(i);
+                false
+            }));
+            assert_eq!(first, Some(0));
+        }
+    }
+}
+
 fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
     let js = this_str(ctx, this, "split")?;
     let sep = arg(args, 0);
@@ -715,19 +797,26 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
     if let [c] = sep.as_bytes() {
         // One ASCII byte: a byte scan. Every piece of an ASCII string is
         // ASCII, so its UTF-16 length is its byte length (no second scan).
-        let ascii = js.is_ascii();
-        let bytes = js.s.as_bytes();
-        out.reserve((memchr::memchr_iter(*c, bytes).count() + 1).min(lim));
+        // The separators are counted first, so that the array is made at
+        // its exact size.
+        let (c, ascii, bytes) = (*c, js.is_ascii(), js.s.as_bytes());
+        let long = bytes.len() > SHORT_SCAN;
+        let seps = if long { memchr::memchr_iter(c, bytes).count() } else { swar::count(bytes, c) };
+        let n = (seps + 1).min(lim);
+        out.reserve_exact(n);
         let mut start = 0;
-        // The separators, then the end of the string: each ends a piece.
-        for end in memchr::memchr_iter(*c, bytes).chain(std::iter::once(bytes.len())) {
-            if out.len() == lim {
-                break;
-            }
+        // Cuts the piece ending at `end`; false once the array is full.
+        let mut cut = |end: usize| {
             // `c` is ASCII, so `start..end` falls on char boundaries.
             let part = &js.s[start..end];
             out.push(if ascii { ctx.heap().alloc_ascii_str(part) } else { piece(ctx, js, start, end) });
             start = end + 1;
+            out.len() < n
+        };
+        let more = if long { memchr::memchr_iter(c, bytes).all(&mut cut) } else { swar::each(bytes, c, &mut cut) };
+        // The last piece runs to the end, unless the limit came first.
+        if more {
+            cut(bytes.len());
         }
     } else {
         for part in js.s.split(&*sep).take(lim) {

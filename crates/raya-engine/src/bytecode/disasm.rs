@@ -262,7 +262,7 @@ impl<'p> Disasm<'p> {
             | Ge { dst, a, b }
             | In { dst, a, b }
             | InstanceOf { dst, a, b } => format!("{}, {}, {}", r(dst), r(a), r(b)),
-            AddI { dst, src, imm } => format!("{}, {}, {imm}", r(dst), r(src)),
+            AddI { dst, src, imm, plus } => format!("{}, {}, {imm}{}", r(dst), r(src), if plus { " (+)" } else { "" }),
             Neg { dst, src }
             | ToNumber { dst, src }
             | BitNot { dst, src }

@@ -223,11 +223,18 @@ pub enum Instr {
         a: Reg,
         b: Reg,
     },
-    /// R[dst] = R[src] + imm (number only): `i + 1`, `i++`, `i--`.
+    /// R[dst] = R[src] + imm: `i++`, `i--`, `i - 1`, `i -= 2` (`plus`
+    /// false: numbers only, anything else is the TypeError of the operator
+    /// written, `+` or `-` by the sign of `imm`), and `x + 1`, `x += 2`
+    /// (`plus` true: numbers added in place, anything else as `Add` with
+    /// the number `imm`: strings concatenate, a user `toString` is called).
+    /// One instruction instead of `LoadInt` + `Add`, and no register for
+    /// the constant.
     AddI {
         dst: Reg,
         src: Reg,
         imm: i16,
+        plus: bool,
     },
     BitAnd {
         dst: Reg,

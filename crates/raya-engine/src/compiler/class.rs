@@ -128,7 +128,13 @@ impl<'a> Codegen<'a> {
     /// program in this process, is a different name).
     fn declare_privates(&mut self, c: &'a Class) {
         static NEXT_CLASS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let id = NEXT_CLASS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let id = match &mut self.prelude_classes {
+            Some(n) => {
+                *n += 1;
+                format!("p{}", *n - 1)
+            }
+            None => NEXT_CLASS.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_string(),
+        };
         let mut names: Vec<(String, String)> = Vec::new();
         // (name, is_static, kind) of each declaration, for duplicates.
         let mut seen: Vec<(&str, bool, u8)> = Vec::new();

@@ -156,13 +156,28 @@ pub(crate) struct Codegen<'a> {
     /// The private names in scope: one list per enclosing class body
     /// (innermost last), each name (`#x`) with its class-unique key.
     pub privates: Vec<Vec<(String, String)>>,
+    /// Compiling the prelude: its classes' private-name keys are numbered
+    /// from this count (`p0`, `p1`, …) rather than by the process-wide
+    /// counter, so that the prelude compiles to the same bytecode in any
+    /// process (its image, `image.rs`) and no user class's key (a plain
+    /// number) can equal one of them.
+    pub prelude_classes: Option<u32>,
 }
 
 pub(crate) type Mark = u32;
 
 impl<'a> Codegen<'a> {
     pub(crate) fn new(file: FileId, src: &'a str, res: &'a Resolution) -> Codegen<'a> {
-        Codegen { file, src, res, funcs: Vec::new(), locs: HashMap::new(), diags: Vec::new(), privates: Vec::new() }
+        Codegen {
+            file,
+            src,
+            res,
+            funcs: Vec::new(),
+            locs: HashMap::new(),
+            diags: Vec::new(),
+            privates: Vec::new(),
+            prelude_classes: None,
+        }
     }
 
     /// The offset of the first non-blank character at or after `offset`
@@ -1421,7 +1436,7 @@ impl<'a> Codegen<'a> {
         if step_at + 1 != test_at || test_at + 1 != code.len() {
             return;
         }
-        let Instr::AddI { dst, src, imm } = code[step_at] else { return };
+        let Instr::AddI { dst, src, imm, .. } = code[step_at] else { return };
         if dst != src {
             return;
         }

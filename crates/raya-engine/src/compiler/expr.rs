@@ -8,12 +8,6 @@ use crate::builtins::global_slot;
 use crate::bytecode::*;
 use crate::syntax::ast::*;
 
-/// Whether `x + k` (and `x += k`) compile to `AddI`. `AddI` is numbers-only
-/// in the interpreter while `+` concatenates strings, so this stays off
-/// until `AddI` falls back to `Add` for non-numbers. (`x - k`, `x -= k`,
-/// `++` and `--` are numbers-only anyway and always use `AddI`.)
-const ADDI_FOR_PLUS: bool = false;
-
 /// Whether compiling `e` straight into a variable's own register could
 /// clobber the variable before `e` has finished reading it (`x = [x]`,
 /// `x = y || x`, `x = x++`): such values go through a temporary.
@@ -43,15 +37,23 @@ fn is_chain(e: &Expr) -> bool {
 }
 
 /// The `imm` of `AddI` for `x + k` / `x - k`, if `k` is a small integer.
+/// `x + k` uses `AddI`'s `plus` form (see [`addi`]), whose slow path is
+/// `+`'s, so it concatenates strings like `Add`.
 pub(crate) fn addi_imm(op: BinaryOp, k: &Expr) -> Option<i16> {
     let n = number_literal(k)?;
     let v = match op {
-        BinaryOp::Add if ADDI_FOR_PLUS => n,
+        BinaryOp::Add => n,
         BinaryOp::Sub => -n,
         _ => return None,
     };
     (v.fract() == 0.0 && v >= i16::MIN as f64 && v <= i16::MAX as f64 && !(v == 0.0 && v.is_sign_negative()))
         .then_some(v as i16)
+}
+
+/// `AddI` for `x op k` where [`addi_imm`] gave `imm`: with `+`'s meaning
+/// for anything but numbers when `op` is `+`.
+pub(crate) fn addi(op: BinaryOp, dst: Reg, src: Reg, imm: i16) -> Instr {
+    Instr::AddI { dst, src, imm, plus: op == BinaryOp::Add }
 }
 
 fn binop(op: BinaryOp, dst: Reg, a: Reg, b: Reg) -> Instr {
@@ -425,7 +427,7 @@ impl<'a> Codegen<'a> {
         let m = self.mark();
         if let Some(imm) = addi_imm(op, b) {
             let ra = self.expr_reg(a);
-            self.emit(Instr::AddI { dst, src: ra, imm }, pos);
+            self.emit(addi(op, dst, ra, imm), pos);
         } else if self.is_temp(dst) && !self.is_register_operand(a) {
             // The left operand is computed straight into the (temporary)
             // destination: a chain `a + b + c + …` needs no more registers
@@ -1139,7 +1141,7 @@ impl<'a> Codegen<'a> {
             }
             (AssignOp::Compound(bop), Access::Reg(r)) => {
                 if let Some(imm) = addi_imm(bop, value) {
-                    self.emit(Instr::AddI { dst: r, src: r, imm }, pos);
+                    self.emit(addi(bop, r, r, imm), pos);
                 } else if has_assign(value) {
                     let t = self.alloc();
                     self.emit(Instr::Move { dst: t, src: r }, pos);
@@ -1157,7 +1159,7 @@ impl<'a> Codegen<'a> {
                 let v = dst.unwrap_or_else(|| self.alloc());
                 self.load_access(acc, v, pos);
                 if let Some(imm) = addi_imm(bop, value) {
-                    self.emit(Instr::AddI { dst: v, src: v, imm }, pos);
+                    self.emit(addi(bop, v, v, imm), pos);
                 } else {
                     let rb = self.expr_reg(value);
                     self.emit(binop(bop, v, v, rb), pos);
@@ -1219,12 +1221,12 @@ impl<'a> Codegen<'a> {
             }
             AssignOp::Compound(bop) => {
                 if let (PropTarget::Named(k), Some(imm), None) = (target, addi_imm(bop, value), dst) {
-                    self.add_prop_i(obj, k, imm, v, (get, set));
+                    self.add_prop_i(obj, k, bop, imm, v, (get, set));
                     return;
                 }
                 self.get_prop(obj, target, v, get);
                 if let Some(imm) = addi_imm(bop, value) {
-                    self.emit(Instr::AddI { dst: v, src: v, imm }, set);
+                    self.emit(addi(bop, v, v, imm), set);
                 } else {
                     let m = self.mark();
                     let rb = self.expr_reg(value);
@@ -1254,10 +1256,10 @@ impl<'a> Codegen<'a> {
     /// it, the general form it skips when it could do the addition itself
     /// (see `Instr::AddPropI`). `tmp` is a scratch register; `get` is the
     /// position of the read, `set` of the addition and the store.
-    fn add_prop_i(&mut self, obj: Reg, name: ConstIdx, imm: i16, tmp: Reg, (get, set): (u32, u32)) {
+    fn add_prop_i(&mut self, obj: Reg, name: ConstIdx, op: BinaryOp, imm: i16, tmp: Reg, (get, set): (u32, u32)) {
         self.emit(Instr::AddPropI { obj, imm, name }, get);
         self.emit(Instr::GetProp { dst: tmp, obj, name }, get);
-        self.emit(Instr::AddI { dst: tmp, src: tmp, imm }, set);
+        self.emit(addi(op, tmp, tmp, imm), set);
         self.emit(Instr::SetProp { obj, name, src: tmp }, set);
     }
 
@@ -1304,15 +1306,15 @@ impl<'a> Codegen<'a> {
             ExprKind::Ident(i) => match self.ident_access(i) {
                 Access::Reg(r) => match dst {
                     None => {
-                        self.emit(Instr::AddI { dst: r, src: r, imm }, pos);
+                        self.emit(Instr::AddI { dst: r, src: r, imm, plus: false }, pos);
                     }
                     Some(d) if prefix => {
-                        self.emit(Instr::AddI { dst: r, src: r, imm }, pos);
+                        self.emit(Instr::AddI { dst: r, src: r, imm, plus: false }, pos);
                         self.emit(Instr::Move { dst: d, src: r }, pos);
                     }
                     Some(d) => {
                         self.emit(Instr::ToNumber { dst: d, src: r }, pos);
-                        self.emit(Instr::AddI { dst: r, src: d, imm }, pos);
+                        self.emit(Instr::AddI { dst: r, src: d, imm, plus: false }, pos);
                     }
                 },
                 acc => {
@@ -1321,10 +1323,10 @@ impl<'a> Codegen<'a> {
                     match dst {
                         Some(d) if !prefix => {
                             self.emit(Instr::ToNumber { dst: d, src: old }, pos);
-                            self.emit(Instr::AddI { dst: old, src: d, imm }, pos);
+                            self.emit(Instr::AddI { dst: old, src: d, imm, plus: false }, pos);
                         }
                         _ => {
-                            self.emit(Instr::AddI { dst: old, src: old, imm }, pos);
+                            self.emit(Instr::AddI { dst: old, src: old, imm, plus: false }, pos);
                         }
                     }
                     self.store_access(acc, old, pos);
@@ -1356,17 +1358,17 @@ impl<'a> Codegen<'a> {
     fn update_prop(&mut self, obj: Reg, t: PropTarget, imm: i16, prefix: bool, dst: Option<Reg>, pos: u32) {
         let v = self.alloc();
         if let (PropTarget::Named(k), None) = (t, dst) {
-            self.add_prop_i(obj, k, imm, v, (pos, pos));
+            self.add_prop_i(obj, k, BinaryOp::Sub, imm, v, (pos, pos)); // `++`/`--`: numbers only
             return;
         }
         self.get_prop(obj, t, v, pos);
         match dst {
             Some(d) if !prefix => {
                 self.emit(Instr::ToNumber { dst: d, src: v }, pos);
-                self.emit(Instr::AddI { dst: v, src: d, imm }, pos);
+                self.emit(Instr::AddI { dst: v, src: d, imm, plus: false }, pos);
             }
             _ => {
-                self.emit(Instr::AddI { dst: v, src: v, imm }, pos);
+                self.emit(Instr::AddI { dst: v, src: v, imm, plus: false }, pos);
             }
         }
         self.set_prop(obj, t, v, pos);

@@ -21,7 +21,13 @@ mod class;
 mod codegen;
 mod decls;
 mod expr;
+mod image;
 mod pattern;
+// Generated (see `image`): left as written, so that the test comparing it
+// with a fresh compilation sees exactly what it wrote.
+#[cfg(prelude_image)]
+#[rustfmt::skip]
+mod prelude_image;
 mod resolve;
 
 #[cfg(test)]
@@ -674,42 +680,48 @@ struct CompiledPrelude {
 
 fn compiled_prelude() -> &'static CompiledPrelude {
     static PRELUDE_COMPILED: std::sync::OnceLock<CompiledPrelude> = std::sync::OnceLock::new();
-    PRELUDE_COMPILED.get_or_init(|| {
-        let mut linker = Linker {
-            globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).collect(),
-            global_base: 0,
-            global_consts: HashMap::new(),
-            modules: vec![ModInfo {
-                name: "<prelude>".into(),
-                exports: HashMap::new(),
-                type_exports: Default::default(),
-                ns_slot: None,
-                broken: false,
-            }],
-            sources: SourceMap::default(),
-            capabilities: Capabilities::all(),
-            used: Capabilities::NONE,
-            outer: None,
-        };
-        let file = linker.sources.add("<prelude>".into(), PRELUDE.to_string());
-        let (ast, mut diags) = crate::syntax::parse(PRELUDE, file);
-        let (res, more) = resolve::resolve_module(file, 0, &ast, &mut linker, &HashMap::new());
-        diags.extend(more);
-        let mut cg = codegen::Codegen::new(file, PRELUDE, &res);
-        let body = cg.module(&ast, codegen::Completion::None, |_| {});
-        diags.extend(cg.diags);
-        if !diags.is_empty() {
-            // The prelude is the engine's own code, checked by its tests:
-            // an error in it is a bug of this build, not of the program.
-            panic!("the prelude does not compile:\n{}", linker.sources.render(&diags));
-        }
-        CompiledPrelude {
-            file: linker.sources.shared(file),
-            body: Arc::new(body),
-            globals: linker.globals.split_off(GLOBAL_NAMES.len()),
-            used: linker.used,
-        }
-    })
+    // From the image compiled with the engine when it is current
+    // (`image`), which spares every process the compiler's work.
+    PRELUDE_COMPILED.get_or_init(|| image::load().unwrap_or_else(compile_prelude))
+}
+
+/// Compiles the prelude from its source.
+fn compile_prelude() -> CompiledPrelude {
+    let mut linker = Linker {
+        globals: GLOBAL_NAMES.iter().map(|s| s.to_string()).collect(),
+        global_base: 0,
+        global_consts: HashMap::new(),
+        modules: vec![ModInfo {
+            name: "<prelude>".into(),
+            exports: HashMap::new(),
+            type_exports: Default::default(),
+            ns_slot: None,
+            broken: false,
+        }],
+        sources: SourceMap::default(),
+        capabilities: Capabilities::all(),
+        used: Capabilities::NONE,
+        outer: None,
+    };
+    let file = linker.sources.add("<prelude>".into(), PRELUDE.to_string());
+    let (ast, mut diags) = crate::syntax::parse(PRELUDE, file);
+    let (res, more) = resolve::resolve_module(file, 0, &ast, &mut linker, &HashMap::new());
+    diags.extend(more);
+    let mut cg = codegen::Codegen::new(file, PRELUDE, &res);
+    cg.prelude_classes = Some(0);
+    let body = cg.module(&ast, codegen::Completion::None, |_| {});
+    diags.extend(cg.diags);
+    if !diags.is_empty() {
+        // The prelude is the engine's own code, checked by its tests:
+        // an error in it is a bug of this build, not of the program.
+        panic!("the prelude does not compile:\n{}", linker.sources.render(&diags));
+    }
+    CompiledPrelude {
+        file: linker.sources.shared(file),
+        body: Arc::new(body),
+        globals: linker.globals.split_off(GLOBAL_NAMES.len()),
+        used: linker.used,
+    }
 }
 
 /// Makes the extra globals visible to every loaded module:

@@ -282,16 +282,17 @@ fn property_update_statements_are_done_in_place() {
         .filter_map(|(at, i)| {
             let Instr::AddPropI { obj, imm, name } = *i else { return None };
             match f.code[at + 1..at + 4] {
-                [Instr::GetProp { dst, obj: o1, name: n1 }, Instr::AddI { dst: d2, src, imm: i2 }, Instr::SetProp { obj: o3, name: n3, src: s3 }]
+                [Instr::GetProp { dst, obj: o1, name: n1 }, Instr::AddI { dst: d2, src, imm: i2, .. }, Instr::SetProp { obj: o3, name: n3, src: s3 }]
                     if o1 == obj && n1 == name && o3 == obj && n3 == name && d2 == dst && src == dst && s3 == dst && i2 == imm => {}
                 ref other => panic!("AddPropI followed by {other:?}"),
             }
             Some(imm)
         })
         .collect();
-    // `o[k]++` (a computed key), `o.n += 1` (`+` may concatenate) and an
-    // update whose value is used take the general form only.
-    assert_eq!(steps, [1, -2, -1], "{:?}", f.code);
+    // `o.n += 1` too (its written-out `AddI` keeps `+`'s meaning for a
+    // string); `o[k]++` (a computed key) and an update whose value is used
+    // take the general form only.
+    assert_eq!(steps, [1, -2, -1, 1], "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::GetProp { .. })), 5, "{:?}", f.code);
 }
 
@@ -323,7 +324,7 @@ fn counting_loops_step_and_test_in_one_instruction() {
             _ => continue,
         };
         let target = at as i64 + 1 + off as i64;
-        assert!(matches!(f.code[at + 1], Instr::AddI { dst, src, imm: i2 } if dst == r && src == r && i2 == imm));
+        assert!(matches!(f.code[at + 1], Instr::AddI { dst, src, imm: i2, .. } if dst == r && src == r && i2 == imm));
         let (x, y, off2) = match f.code[at + 2] {
             Instr::JmpIfLt { a, b, off, .. } | Instr::JmpIfLe { a, b, off, .. } => (a, b, off),
             ref other => panic!("fused step followed by {other:?}"),
@@ -333,10 +334,11 @@ fn counting_loops_step_and_test_in_one_instruction() {
         assert!(target < at as i64);
         fused.push((kind, imm));
     }
-    // `i += 2` may concatenate strings (an `Add`), `i = i * 2` is no
-    // counter step, `i++, s++` is two steps, and a captured `i` lives in a
-    // cell: those loops keep their written-out bottom only.
-    assert_eq!(fused, [("lt", 1), ("le", 1), ("gt", -1), ("ge", -3)], "{:?}", f.code);
+    // `i += 2` is fused too (its written-out `AddI` concatenates a
+    // string). `i = i * 2` is no counter step, `i++, s++` is two steps, and
+    // a captured `i` lives in a cell: those loops keep their written-out
+    // bottom only.
+    assert_eq!(fused, [("lt", 1), ("le", 1), ("le", 2), ("gt", -1), ("ge", -3)], "{:?}", f.code);
 }
 
 #[test]
@@ -843,5 +845,38 @@ fn long_chains_compile_up_to_the_nesting_limit() {
         let errs = errors(&src);
         assert_eq!(errs.len(), 1, "{errs:?}");
         assert!(errs[0].contains("code is nested too deeply"), "{errs:?}");
+    }
+}
+
+#[test]
+fn plus_small_integer_is_addi_with_plus_meaning() {
+    let p = compile("function f(x) { let y = x + 1; y += 2; const o = { n: 0 }; o.n += 3; return y - 4 + (x - 5); }");
+    let f = func(&p, "f");
+    // `x + 1` and `y += 2` (and the written-out form after `AddPropI` for
+    // `o.n += 3`) are `AddI` with `+`'s meaning; `- 4` and `- 5` are the
+    // numbers-only form. No constant is loaded for any of them.
+    let plus: Vec<i16> = f.code.iter().filter(|i| matches!(i, Instr::AddI { plus: true, .. })).map(imm_of).collect();
+    let minus: Vec<i16> = f.code.iter().filter(|i| matches!(i, Instr::AddI { plus: false, .. })).map(imm_of).collect();
+    assert_eq!(plus, [1, 2, 3], "{:?}", f.code);
+    assert_eq!(minus, [-4, -5], "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::AddPropI { imm: 3, .. })), 1);
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 1..=5, .. })), 0, "{:?}", f.code);
+}
+
+#[test]
+fn increments_and_large_constants_keep_their_forms() {
+    let p = compile("function f(x) { let i = 0; i++; i--; const o = { n: 0 }; o.n++; return x + 40000; }");
+    let f = func(&p, "f");
+    // `++`/`--` (also after `AddPropI`) are numbers-only; a constant too
+    // large for the immediate is an `Add`.
+    assert_eq!(count(f, |i| matches!(i, Instr::AddI { plus: true, .. })), 0, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::AddI { plus: false, .. })), 3, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::Add { .. })), 1, "{:?}", f.code);
+}
+
+fn imm_of(i: &Instr) -> i16 {
+    match i {
+        Instr::AddI { imm, .. } => *imm,
+        _ => unreachable!(),
     }
 }

@@ -47,6 +47,17 @@ pub trait FromValue: Sized {
     }
 }
 
+/// A script value as a `T`: straight from the value where the type
+/// allows ([`FromValue::from_script`]), else through a [`HostValue`]
+/// (a value no host type can take, a function or a cycle, is a
+/// [`HostError::Conversion`]). On a mutator of the value's program.
+pub(crate) fn from_script_value<T: FromValue>(v: Value) -> Result<T, HostError> {
+    match T::from_script(ScriptValue(v)) {
+        Some(r) => r,
+        None => T::from_value(super::to_host(v, &mut Vec::new()).map_err(HostError::Conversion)?),
+    }
+}
+
 /// What a conversion found: `a number`, `a string`, ...
 pub(crate) fn describe(v: &HostValue) -> &'static str {
     match v {
@@ -145,6 +156,10 @@ impl IntoValue for f32 {
     fn into_value(self) -> HostValue {
         HostValue::Number(self as f64)
     }
+
+    fn into_script(self, _rt: &mut Runtime) -> Value {
+        Value::number(self as f64)
+    }
 }
 
 impl FromValue for f32 {
@@ -197,11 +212,19 @@ impl IntoValue for String {
     fn into_value(self) -> HostValue {
         HostValue::String(self)
     }
+
+    fn into_script(self, rt: &mut Runtime) -> Value {
+        rt.heap.alloc_str(self)
+    }
 }
 
 impl IntoValue for &str {
     fn into_value(self) -> HostValue {
         HostValue::String(self.to_string())
+    }
+
+    fn into_script(self, rt: &mut Runtime) -> Value {
+        rt.heap.alloc_str(self)
     }
 }
 
@@ -225,6 +248,13 @@ impl FromValue for String {
 impl<T: IntoValue> IntoValue for Option<T> {
     fn into_value(self) -> HostValue {
         self.map_or(HostValue::Undefined, T::into_value)
+    }
+
+    fn into_script(self, rt: &mut Runtime) -> Value {
+        match self {
+            Some(v) => v.into_script(rt),
+            None => Value::UNDEFINED,
+        }
     }
 }
 
@@ -336,6 +366,10 @@ macro_rules! tuples {
             fn into_args(self) -> Vec<HostValue> {
                 vec![$(self.$i.into_value()),+]
             }
+
+            fn push_script(self, rt: &mut Runtime, out: &mut Vec<Value>) {
+                $(out.push(self.$i.into_script(rt));)+
+            }
         }
     )*};
 }
@@ -354,23 +388,49 @@ tuples! {
 pub trait IntoArgs {
     /// The arguments, in order.
     fn into_args(self) -> Vec<HostValue>;
+
+    /// The arguments made straight into script values (on the program's
+    /// runtime), appended to `out`: a call's arguments go into the
+    /// callee's registers without a [`HostValue`] in between where each
+    /// element's type allows ([`IntoValue::into_script`]).
+    #[doc(hidden)]
+    fn push_script(self, rt: &mut Runtime, out: &mut Vec<Value>)
+    where
+        Self: Sized,
+    {
+        for a in self.into_args() {
+            out.push(super::from_host(rt, &a));
+        }
+    }
 }
 
 impl IntoArgs for () {
     fn into_args(self) -> Vec<HostValue> {
         Vec::new()
     }
+
+    fn push_script(self, _rt: &mut Runtime, _out: &mut Vec<Value>) {}
 }
 
 impl IntoArgs for Vec<HostValue> {
     fn into_args(self) -> Vec<HostValue> {
         self
     }
+
+    fn push_script(self, rt: &mut Runtime, out: &mut Vec<Value>) {
+        self.as_slice().push_script(rt, out)
+    }
 }
 
 impl IntoArgs for &[HostValue] {
     fn into_args(self) -> Vec<HostValue> {
         self.to_vec()
+    }
+
+    fn push_script(self, rt: &mut Runtime, out: &mut Vec<Value>) {
+        for a in self {
+            out.push(super::from_host(rt, a));
+        }
     }
 }
 

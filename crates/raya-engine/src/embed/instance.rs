@@ -33,6 +33,9 @@ pub(crate) struct InstanceInner {
     pub(crate) program: Program,
     pub(crate) table: Arc<HostTable>,
     pub(crate) limits: Limits,
+    /// Calls need a guard: the instance has limits or an interrupt
+    /// callback (without, a guard would check nothing).
+    guarded: bool,
     /// What the VM grants: code given to [`Instance::eval`] is compiled
     /// against it, as the program was.
     pub(crate) capabilities: crate::std::Capabilities,
@@ -87,11 +90,13 @@ impl Instance {
             sources: program.sources.clone(),
         };
         let evals = Mutex::new(EvalScope { scope, count: 0 });
+        let guarded = limits != Limits::none() || table.interrupt.is_some();
         let inner = Arc::new(InstanceInner {
             live,
             program,
             table,
             limits,
+            guarded,
             capabilities,
             evals,
             pending: Mutex::new(Vec::new()),
@@ -179,25 +184,42 @@ impl Instance {
     /// workers and this waits for it. Calls from a host function of a
     /// running program (a worker thread, or a thread inside a call) go
     /// to this instance's workers instead.
+    ///
+    /// A host that calls the same function often resolves it once with
+    /// [`Instance::function`] and calls the [`Function`].
     pub fn call<R: FromValue>(&self, name: &str, args: impl IntoArgs) -> Result<R, HostError> {
-        R::from_value(self.call_here(name, args.into_args())?)
+        self.call_slot(self.slot(name)?, name, args)
     }
 
-    /// [`Instance::call`]: as a plain call on this thread
-    /// ([`LiveRun::call_here`]), which becomes a task (and a
-    /// [`CallState`] to wait on) only if it suspends; from a worker
-    /// thread, as a task on the workers.
-    fn call_here(&self, name: &str, args: Vec<HostValue>) -> Result<HostValue, HostError> {
+    /// A handle on exported function `name`, resolved once and called as
+    /// often as the host likes ([`Function::call`]) without looking the
+    /// export up again: as `mlua::Function` or `rquickjs::Function` are
+    /// kept. The handle names the export, a live binding: a call reads
+    /// what the script last assigned to it (and fails with
+    /// [`HostError::Export`] if that is not a function).
+    pub fn function(&self, name: &str) -> Result<Function, HostError> {
+        Ok(Function { instance: self.clone(), slot: self.slot(name)?, name: name.into() })
+    }
+
+    /// [`Instance::call`] of the export in global `slot`: as a plain call
+    /// on this thread ([`LiveRun::call_here`]), which becomes a task (and
+    /// a [`CallState`] to wait on) only if it suspends; from a worker
+    /// thread, as a task on the workers. The arguments go straight into
+    /// the callee's registers and the result is read straight from the
+    /// script's value where their types allow (no [`HostValue`] between).
+    fn call_slot<R: FromValue>(&self, slot: u32, name: &str, args: impl IntoArgs) -> Result<R, HostError> {
         if let Some(code) = self.inner.live.exited() {
             return Err(HostError::Exit(code));
         }
-        let slot = self.slot(name)?;
+        if crate::driver::on_program_thread() {
+            // A worker (or a thread inside a call): the general path.
+            return R::from_value(self.begin_slot(slot, name, args.into_args(), self.inner.limits.clone()).wait()?);
+        }
         let limits = &self.inner.limits;
         let interrupt = &self.inner.table.interrupt;
         // Without limits or an interrupt callback a guard would check
         // nothing: the call has none until it becomes a task.
-        let guard = (*limits != Limits::none() || interrupt.is_some())
-            .then(|| Arc::new(Guard::new(limits, OnLimit::Cancel, interrupt.clone())));
+        let guard = self.inner.guarded.then(|| Arc::new(Guard::new(limits, OnLimit::Cancel, interrupt.clone())));
         let deadline = limits.time.map(|t| (Instant::now() + t, t));
         let mut waiting = None;
         let end = self.inner.live.call_here(
@@ -206,12 +228,17 @@ impl Instance {
                 if !ops::is_callable(f) {
                     return Err(Err(HostError::Export(format!("export `{name}` is not a function"))));
                 }
-                argv.extend(args.iter().map(|a| from_host(rt, a)));
+                args.push_script(rt, argv);
                 Ok(f)
             },
             guard.as_ref(),
+            // Inlined: its result, a `Result` with a `HostError`, is then
+            // made where the caller keeps it, not returned through memory
+            // and copied (a measurable part of a short call).
+            #[inline(always)]
             |_rt, end| match end {
-                Ok(o) => outcome_result(o, guard.as_deref()),
+                Ok(Outcome::Value(v)) => super::convert::from_script_value::<R>(v),
+                Ok(o) => outcome_result(o, guard.as_deref()).and_then(R::from_value),
                 Err(code) => Err(HostError::Exit(code)),
             },
             |_rt, cell| {
@@ -234,22 +261,21 @@ impl Instance {
             },
         );
         match end {
-            Some(HereEnd::Done(r)) => r,
-            Some(HereEnd::Promoted) => waiting.expect("a promoted call has its state").wait(),
-            None => self.begin(name, args, self.inner.limits.clone(), false).wait(),
+            HereEnd::Done(r) => r,
+            HereEnd::Promoted => R::from_value(waiting.expect("a promoted call has its state").wait()?),
         }
     }
 
     /// Starts a call of exported function `name` and returns at once: the
     /// [`Call`] is waited for, `.await`ed, or cancelled.
     pub fn call_async(&self, name: &str, args: impl IntoArgs) -> Call {
-        self.begin(name, args.into_args(), self.inner.limits.clone(), false)
+        self.begin(name, args.into_args(), self.inner.limits.clone())
     }
 
     /// [`Instance::call_async`] with other limits than the instance's
     /// (a per-call time-out).
     pub fn call_with(&self, name: &str, args: impl IntoArgs, limits: Limits) -> Call {
-        self.begin(name, args.into_args(), limits, false)
+        self.begin(name, args.into_args(), limits)
     }
 
     /// Evaluates `src` inside the loaded program and returns its
@@ -354,18 +380,22 @@ impl Instance {
         *state.timer.lock() = Some((self.handle().clone(), key));
     }
 
-    /// Starts a call: on this thread if `here` (see [`Instance::call`]),
-    /// else as a task on the workers.
-    fn begin(&self, name: &str, args: Vec<HostValue>, limits: Limits, here: bool) -> Call {
+    /// Starts a call as a task on the workers.
+    fn begin(&self, name: &str, args: Vec<HostValue>, limits: Limits) -> Call {
+        match self.slot(name) {
+            Ok(slot) => self.begin_slot(slot, name, args, limits),
+            Err(e) => {
+                let state = Arc::new(CallState::new(&limits, self.inner.table.interrupt.clone()));
+                state.finish(Err(e));
+                Call { state, instance: self.clone() }
+            }
+        }
+    }
+
+    /// [`Instance::begin`] of the export in global `slot`.
+    fn begin_slot(&self, slot: u32, name: &str, args: Vec<HostValue>, limits: Limits) -> Call {
         let state = Arc::new(CallState::new(&limits, self.inner.table.interrupt.clone()));
         let call = Call { state: state.clone(), instance: self.clone() };
-        let slot = match self.slot(name) {
-            Ok(s) => s,
-            Err(e) => {
-                state.finish(Err(e));
-                return call;
-            }
-        };
         if !self.track(&state) {
             return call;
         }
@@ -375,14 +405,6 @@ impl Instance {
         let finisher = Finisher(state.clone());
         let name = name.to_string();
         let start = move |rt: &mut Runtime| spawn_call(rt, finisher, slot, &name, &args);
-        let start = if here {
-            match self.inner.live.run_here(start) {
-                Ok(()) => return call,
-                Err(start) => start,
-            }
-        } else {
-            start
-        };
         self.handle().on_runtime(Box::new(move |rt| {
             start(rt);
         }));
@@ -605,5 +627,58 @@ impl Future for Call {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         self.state.result.poll(cx)
+    }
+}
+
+/// An exported function of an [`Instance`], resolved once
+/// ([`Instance::function`]) and called from Rust as often as the host
+/// likes, from any thread: `let add = instance.function("add")?;
+/// add.call::<f64>((1, 2))?`. Calls are those of [`Instance::call`] and
+/// its siblings without the look-up of the export by name.
+///
+/// `Send + Sync` and cheap to clone; it keeps the instance alive.
+#[derive(Clone)]
+pub struct Function {
+    instance: Instance,
+    slot: u32,
+    name: Arc<str>,
+}
+
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Function").field("name", &self.name).finish()
+    }
+}
+
+impl Function {
+    /// The export's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The instance the function belongs to.
+    pub fn instance(&self) -> &Instance {
+        &self.instance
+    }
+
+    /// Calls the function with `args` and waits for its result, as
+    /// [`Instance::call`] does: on the calling thread, a task of its own
+    /// to the script only if it suspends, under the instance's
+    /// [`Limits`]. The arguments are written straight into the callee's
+    /// registers, and the result read straight from its value, where
+    /// their types allow (numbers, booleans, strings, options of them).
+    pub fn call<R: FromValue>(&self, args: impl IntoArgs) -> Result<R, HostError> {
+        self.instance.call_slot(self.slot, &self.name, args)
+    }
+
+    /// Starts a call and returns at once, as [`Instance::call_async`].
+    pub fn call_async(&self, args: impl IntoArgs) -> Call {
+        self.instance.begin_slot(self.slot, &self.name, args.into_args(), self.instance.inner.limits.clone())
+    }
+
+    /// [`Function::call_async`] with other limits than the instance's,
+    /// as [`Instance::call_with`].
+    pub fn call_with(&self, args: impl IntoArgs, limits: Limits) -> Call {
+        self.instance.begin_slot(self.slot, &self.name, args.into_args(), limits)
     }
 }

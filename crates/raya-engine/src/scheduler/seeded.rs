@@ -27,6 +27,15 @@
 //!   machine's speed. Deadlines further than [`HORIZON`] ahead are never
 //!   jumped to (they mark waits that end by an outside event, like a
 //!   pending host call; their real wait would be years).
+//! * **Inside a suspension**: a task that cannot proceed has saved its
+//!   state (step 1 of `design/concurrency.md`) but is not yet registered
+//!   with what it waits for (step 2). With several workers another task
+//!   can act in that window (a `t.cancel()`, a send, a settle), which one
+//!   worker never shows. So a seed also draws a chance (0, 1/4, 1/2 or 1)
+//!   of *splitting* a suspension: step 2 becomes a job of its own in the
+//!   pool ([`Seeded::split_suspension`]), and any runnable job may run
+//!   between the two steps. The draws come from a second generator, so a
+//!   seed that never splits schedules exactly as before splitting existed.
 //! * `select`'s choice among ready cases and `Math.random` draw from
 //!   generators the VM seeds from the same seed (see `driver.rs`).
 //!
@@ -100,6 +109,12 @@ pub fn mix(mut z: u64) -> u64 {
 /// The preemption bounds a seed chooses from.
 const BOUNDS: [u32; 6] = [1, 3, 10, 30, 100, 1000];
 
+/// The chances of splitting a suspension a seed chooses from, in quarters.
+const SPLIT_CHANCES: [u32; 4] = [0, 1, 2, 4];
+
+/// Seeds the generator of suspension splits apart from the scheduling one.
+const SPLIT_STREAM: u64 = 0x5350_4c49_5453_5553;
+
 /// The seeded worker's state (lives in its `WorkerCx`).
 pub(super) struct Seeded<T> {
     /// Every runnable job.
@@ -112,6 +127,10 @@ pub(super) struct Seeded<T> {
     /// The running job got a random slice (so its preemption counts
     /// against the bound).
     random_slice: Cell<bool>,
+    /// Chance of splitting a suspension, in quarters (0..=4).
+    split_quarters: u32,
+    /// The generator of those draws, apart from `rng`.
+    split_rng: Cell<u64>,
     /// Where virtual time starts, and how far it has gone.
     pub base: Instant,
     pub elapsed: Cell<Duration>,
@@ -126,7 +145,11 @@ impl<T> Seeded<T> {
         };
         let mean_slice = 1u32 << (draw() % 9);
         let bound = BOUNDS[(draw() % BOUNDS.len() as u64) as usize];
+        let split_state = mix(seed ^ SPLIT_STREAM) | 1;
+        let split_quarters = SPLIT_CHANCES[(mix(split_state) % SPLIT_CHANCES.len() as u64) as usize];
         Seeded {
+            split_quarters,
+            split_rng: Cell::new(split_state),
             pool: RefCell::new(Vec::new()),
             rng: Cell::new(draw() | 1),
             mean_slice,
@@ -145,6 +168,20 @@ impl<T> Seeded<T> {
         x ^= x >> 27;
         self.rng.set(x);
         ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) % n as u64) as usize
+    }
+
+    /// Whether the suspension under way is split in two (see the module
+    /// docs): drawn only when another job could run in between.
+    pub fn split_suspension(&self) -> bool {
+        if self.split_quarters == 0 || self.pool.borrow().is_empty() {
+            return false;
+        }
+        let mut x = self.split_rng.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.split_rng.set(x);
+        ((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) % 4) < self.split_quarters as u64
     }
 
     /// Takes a random job out of the pool.
@@ -209,6 +246,28 @@ mod tests {
         assert_eq!(run(7), run(7));
         let distinct: std::collections::HashSet<_> = (1..20).map(|s| run(s).0).collect();
         assert!(distinct.len() > 10, "seeds give different orders: {}", distinct.len());
+    }
+
+    /// Seeds split suspensions with different chances, the same way for
+    /// the same seed, never with nothing else runnable, and without
+    /// touching the scheduling draws.
+    #[test]
+    fn suspension_splits_are_seeded_and_apart_from_the_schedule() {
+        let splits = |seed| {
+            let s: Seeded<u32> = Seeded::new(seed);
+            assert!(!s.split_suspension(), "nothing else runnable: no split");
+            s.pool.borrow_mut().push(0);
+            let before = s.rng.get();
+            let v: Vec<bool> = (0..64).map(|_| s.split_suspension()).collect();
+            assert_eq!(s.rng.get(), before, "the scheduling generator is untouched");
+            v
+        };
+        assert_eq!(splits(11), splits(11));
+        let counts: std::collections::HashSet<usize> =
+            (1..40).map(|seed| splits(seed).iter().filter(|&&b| b).count()).collect();
+        assert!(counts.contains(&0), "some seeds never split");
+        assert!(counts.contains(&64), "some seeds always split");
+        assert!(counts.iter().any(|&n| n > 0 && n < 64), "some seeds split some suspensions");
     }
 
     #[test]

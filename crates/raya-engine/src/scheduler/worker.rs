@@ -166,6 +166,13 @@ impl<T: Send + 'static> WorkerCx<T> {
         }
     }
 
+    /// On a seeded worker: whether the suspension under way should finish
+    /// in a job of its own, so that other jobs can run between its two
+    /// steps (`seeded.rs`). Always false on an ordinary worker.
+    pub fn split_suspension(&self) -> bool {
+        self.seeded.as_ref().is_some_and(|s| s.split_suspension())
+    }
+
     /// Tells the statistics that the job just run has finished for good.
     pub fn completed(&self) {
         bump(&self.counters().completed);

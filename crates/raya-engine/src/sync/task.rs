@@ -36,6 +36,17 @@ pub enum Resume {
     Case { case: u32, value: Value },
 }
 
+impl Resume {
+    /// The heap value this resumption carries, if any (a root for the
+    /// collector while the task waits to run).
+    pub fn value(&self) -> Option<Value> {
+        match *self {
+            Resume::Value(v) | Resume::Throw(v) | Resume::Case { value: v, .. } => Some(v),
+            Resume::Retry | Resume::Cancel | Resume::Closed => None,
+        }
+    }
+}
+
 pub struct TaskCell {
     pub id: u32,
     /// Bits of the heap `Task` object's value (valid while the task is
@@ -129,6 +140,7 @@ impl TaskCell {
         }
     }
 
+    #[inline]
     pub fn object(&self) -> Value {
         Value::from_bits(self.object.load(Ordering::Acquire))
     }
@@ -158,6 +170,21 @@ impl TaskCell {
 
     /// Takes something out of the hooks, if the task has any (no box is
     /// made for that).
+    /// Makes a cell nobody else holds (`&mut`) that of a new call with
+    /// `id` (the driver's reused state for plain calls): no guard, no
+    /// hooks. No lock is taken: `&mut` says no other thread can reach it.
+    #[inline]
+    pub fn reuse(&mut self, id: u32) {
+        self.id = id;
+        if self.guard.get().is_some() {
+            self.guard = std::sync::OnceLock::new();
+        }
+        // Only the cancel hooks of host futures the last call started can
+        // be left (see `driver::LiveRun::call_here`); dropped here, outside
+        // any lock.
+        drop(self.hooks.get_mut().take());
+    }
+
     fn take_hook<R: Default>(&self, f: impl FnOnce(&mut Hooks) -> R) -> R {
         self.hooks.lock().as_deref_mut().map(f).unwrap_or_default()
     }

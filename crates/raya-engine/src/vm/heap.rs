@@ -122,9 +122,9 @@
 //! that grows, into the heap that thread last entered, whichever thread
 //! allocated the object: the count is one sum for the whole program, so
 //! the trigger is right with several workers. Shrinking is not tracked as
-//! it happens; the sweep measures every survivor again, so the live figure
-//! after a collection ([`GcStats::live_bytes`]) reflects what was freed and
-//! shrunk.
+//! it happens; the marker measures every object it traces again, so the
+//! live figure after a collection ([`GcStats::live_bytes`]) reflects what
+//! was freed and shrunk.
 
 use super::atom::Atom;
 use super::object::{ArrayBody, Body, Function, Header, JsStr, Mut, Obj};
@@ -260,6 +260,10 @@ thread_local! {
     /// interpreter may collect and run the instruction again (see
     /// [`take_limit_retry`]).
     static LIMIT_RETRY: Cell<bool> = const { Cell::new(false) };
+    /// A `catch` on this thread took a throw since the last heap-limit
+    /// failure: what the `try` block held may be garbage now, however
+    /// little was counted since the last collection (see [`caught_throw`]).
+    static CAUGHT_SINCE_FAILURE: Cell<bool> = const { Cell::new(false) };
     /// The barrier epoch of the heap this thread mutates (see "The write
     /// barrier"): odd while that heap is marking (the marking cycle), even
     /// between cycles in generational mode (the mutator epoch), 0 when no
@@ -430,6 +434,14 @@ impl Drop for Unlimited {
 
 /// True (once) when the last heap-limit fault on this thread may succeed
 /// after a collection.
+/// Notes that a `catch` took a throw on this thread. The structure that
+/// filled the heap is often garbage once its `try` block is left, while the
+/// live figure of the last collection still counts it: the next failure at
+/// the limit is then worth one collection even right after another.
+pub fn caught_throw() {
+    CAUGHT_SINCE_FAILURE.set(true);
+}
+
 pub fn take_limit_retry() -> bool {
     LIMIT_RETRY.replace(false)
 }
@@ -549,7 +561,7 @@ pub struct SharedHeap {
     traced: AtomicUsize,
     /// The count of bytes since the last collection when this cycle began:
     /// what is counted after it was allocated black (or grew) during
-    /// marking, and is live at its end.
+    /// marking, and is carried into the next cycle's count at its end.
     counted_at_start: AtomicUsize,
     /// When this cycle began (for the marking time in the stats).
     mark_began: Mutex<Option<Instant>>,
@@ -618,7 +630,8 @@ pub struct GcStats {
     /// Objects freed (by sweeps finished so far).
     pub freed: u64,
     /// Bytes of the objects that survived the last collection, measured
-    /// by the sweep.
+    /// by the marker (what was allocated while it ran is not included:
+    /// see "Pacing" in `design/memory.md`).
     pub live_bytes: u64,
     /// Wall-clock time during which marking ran beside the program
     /// (from the pause that starts a cycle to the one that ends it).
@@ -813,12 +826,7 @@ impl Marker {
                         bytes = std::mem::size_of::<Task>() + t.capacity_bytes();
                     }
                 }
-                if let Some(
-                    crate::sync::Resume::Value(v)
-                    | crate::sync::Resume::Throw(v)
-                    | crate::sync::Resume::Case { value: v, .. },
-                ) = *cell.resume.lock()
-                {
+                if let Some(v) = cell.resume.lock().as_ref().and_then(|r| r.value()) {
                     self.mark(v);
                 }
                 base + std::mem::size_of::<crate::sync::TaskCell>() + bytes
@@ -870,12 +878,7 @@ impl Marker {
                         self.mark(v);
                     }
                 }
-                if let Some(
-                    crate::sync::Resume::Value(v)
-                    | crate::sync::Resume::Throw(v)
-                    | crate::sync::Resume::Case { value: v, .. },
-                ) = *cell.resume.lock()
-                {
+                if let Some(v) = cell.resume.lock().as_ref().and_then(|r| r.value()) {
                     self.mark(v);
                 }
             }
@@ -966,11 +969,32 @@ pub struct MutatorGuard {
 
 impl Drop for MutatorGuard {
     fn drop(&mut self) {
-        self.slot.state.store(IDLE, Ordering::SeqCst);
-        if self.shared.stop.load(Ordering::SeqCst) {
-            let _g = self.shared.gate.lock();
-            self.shared.changed.notify_all();
-        }
+        leave(&self.shared, &self.slot);
+    }
+}
+
+/// The end of a mutator period: the slot is idle, and a collection that
+/// waits for it is told.
+#[inline]
+fn leave(shared: &SharedHeap, slot: &MutatorSlot) {
+    slot.state.store(IDLE, Ordering::SeqCst);
+    if shared.stop.load(Ordering::SeqCst) {
+        let _g = shared.gate.lock();
+        shared.changed.notify_all();
+    }
+}
+
+/// [`MutatorGuard`] without references counted: see
+/// [`Heap::enter_borrowed`].
+pub struct BorrowedMutatorGuard {
+    shared: *const SharedHeap,
+    slot: *const MutatorSlot,
+}
+
+impl Drop for BorrowedMutatorGuard {
+    fn drop(&mut self) {
+        // SAFETY: `enter_borrowed`'s caller keeps both alive until now.
+        unsafe { leave(&*self.shared, &*self.slot) }
     }
 }
 
@@ -1089,12 +1113,32 @@ impl Heap {
     /// collection is in progress, then counts as running until the guard
     /// is dropped.
     pub fn enter(&self, slot: &Arc<MutatorSlot>) -> MutatorGuard {
+        self.wait_and_enter(slot);
+        MutatorGuard { shared: self.shared.clone(), slot: slot.clone() }
+    }
+
+    /// [`Heap::enter`] whose guard borrows the heap and the slot instead
+    /// of holding references to them: no atomic read-modify-write beyond
+    /// the handshake's own (an embedder's call on its own thread enters
+    /// once per call).
+    ///
+    /// # Safety
+    /// The heap's shared state (this handle) and `slot` must outlive the
+    /// guard: the caller holds both, unchanged, until it drops it.
+    pub unsafe fn enter_borrowed(&self, slot: &Arc<MutatorSlot>) -> BorrowedMutatorGuard {
+        self.wait_and_enter(slot);
+        BorrowedMutatorGuard { shared: Arc::as_ptr(&self.shared), slot: Arc::as_ptr(slot) }
+    }
+
+    /// The handshake of [`Heap::enter`]: waits while a collection is in
+    /// progress, then marks `slot` running.
+    fn wait_and_enter(&self, slot: &MutatorSlot) {
         self.count_growth_here();
         loop {
             slot.state.store(RUNNING, Ordering::SeqCst);
             if !self.shared.stop.load(Ordering::SeqCst) {
                 self.refresh_marking();
-                return MutatorGuard { shared: self.shared.clone(), slot: slot.clone() };
+                return;
             }
             slot.state.store(IDLE, Ordering::SeqCst);
             let mut g = self.shared.gate.lock();
@@ -1169,6 +1213,12 @@ impl Heap {
     /// The string of UTF-16 code units `u`.
     pub fn alloc_units(&mut self, u: &[u16]) -> Value {
         self.alloc(Body::Str(JsStr::from_units(u)))
+    }
+
+    /// `alloc_str` of a borrowed string: a short one is copied straight
+    /// into its object.
+    pub fn alloc_str_copy(&mut self, s: &str) -> Value {
+        self.alloc(Body::Str(JsStr::copy_of(s)))
     }
 
     /// `alloc_str` of a string the caller knows to be ASCII.
@@ -1648,18 +1698,23 @@ impl SharedHeap {
         debug_assert!(self.grey.lock().is_empty() && self.grey_bodies.lock().is_empty());
         let major = self.major.load(Ordering::Relaxed);
         let generational = self.generational.load(Ordering::Relaxed);
-        // Live: what was traced, and what was allocated (black) or grew
-        // while marking ran; after a minor cycle, plus the old generation,
-        // which it did not trace (an estimate: old objects that died since
-        // are counted until the next full cycle).
-        let since = self.allocated_since_gc.load(Ordering::Relaxed);
-        let during = since.saturating_sub(self.counted_at_start.load(Ordering::Relaxed));
+        // Pacing (see "Pacing" in `design/memory.md`). What was allocated
+        // (black, or young in a minor cycle) or grew while marking ran is
+        // carried into the next cycle's count: it survives this sweep, but
+        // whether it is live is only known at the next mark. Counting it as
+        // live made the goal depend on how much a cycle happened to overlap
+        // (a `JSON.parse` between the two pauses doubled it). Live is what
+        // the marker traced, the bytes that survived from the snapshot;
+        // after a minor cycle, plus the old generation, which it did not
+        // trace (an estimate: old objects that died since are counted until
+        // the next full cycle).
+        let carried = self
+            .allocated_since_gc
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.counted_at_start.load(Ordering::Relaxed));
         let live = if major {
-            // What was allocated while marking is black: live.
-            self.traced.load(Ordering::Relaxed) + during
+            self.traced.load(Ordering::Relaxed)
         } else {
-            // What was allocated while marking is young: it counts toward
-            // the next cycle (below), not as live.
             self.live.load(Ordering::Relaxed) + self.traced.load(Ordering::Relaxed)
         };
         if major {
@@ -1695,12 +1750,20 @@ impl SharedHeap {
         if major {
             let lists = self.lists.lock();
             // SAFETY: the world is stopped, so no owner touches its list.
-            self.sweep.start(lists.iter().map(|l| std::mem::take(unsafe { &mut *l.objects.get() })), true, !next_major);
+            // Each fresh list starts as large as the one it replaces: a
+            // thread allocates about as much per cycle as in the last one,
+            // and growing from empty copied the list over and over (2–3%
+            // of a run that makes short-lived strings or promises).
+            let segments = lists.iter().map(|l| {
+                let list = unsafe { &mut *l.objects.get() };
+                std::mem::replace(list, Vec::with_capacity(list.len()))
+            });
+            self.sweep.start(segments, true, !next_major);
         } else {
             let young = std::mem::take(&mut *self.young.lock());
             self.sweep.start(young.into_iter().map(|s| s.0), next_major, !next_major);
         }
-        self.allocated_since_gc.store(if major { 0 } else { during }, Ordering::Relaxed);
+        self.allocated_since_gc.store(carried, Ordering::Relaxed);
         // Generational, the goal is the one the last full cycle measured
         // (Go's rule on its live heap): minor cycles come whenever the
         // young objects fill what the old generation leaves of it, but
@@ -1712,9 +1775,12 @@ impl SharedHeap {
         } else {
             (heap_goal(live, &self.config.lock()), 0)
         };
+        let threshold = goal.saturating_sub(live).max(floor);
         self.live.store(live, Ordering::Relaxed);
-        self.threshold.store(goal.saturating_sub(live).max(floor), Ordering::Relaxed);
-        self.requested.store(self.stress.load(Ordering::Relaxed), Ordering::SeqCst);
+        self.threshold.store(threshold, Ordering::Relaxed);
+        // More allocated while marking than the next cycle may count: ask
+        // for it at once.
+        self.requested.store(self.stress.load(Ordering::Relaxed) || carried >= threshold, Ordering::SeqCst);
         let began = self.mark_began.lock().take();
         let mut st = self.stats.lock();
         if let Some(t) = began {
@@ -1783,7 +1849,7 @@ impl SharedHeap {
         // A collection may free what was counted since the last one; then
         // the operation is worth running again. Right after a collection
         // (little counted since) it would fail the same way.
-        LIMIT_RETRY.set(since > RETRY_SLACK);
+        LIMIT_RETRY.set(since > RETRY_SLACK || CAUGHT_SINCE_FAILURE.replace(false));
         self.requested.store(true, Ordering::Relaxed);
         Err(Fault::Range(heap_limit_message(limit)))
     }
@@ -1902,6 +1968,51 @@ mod tests {
         heap.collect(|m| m.mark(keep));
         heap.shared().add_count(1 << 40);
         assert!(!heap.wants_collection());
+    }
+
+    /// The pacing rule after a cycle that ran beside the program: the next
+    /// trigger is the bytes that survived (what the marker traced) grown
+    /// by the percent, and what was allocated while marking ran counts
+    /// toward it, not toward the live heap (which would let a cycle that
+    /// overlaps a burst of allocation double the goal).
+    #[test]
+    fn a_cycle_paces_from_the_bytes_that_survived_and_counts_what_it_overlapped() {
+        const MB: usize = 1 << 20;
+        let mut heap = Heap::new();
+        heap.shared().configure(pct(Some(100)));
+        // 16 MiB kept (an array's storage).
+        let keep = heap.alloc_array(Vec::with_capacity(2 * MB));
+        begin_cycle(&mut heap, &[keep]);
+        // 6 MiB allocated while the cycle runs, garbage by its end.
+        for _ in 0..6 {
+            heap.alloc_array(Vec::with_capacity(MB / 8));
+        }
+        heap.flush_count();
+        end_cycle(&mut heap);
+        let live = heap.stats().live_bytes as usize;
+        assert!((16 * MB..17 * MB).contains(&live), "live {live}");
+        // Goal 2 × live: the heap may grow by `live` in all, of which the
+        // 6 MiB allocated during marking are already spent.
+        assert_eq!(heap.shared().threshold.load(Ordering::Relaxed), live);
+        let counted = heap.counted_bytes();
+        assert!((6 * MB..7 * MB).contains(&counted), "counted {counted}");
+        assert!(!heap.wants_collection());
+        heap.shared().add_count(live - counted - 1);
+        assert!(!heap.wants_collection());
+        heap.shared().add_count(1);
+        assert!(heap.wants_collection());
+        // The next cycle finds the garbage dead: the same live heap.
+        heap.collect(|m| m.mark(keep));
+        assert_eq!(heap.stats().live_bytes as usize, live);
+        // More allocated during a cycle than its goal allows: the next
+        // one is asked for at once.
+        begin_cycle(&mut heap, &[keep]);
+        for _ in 0..20 {
+            heap.alloc_array(Vec::with_capacity(MB / 8));
+        }
+        heap.flush_count();
+        end_cycle(&mut heap);
+        assert!(heap.wants_collection());
     }
 
     #[test]

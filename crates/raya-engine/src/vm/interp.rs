@@ -112,6 +112,19 @@ fn describe_type(v: Value) -> &'static str {
 /// integer path: `fmod` is an order of magnitude slower than `idiv`.
 #[inline(always)]
 fn js_rem(x: f64, y: f64) -> f64 {
+    // Both integers of i32 range (`i % 1000003`, `i % 2`): a 32-bit
+    // division, without the saturating conversions of the 64-bit path.
+    // |x| < 2^31 excludes i32::MIN, so `i % j` cannot overflow.
+    const LIMIT32: f64 = 2147483648.0;
+    if x.abs() < LIMIT32 && y.abs() < LIMIT32 {
+        // SAFETY: both are finite and within i32's range (NaN fails the
+        // comparisons above).
+        let (i, j) = unsafe { (x.to_int_unchecked::<i32>(), y.to_int_unchecked::<i32>()) };
+        if i as f64 == x && j as f64 == y && j != 0 {
+            let r = i % j;
+            return if r == 0 && x.is_sign_negative() { -0.0 } else { r as f64 };
+        }
+    }
     const LIMIT: f64 = 9007199254740992.0; // 2^53: every integer below is exact
     if x.abs() < LIMIT && y.abs() < LIMIT && y != 0.0 {
         let (i, j) = (x as i64, y as i64);
@@ -430,17 +443,19 @@ impl<'rt> TaskInterpreter<'rt> {
         task.regs.push(Value::UNDEFINED); // result slot
         task.regs.push(this);
         task.regs.extend_from_slice(args);
-        if let Some(c) = closure_of(closure) {
+        self.start_in_place(task, closure, args.len())
+    }
+
+    /// [`TaskInterpreter::start`] with the registers written by the
+    /// caller: the result slot, `this`, then `argc` arguments (an
+    /// embedder's call converts its arguments straight into them).
+    pub fn start_in_place(&mut self, task: &mut Task, closure: Value, argc: usize) -> Result<(), Value> {
+        let r = match closure_of(closure) {
             // Directly, even for an async function: this *is* its task.
-            return match self.push_frame(task, closure, c, 1, args.len(), 0, 0) {
-                Ok(()) => Ok(()),
-                Err(f) => Err(self.rt.fault_to_error(task, f)),
-            };
-        }
-        match self.invoke(task, closure, 0, args.len(), 0, 0) {
-            Ok(_) => Ok(()),
-            Err(f) => Err(self.rt.fault_to_error(task, f)),
-        }
+            Some(c) => self.push_frame(task, closure, c, 1, argc, 0, 0),
+            None => self.invoke(task, closure, 0, argc, 0, 0).map(|_| ()),
+        };
+        r.map_err(|f| self.rt.fault_to_error(task, f))
     }
 
     /// Runs `task` until it completes, fails, suspends, or has executed
@@ -475,7 +490,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         let depth = task.frames.len();
                         if let Some(f) = task.frames.last_mut() {
                             let at = (depth, f.pc);
-                            if f.pc > 0 && retried_at != Some(at) {
+                            if f.pc > 0
+                                && retried_at != Some(at)
+                                && !spreads_args(f.proto().proto.code[f.pc as usize - 1])
+                            {
                                 retried_at = Some(at);
                                 f.pc -= 1;
                                 self.rt.collect_garbage_with(task, true);
@@ -717,8 +735,19 @@ impl<'rt> TaskInterpreter<'rt> {
                 task.frames.truncate(h.depth as usize);
                 if let Some(f) = task.frames.last_mut() {
                     f.pc = h.pc;
+                    // The registers above the thrown value's belong to the
+                    // `try` block's scopes and temporaries (the compiler
+                    // allocates `exc` first, at the `try`), all dead now:
+                    // clear them so that the collector does not keep what
+                    // they held. A handler that catches a heap-limit error
+                    // would otherwise still hold the structure that filled
+                    // the heap, and could not allocate even its message.
+                    let end = (f.base as usize + f.proto().proto.num_regs as usize).min(task.regs.len());
+                    let from = (h.exc as usize + 1).min(end);
+                    task.regs[from..end].fill(Value::UNDEFINED);
                 }
                 task.regs[h.exc as usize] = value;
+                heap::caught_throw();
                 Ok(())
             }
             None => {
@@ -766,8 +795,13 @@ impl<'rt> TaskInterpreter<'rt> {
             new_base + 1 + argc.min(arity)
         };
         let end = new_base + num_regs;
-        if first_clear < end {
-            task.regs[first_clear..end].fill(Value::UNDEFINED);
+        // Most frames clear a handful of registers: a plain loop, not the
+        // vectorised `fill` whose set-up costs more than the stores.
+        // SAFETY: `end <= need <= regs.len()` (grown above).
+        debug_assert!(end <= task.regs.len());
+        let regs = task.regs.as_mut_ptr();
+        for i in first_clear..end {
+            unsafe { *regs.add(i) = Value::UNDEFINED };
         }
         task.reserve_frame();
         task.frames.push(Frame {
@@ -1247,7 +1281,6 @@ impl<'rt> TaskInterpreter<'rt> {
             let consts: &[Value] = &rtp.consts;
             let atoms: &[Atom] = &rtp.atoms;
             let base = frame.base as usize;
-            let closure = frame.closure;
             // `ip` points at the next instruction; `pc!()` is its index.
             let code_at: *const Instr = code.as_ptr();
             let mut ip: *const Instr = unsafe { code_at.add(frame.pc as usize) };
@@ -1305,6 +1338,17 @@ impl<'rt> TaskInterpreter<'rt> {
             macro_rules! ic64 {
                 () => {
                     unsafe { rtp.ic64_at(ip as usize - code_at as usize - std::mem::size_of::<Instr>()) }
+                };
+            }
+            // The running closure, read from the frame where an instruction
+            // needs it (upvalues, nested closures) rather than kept in a
+            // local: the optimiser derived its body pointer at every frame
+            // entry (each call and return) and kept it on the stack.
+            macro_rules! closure {
+                () => {
+                    // SAFETY: the loop runs only while a frame is on the
+                    // stack (checked at the top of 'frame).
+                    unsafe { task.frames.last().unwrap_unchecked().closure }
                 };
             }
             macro_rules! save_pc {
@@ -1429,6 +1473,49 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                 }};
             }
+            // The common returns, done here rather than in `do_return`: to
+            // a caller, from a frame whose flags are among `$flags`, with no
+            // handler of the frame left to pop; `$v` is the result (given
+            // the frame's flags). Anything else falls through to
+            // `do_return`.
+            macro_rules! fast_return {
+                ($flags:expr, |$fl:ident| $v:expr) => {{
+                    let depth = task.frames.len();
+                    if let Some(fr) = task.frames.last() {
+                        if fr.flags & !$flags == 0
+                            && depth > 1
+                            && task.handlers.last().is_none_or(|h| (h.depth as usize) < depth)
+                        {
+                            let ret = fr.ret as usize;
+                            let $fl = fr.flags;
+                            let v = $v;
+                            task.frames.pop();
+                            *unsafe { task.regs.get_unchecked_mut(ret) } = v;
+                            continue 'frame;
+                        }
+                    }
+                }};
+            }
+            // `+` on anything but two numbers (`Add`, and `AddI` for
+            // `x + k`): concatenation, or a user `toString` called first.
+            macro_rules! add_slow {
+                ($dst:expr, $x:expr, $y:expr) => {{
+                    let (x, y) = ($x, $y);
+                    if let Some((m, obj, other, fl)) = self.add_needs_to_string(x, y) {
+                        // `str + obj` with a user toString: call it; the
+                        // concatenation happens when it returns.
+                        save_pc!();
+                        let r = self.call_above(task, m, obj, &[], base + $dst as usize, fl);
+                        if let (Ok(Invoked::Pushed), Some(fr)) = (&r, task.frames.last_mut()) {
+                            fr.after = other;
+                        }
+                        invoked!(r);
+                    } else {
+                        let v = tri!(self.add_slow(x, y));
+                        set!($dst, v);
+                    }
+                }};
+            }
             macro_rules! cmp_op {
                 ($dst:expr, $a:expr, $b:expr, $sym:expr, $test:expr) => {{
                     let x = reg!($a);
@@ -1499,14 +1586,14 @@ impl<'rt> TaskInterpreter<'rt> {
                         _ => fault!(Fault::Type("internal: not a cell".into())),
                     },
                     Instr::GetUpval { dst, idx } => {
-                        let c = closure_of(closure).expect("closure frame");
+                        let c = closure_of(closure!()).expect("closure frame");
                         match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
                             Some(Body::Cell(cell)) => set!(dst, *cell.lock()),
                             _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
                         }
                     }
                     Instr::SetUpval { idx, src } => {
-                        let c = closure_of(closure).expect("closure frame");
+                        let c = closure_of(closure!()).expect("closure frame");
                         match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
                             Some(Body::Cell(cell)) => *cell.lock() = reg!(src),
                             _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
@@ -1514,7 +1601,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::Closure { dst, proto } => {
                         let child = rtp.children[proto as usize].clone();
-                        let parent = closure_of(closure);
+                        let parent = closure_of(closure!());
                         let upvals: Box<[Value]> = child
                             .proto
                             .captures
@@ -1541,18 +1628,8 @@ impl<'rt> TaskInterpreter<'rt> {
                         let y = reg!(b);
                         if x.is_number() && y.is_number() {
                             set!(dst, Value::number_arith(x.as_number() + y.as_number()));
-                        } else if let Some((m, obj, other, fl)) = self.add_needs_to_string(x, y) {
-                            // `str + obj` with a user toString: call it; the
-                            // concatenation happens when it returns.
-                            save_pc!();
-                            let r = self.call_above(task, m, obj, &[], base + dst as usize, fl);
-                            if let (Ok(Invoked::Pushed), Some(fr)) = (&r, task.frames.last_mut()) {
-                                fr.after = other;
-                            }
-                            invoked!(r);
                         } else {
-                            let v = tri!(self.add_slow(x, y));
-                            set!(dst, v);
+                            add_slow!(dst, x, y);
                         }
                     }
                     Instr::Sub { dst, a, b } => arith!(dst, a, b, -, "-"),
@@ -1574,10 +1651,12 @@ impl<'rt> TaskInterpreter<'rt> {
                         }
                         set!(dst, Value::number(crate::builtins::math::js_pow(x.as_number(), y.as_number())));
                     }
-                    Instr::AddI { dst, src, imm } => {
+                    Instr::AddI { dst, src, imm, plus } => {
                         let x = reg!(src);
                         if x.is_number() {
                             set!(dst, Value::number_arith(x.as_number() + imm as f64));
+                        } else if plus {
+                            add_slow!(dst, x, Value::number(imm as f64));
                         } else {
                             let sym = if imm < 0 { "-" } else { "+" };
                             fault!(operand_fault(sym, x, Value::number(imm.unsigned_abs() as f64)));
@@ -1756,9 +1835,16 @@ impl<'rt> TaskInterpreter<'rt> {
                         let o = reg!(obj);
                         let key = atom!(name);
                         if key == names::LENGTH {
-                            if let Some(Body::Array(a)) = o.as_obj().map(|o| &o.body) {
-                                set!(dst, Value::number(a.lock().len() as f64));
-                                continue;
+                            match o.as_obj().map(|o| &o.body) {
+                                Some(Body::Array(a)) => {
+                                    set!(dst, Value::number(a.lock().len() as f64));
+                                    continue;
+                                }
+                                Some(Body::Str(js)) => {
+                                    set!(dst, Value::number(js.utf16_len as f64));
+                                    continue;
+                                }
+                                _ => {}
                             }
                         }
                         // Inline cache: the shape and slot where this site
@@ -1943,8 +2029,12 @@ impl<'rt> TaskInterpreter<'rt> {
                         // is no safepoint: a native runs no script code of
                         // its own, so loops and calls of closures still
                         // bound the time between safepoints.
-                        if let Some(n) =
-                            recv.as_obj().and_then(|o| self.rt.realm.methods.native_method(&o.body, key, ic64!()))
+                        // (Objects and instances have no native methods of
+                        // their kind: they skip the table.)
+                        if let Some(n) = recv
+                            .as_obj()
+                            .filter(|o| !matches!(o.body, Body::Object(_)))
+                            .and_then(|o| self.rt.realm.methods.native_method(&o.body, key, ic64!()))
                         {
                             // SAFETY: the arguments are registers of this
                             // frame (see `rp`); a native cannot touch the
@@ -2046,6 +2136,15 @@ impl<'rt> TaskInterpreter<'rt> {
                             }
                         };
                         set!(f, m);
+                        // A method that is a plain closure: its frame at
+                        // once, as `Call` does.
+                        if let Some(c) = closure_of(m) {
+                            let p = &c.proto.proto;
+                            if !p.is_constructor && !p.is_async {
+                                tri!(self.push_frame(task, m, c, fa + 1, argc as usize, fa, 0));
+                                continue 'frame;
+                            }
+                        }
                         invoked!(self.invoke(task, m, fa, argc as usize, fa, 0));
                     }
                     Instr::CallSpread { f } => {
@@ -2103,20 +2202,9 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::Return { src } => {
                         let v = reg!(src);
-                        // Fast path: a plain call returning to a caller, with
-                        // no handler of this frame left to pop.
-                        let depth = task.frames.len();
-                        if let Some(fr) = task.frames.last() {
-                            if fr.flags == 0
-                                && depth > 1
-                                && task.handlers.last().is_none_or(|h| (h.depth as usize) < depth)
-                            {
-                                let ret = fr.ret as usize;
-                                task.frames.pop();
-                                *unsafe { task.regs.get_unchecked_mut(ret) } = v;
-                                continue 'frame;
-                            }
-                        }
+                        // Plain calls only: a constructor's explicit
+                        // `return` is rare and goes the long way.
+                        fast_return!(0, |_fl| v);
                         *budget = left;
                         if let Some(done) = self.do_return(task, v)? {
                             return Ok(done);
@@ -2124,6 +2212,9 @@ impl<'rt> TaskInterpreter<'rt> {
                         continue 'frame;
                     }
                     Instr::ReturnUndef => {
+                        // Plain calls, and constructors (whose implicit
+                        // return this is), giving `this`.
+                        fast_return!(flags::CONSTRUCT, |fl| if fl == 0 { Value::UNDEFINED } else { reg!(0) });
                         *budget = left;
                         if let Some(done) = self.do_return(task, Value::UNDEFINED)? {
                             return Ok(done);
@@ -3144,6 +3235,18 @@ fn describe_iterable(v: Value) -> String {
     } else {
         "object".into()
     }
+}
+
+/// A call with spread arguments: it spreads them over the array's own
+/// register before it calls, so it cannot run again after a call that
+/// failed at the heap limit (it would spread the first argument instead:
+/// `a.concat(...arrays)` concatenated the elements of `arrays[0]`). Such a
+/// failure is thrown without the collect-and-retry.
+fn spreads_args(i: Instr) -> bool {
+    matches!(
+        i,
+        Instr::CallSpread { .. } | Instr::NewSpread { .. } | Instr::SuperCallSpread { .. } | Instr::SpawnSpread { .. }
+    )
 }
 
 /// A fault raised by the heap limit (`heap::check_growth`): the RangeError

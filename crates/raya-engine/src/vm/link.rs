@@ -182,3 +182,134 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, linked: &mut Linked) -> Arc
             .collect(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    /// A small program, linked: property reads, method calls, a tagged
+    /// template (two frozen string arrays) and a nested function.
+    ///
+    /// Under Miri the compiler would take most of an hour, so the same
+    /// kinds of constants and instructions are written by hand there.
+    fn linked() -> (Arc<RtProto>, Heap, Linked) {
+        let entry = if cfg!(miri) { by_hand() } else { compiled() };
+        let mut heap = Heap::new();
+        let mut linked = Linked::default();
+        let rt = link(&entry, &mut heap, &mut linked);
+        (rt, heap, linked)
+    }
+
+    fn by_hand() -> Arc<FuncProto> {
+        let call = |f| Instr::CallMethod { f, name: 1, argc: 1, recv: 0 };
+        let child = FuncProto {
+            num_regs: 4,
+            code: vec![call(1), Instr::Move { dst: 0, src: 1 }, call(2), Instr::Return { src: 0 }],
+            consts: vec![Constant::Number(1.0), Constant::String("push".into())],
+            ..Default::default()
+        };
+        Arc::new(FuncProto {
+            num_regs: 4,
+            code: vec![
+                Instr::Move { dst: 1, src: 0 },
+                call(1),
+                Instr::Move { dst: 2, src: 1 },
+                Instr::Return { src: 2 },
+            ],
+            consts: vec![
+                Constant::Number(2.5),
+                Constant::String("indexOf".into()),
+                Constant::Template { cooked: vec![Some("a\n".into()), None], raw: vec!["a\\n".into(), "\\u".into()] },
+            ],
+            protos: vec![Arc::new(child)],
+            ..Default::default()
+        })
+    }
+
+    fn compiled() -> Arc<FuncProto> {
+        let src = "const o = { a: 1, b: \"two\" };\n\
+                   function f(x: number[]): number { x.push(o.a); return x.length + o.a; }\n\
+                   const t = (s: TemplateStringsArray, v: number) => s.raw[0] + v;\n\
+                   console.log(f([1]), [2].indexOf(2), t`a\\n${o.a}`);";
+        crate::compiler::compile_source("link.raya", src).expect("compiles").entry
+    }
+
+    fn all(p: &Arc<RtProto>, out: &mut Vec<Arc<RtProto>>) {
+        out.push(p.clone());
+        for c in p.children.iter() {
+            all(c, out);
+        }
+    }
+
+    /// Every instruction has a cache word of its own, found by its byte
+    /// offset; a method call's word names its method cache in the high
+    /// half, which the 32-bit view (the low half) never touches.
+    #[test]
+    fn each_instruction_has_its_own_cache_word() {
+        let (root, _heap, linked) = linked();
+        assert!(!linked.roots.is_empty() && linked.template_raw.len() == 1, "constants and the template linked");
+        let mut protos = Vec::new();
+        all(&root, &mut protos);
+        let mut methods = 0;
+        for p in &protos {
+            let size = std::mem::size_of::<Instr>();
+            assert_eq!(p.consts.len(), p.proto.consts.len());
+            assert_eq!(p.atoms.len(), p.proto.consts.len());
+            let mut seen = std::collections::HashSet::new();
+            for (i, instr) in p.proto.code.iter().enumerate() {
+                // SAFETY: `i * size` is the offset of instruction i.
+                let (w, half) = unsafe { (p.ic64_at(i * size), p.ic_at(i * size)) };
+                assert!(seen.insert(w as *const AtomicU64 as usize), "one word per instruction");
+                assert_eq!(half as *const AtomicU32 as usize, w as *const AtomicU64 as usize);
+                let is_method = matches!(instr, Instr::CallMethod { .. });
+                assert_eq!(p.method_entry(w).is_some(), is_method, "instruction {i}: {instr:?}");
+                half.store(0xDEAD_0000 | i as u32, Ordering::Relaxed);
+                assert_eq!(w.load(Ordering::Relaxed) as u32, 0xDEAD_0000 | i as u32, "the low half is the 32-bit view");
+                if is_method {
+                    methods += 1;
+                    assert!(p.method_entry(w).is_some(), "the method cache survives the low half's use");
+                }
+            }
+        }
+        assert!(methods >= 2, "the program calls methods ({methods} sites)");
+    }
+
+    /// Threads use the cache words of one prototype at once, each through
+    /// the width its instruction uses (as workers running one function
+    /// do): no word is torn and no site sees another's.
+    #[test]
+    fn cache_words_are_shared_between_threads() {
+        let (root, _heap, _linked) = linked();
+        let size = std::mem::size_of::<Instr>();
+        let n = root.proto.code.len();
+        let rounds = if cfg!(miri) { 20 } else { 2_000 };
+        std::thread::scope(|s| {
+            for t in 0..2u32 {
+                let p = root.clone();
+                s.spawn(move || {
+                    for r in 0..rounds {
+                        // Thread 0 writes the even sites (32-bit), thread 1
+                        // the odd ones (64-bit, keeping the high half).
+                        for i in (t as usize..n).step_by(2) {
+                            // SAFETY: `i * size` is the offset of instruction i.
+                            let w = unsafe { p.ic64_at(i * size) };
+                            if t == 0 {
+                                unsafe { p.ic_at(i * size) }.store(r, Ordering::Relaxed);
+                            } else {
+                                let high = w.load(Ordering::Relaxed) & !0xFFFF_FFFF;
+                                w.store(high | u64::from(r), Ordering::Relaxed);
+                            }
+                            let _ = p.method_entry(w);
+                        }
+                    }
+                });
+            }
+        });
+        for i in 0..n {
+            // SAFETY: as above.
+            let w = unsafe { root.ic64_at(i * size) };
+            assert_eq!(w.load(Ordering::Relaxed) as u32, rounds - 1, "site {i} holds its own last write");
+        }
+    }
+}

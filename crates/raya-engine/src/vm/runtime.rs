@@ -502,6 +502,7 @@ impl Runtime {
     /// a closed pipe (the program should end). Cheap when nothing is
     /// pending: one relaxed load. A write on another worker that this load
     /// misses is flushed when that writer's own run ends.
+    #[inline]
     pub fn flush_pending(&mut self) -> bool {
         if self.world.stdout_pending.load(Ordering::Relaxed) {
             self.flush_stdout();

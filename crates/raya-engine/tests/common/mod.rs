@@ -1,7 +1,7 @@
 //! What the embedding tests share. Each test crate uses part of it.
 #![allow(dead_code)]
 
-use raya_engine::{HostError, HostValue, Vm};
+use raya_engine::{HostError, HostValue, Instance, Vm};
 use std::sync::{Arc, Mutex};
 
 /// Registers `report(v)`, which collects `v` into the returned list.
@@ -19,4 +19,10 @@ pub fn register_report(vm: &Vm) -> Arc<Mutex<Vec<HostValue>>> {
 pub fn run(vm: &Vm, src: &str) -> Result<HostValue, HostError> {
     let program = vm.compile_source("test.raya", src).map_err(HostError::Compile)?;
     vm.execute(&program)
+}
+
+/// Compiles `src` as `app.raya` and loads it as an instance on `vm`.
+pub fn load(vm: &Vm, src: &str) -> Instance {
+    let program = vm.compile_source("app.raya", src).expect("compiles");
+    vm.load(&program).expect("loads")
 }
