@@ -224,7 +224,17 @@ impl<T: LockLevel> Mut<T> {
     /// The marker's read of a body it traces, with the guard held: the
     /// values it holds are passed to `f` unless the write barrier already
     /// shaded them in this cycle (`epoch`; 0: a stopped-world mark, which
-    /// always reads). Then no barrier is needed until the cycle ends.
+    /// always reads). In a full cycle no barrier is needed after this
+    /// until the cycle ends.
+    ///
+    /// In a minor cycle the body is not stamped: its first change after
+    /// this read must still pass the barrier, which remembers it. The
+    /// body is marked now, so it is old when the cycle ends, and what that
+    /// change stores may be an object made during the cycle, which the
+    /// cycle neither marks nor sweeps: young, and reachable only through
+    /// this body, which the next minor cycle must therefore trace. (The
+    /// deletion barrier's shading on that change is redundant here: the
+    /// values were just read. It costs one pass over the body, once.)
     pub fn trace_locked(guard: &MutRef<'_, T>, epoch: u32, f: &mut dyn FnMut(Value)) {
         let m = guard.m;
         if epoch != 0 && m.scanned.load(Ordering::Relaxed) == epoch {
@@ -232,7 +242,7 @@ impl<T: LockLevel> Mut<T> {
         }
         // SAFETY: the guard stands for exclusive access.
         unsafe { &*m.cell.get() }.values(f);
-        if epoch != 0 {
+        if epoch != 0 && !super::heap::remembers(epoch) {
             m.scanned.store(epoch, Ordering::Relaxed);
         }
     }
