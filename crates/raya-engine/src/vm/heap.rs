@@ -94,9 +94,10 @@
 //!
 //! - An old object that points to a young one is in the remembered set
 //!   (its `Mut` body: `MutRef::deref_mut` remembers a body on its first
-//!   change in a mutator epoch, or while a minor cycle marks), or the
-//!   young value is ([`remember`], where a value is stored outside a
-//!   `Mut`). Task registers have no barrier: every cycle scans every live
+//!   change in a mutator epoch, or while a minor cycle marks, even after
+//!   the marker read it: a minor marker does not stamp what it reads, see
+//!   `Mut::trace_locked`), or the young value is ([`remember`], where a
+//!   value is stored outside a `Mut`). Task registers have no barrier: every cycle scans every live
 //!   task in its first pause, old ones too (`Marker::old_tasks`).
 //! - Remembered entries stay valid until the next cycle's first pause
 //!   consumes them: they were reached by a mutator after the last cycle
@@ -1747,15 +1748,28 @@ impl SharedHeap {
             self.full_base.store(live, Ordering::Relaxed);
         }
         let collections = self.stats.lock().collections + 1;
-        // The next cycle is a full one when the old generation has grown by
-        // the GC percent since the last full cycle (the pacing rule applied
-        // to the old generation); under stress, every fourth, so that both
-        // kinds run often.
+        // Generational, the goal is the one the last full cycle measured
+        // (Go's rule on its live heap): minor cycles come whenever the
+        // young objects fill what the old generation leaves of it.
+        let (goal, floor) = if generational {
+            let base = self.full_base.load(Ordering::Relaxed);
+            let goal = heap_goal(base, &self.config.lock());
+            (goal, goal.saturating_sub(base) / 2)
+        } else {
+            (heap_goal(live, &self.config.lock()), 0)
+        };
+        // The next cycle is a full one when the old generation has used up
+        // all but half of the last full cycle's budget (`floor`): minor
+        // cycles would come ever more often, each promoting a little more,
+        // and the old garbage only a full cycle frees would hold the heap
+        // above the goal. The full cycle then starts when the heap reaches
+        // the goal, as a non-generational one would. Under stress, every
+        // fourth, so that both kinds run often.
         let next_major = !generational
             || if self.stress.load(Ordering::Relaxed) {
                 collections.is_multiple_of(4)
             } else {
-                live >= heap_goal(self.full_base.load(Ordering::Relaxed), &self.config.lock())
+                goal.saturating_sub(live) < floor
             };
         self.next_major.store(next_major, Ordering::Relaxed);
         self.sticky.store(!next_major, Ordering::Relaxed);
@@ -1790,18 +1804,7 @@ impl SharedHeap {
             self.sweep.start(young.into_iter().map(|s| s.0), next_major, !next_major);
         }
         self.allocated_since_gc.store(carried, Ordering::Relaxed);
-        // Generational, the goal is the one the last full cycle measured
-        // (Go's rule on its live heap): minor cycles come whenever the
-        // young objects fill what the old generation leaves of it, but
-        // never more often than half of that cycle's budget.
-        let (goal, floor) = if generational {
-            let base = self.full_base.load(Ordering::Relaxed);
-            let goal = heap_goal(base, &self.config.lock());
-            (goal, goal.saturating_sub(base) / 2)
-        } else {
-            (heap_goal(live, &self.config.lock()), 0)
-        };
-        let threshold = goal.saturating_sub(live).max(floor);
+        let threshold = goal.saturating_sub(live);
         self.live.store(live, Ordering::Relaxed);
         self.threshold.store(threshold, Ordering::Relaxed);
         // More allocated while marking than the next cycle may count: ask
@@ -2760,8 +2763,9 @@ mod tests {
             assert_eq!(barrier_epoch(), 0, "no barrier between cycles");
         }
 
-        /// The rule: a full cycle once the old generation has grown by the
-        /// GC percent since the last full one.
+        /// The rule: a full cycle once the old generation has used all but
+        /// half of the last full cycle's budget (the GC percent of what it
+        /// left), and it starts when the heap reaches that cycle's goal.
         #[test]
         fn a_full_cycle_comes_when_the_old_generation_doubled() {
             let mut heap = Heap::new();
@@ -2779,7 +2783,9 @@ mod tests {
                 assert!(minors < 100);
             }
             let live = heap.stats().live_bytes as usize;
-            assert!(live >= base * 2 && live < base * 2 + (5 << 20), "{live} vs {base}");
+            assert!(live >= base * 3 / 2 && live < base * 3 / 2 + (5 << 20), "{live} vs {base}");
+            // What is left of the goal (twice the base) before it starts.
+            assert_eq!(heap.shared().threshold.load(Ordering::Relaxed), base * 2 - live);
             assert_eq!(heap.stats().minor_collections, minors);
             heap.collect_cycle(None, |m| m.mark(root));
             assert_eq!(heap.stats().minor_collections, minors, "the next one was full");
