@@ -103,6 +103,9 @@ enum Command {
                         values freed while reachable; very slow)
   RAYA_GC_CONCURRENT=0  mark with every worker stopped instead of beside
                         the program (longer pauses; for comparison)
+  RAYA_GC_GENERATIONAL=1  mark and sweep mostly the objects made since the
+                        last collection instead of the whole heap (less
+                        collection time, a larger peak heap for now)
 
 --stats prints, on stderr at exit: scheduler counts; a row per worker (run
 time, tasks run, steals, parks); the peak number of tasks alive; GC cycles,

@@ -801,6 +801,25 @@ fn cli_gc_marks_beside_the_program_unless_told_not_to() {
 }
 
 #[test]
+fn cli_gc_collects_mostly_the_young_when_told_to() {
+    // With `RAYA_GC_GENERATIONAL=1`, after the first (full) cycle, minor
+    // ones; by default, every cycle is a full one.
+    let minor = |stderr: &str| -> u64 {
+        stderr
+            .split("beside the program; ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no minor cycles in {stderr}"))
+    };
+    let (cycles, stderr) = gc_cycles(&[("RAYA_GC_GENERATIONAL", "1")]);
+    assert!(minor(&stderr) > 0 && minor(&stderr) < cycles, "{stderr}");
+    let (cycles, stderr) = gc_cycles(&[]);
+    assert!(cycles > 0 && minor(&stderr) == 0, "{stderr}");
+    assert!(stderr.contains(&format!("0 minor cycles, {cycles} full")), "{stderr}");
+}
+
+#[test]
 fn cli_stats_report_the_peak_rss() {
     let (_, stderr) = gc_cycles(&[]);
     let rss = stderr
@@ -844,6 +863,7 @@ fn cli_help_shows_the_way() {
         "RAYA_GC_PERCENT",
         "RAYA_GC_STRESS",
         "RAYA_GC_CONCURRENT",
+        "RAYA_GC_GENERATIONAL",
         "--max-heap",
         "peak resident",
     ] {

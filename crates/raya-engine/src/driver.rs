@@ -1441,12 +1441,14 @@ fn gc_detail(gc: &crate::vm::heap::GcStats) -> String {
     format!(
         "{hist}\ngc time: {:.3} ms ({pause_ms:.3} ms paused, {assist_ms:.3} ms CPU marking concurrently, {sweep_ms:.3} ms CPU sweeping concurrently, {:.3} ms waiting for a sweep)\n\
          gc pause CPU: {:.3} ms in all, {:.3} ms the longest\n\
-         gc marking: {:.3} ms beside the program\n",
+         gc marking: {:.3} ms beside the program; {} minor cycles, {} full\n",
         pause_ms + assist_ms + sweep_ms + gc.sweep_wait_ns as f64 / 1e6,
         gc.sweep_wait_ns as f64 / 1e6,
         gc.total_pause_cpu_ns as f64 / 1e6,
         gc.max_pause_cpu_ns as f64 / 1e6,
-        gc.mark_ns as f64 / 1e6
+        gc.mark_ns as f64 / 1e6,
+        gc.minor_collections,
+        gc.collections - gc.minor_collections
     )
 }
 

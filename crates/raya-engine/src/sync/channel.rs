@@ -211,6 +211,9 @@ impl Inner {
             // The buffer fills lazily up to the channel's capacity; its
             // growth counts toward the next collection.
             let before = self.buf.capacity();
+            // The channel may be old: a young value stored in it is
+            // remembered for the next minor cycle (see `vm::heap`).
+            crate::vm::heap::remember(v);
             self.buf.push_back(v);
             if self.buf.capacity() > before {
                 crate::vm::heap::count_growth((self.buf.capacity() - before) * std::mem::size_of::<Value>());
@@ -294,8 +297,10 @@ impl ChannelCell {
         // and offered by blocked senders), which a receive may take out of
         // the marker's sight. (The timer paths lock `inner` directly: a
         // timer channel holds only numbers.)
-        let epoch = crate::vm::heap::marking_epoch();
-        if epoch != 0 && g.scanned != epoch {
+        // (An odd barrier epoch is a marking cycle; the generational
+        // barrier is `remember`, where a value comes in.)
+        let epoch = crate::vm::heap::barrier_epoch();
+        if epoch & 1 == 1 && g.scanned != epoch {
             g.scanned = epoch;
             for &v in g.buf.iter().chain(g.sendq.iter().map(|(_, v)| v)) {
                 crate::vm::heap::shade(v);
@@ -439,6 +444,7 @@ impl ChannelCell {
                 Sent::Full => Registered::Again,
             };
         }
+        crate::vm::heap::remember(v);
         g.sendq.push_back((e, v));
         Registered::Queued
     }

@@ -324,6 +324,9 @@ impl Completion {
         if g.outcome.is_some() {
             return None;
         }
+        // The generational barrier (see `vm::heap`): the task or promise
+        // may be old, and its outcome young.
+        crate::vm::heap::remember(o.value());
         g.outcome = Some(o);
         let mut start_drain = false;
         let mut adopts = Vec::new();
@@ -353,6 +356,8 @@ impl Completion {
         g.observed = true;
         match (g.outcome, r) {
             (None, r) => {
+                // The generational barrier, as in `settle`.
+                r.roots(crate::vm::heap::remember);
                 g.reactions.push(r);
                 Ok(false)
             }

@@ -43,11 +43,15 @@ use std::sync::Arc;
 pub struct Mut<T> {
     /// Tag of the thread holding the lock, or 0.
     owner: AtomicU32,
-    /// The marking cycle (`vm::heap` epoch) in which the values this body
-    /// held when marking began were all shaded, by the write barrier or by
-    /// the marker: from then on, until the cycle ends, a change needs no
-    /// barrier. Read and written only under the lock. Sits in what was
-    /// padding after `owner`, so a `Mut` is no larger for it.
+    /// The barrier epoch (`vm::heap`, "The write barrier") in which this
+    /// body last passed the barrier, or was made: a change needs no
+    /// barrier while the thread's epoch is this one. An odd epoch is a
+    /// marking cycle (the values the body held when marking began were all
+    /// shaded, by the write barrier or by the marker); an even one is a
+    /// generational mutator epoch (the body was made in it, so it is young,
+    /// or it is in the remembered set). Read and written only under the
+    /// lock. Sits in what was padding after `owner`, so a `Mut` is no
+    /// larger for it.
     scanned: AtomicU32,
     cell: UnsafeCell<T>,
 }
@@ -65,6 +69,9 @@ pub trait LockLevel {
     /// what the write barrier shades before the body's first change in a
     /// marking cycle).
     fn values(&self, f: &mut dyn FnMut(Value));
+    /// Whether the body can hold values at all (a byte buffer cannot, so
+    /// the generational barrier never remembers it).
+    const HOLDS_VALUES: bool = true;
 }
 
 impl LockLevel for IterState {
@@ -146,6 +153,7 @@ impl LockLevel for Accessor {
 }
 impl LockLevel for Box<[u8]> {
     const LEVEL: u8 = 3;
+    const HOLDS_VALUES: bool = false;
     fn values(&self, _: &mut dyn FnMut(Value)) {}
 }
 
@@ -175,26 +183,58 @@ fn thread_tag() -> u32 {
 }
 
 impl<T: LockLevel> Mut<T> {
+    /// A new body, stamped with this thread's barrier epoch: made now, it
+    /// is young (generational mode) or black (made while marking), so its
+    /// changes in this epoch need no barrier. A body stamped with another
+    /// heap's or an old epoch merely takes the barrier's slow path once.
     pub fn new(v: T) -> Mut<T> {
-        Mut { owner: AtomicU32::new(0), scanned: AtomicU32::new(0), cell: UnsafeCell::new(v) }
+        Mut {
+            owner: AtomicU32::new(0),
+            scanned: AtomicU32::new(super::heap::barrier_epoch()),
+            cell: UnsafeCell::new(v),
+        }
     }
 
     /// The write barrier's slow path (see "The write barrier" in
-    /// `vm::heap`): before the first change of this body in marking cycle
-    /// `epoch`, shade every value it holds. The caller holds the lock.
+    /// `vm::heap`), before the first change of this body in barrier epoch
+    /// `epoch`. Marking (odd): shade every value it holds (the deletion
+    /// barrier). Between cycles in generational mode (even): the body was
+    /// made before the last cycle ended, so it is old, and it goes into the
+    /// remembered set, which the next minor cycle traces. The caller holds
+    /// the lock.
     #[cold]
     #[inline(never)]
     fn shade_before_write(&self, epoch: u32) {
-        // SAFETY: the caller's guard stands for exclusive access.
-        let v = unsafe { &*self.cell.get() };
-        v.values(&mut |x| super::heap::shade(x));
+        if epoch & 1 == 1 {
+            // SAFETY: the caller's guard stands for exclusive access.
+            let v = unsafe { &*self.cell.get() };
+            v.values(&mut |x| super::heap::shade(x));
+        }
+        // Between cycles the body is old; while a minor cycle marks, it
+        // existed when the cycle began and is written, so reachable, so it
+        // will be marked (old) when the cycle ends, and what is stored now
+        // may be young then (made during the cycle). Either way the next
+        // minor cycle must trace it.
+        if T::HOLDS_VALUES && super::heap::remembers(epoch) {
+            super::heap::remember_body(self as *const Self as usize, trace_remembered::<T>);
+        }
         self.scanned.store(epoch, Ordering::Relaxed);
     }
 
     /// The marker's read of a body it traces, with the guard held: the
     /// values it holds are passed to `f` unless the write barrier already
     /// shaded them in this cycle (`epoch`; 0: a stopped-world mark, which
-    /// always reads). Then no barrier is needed until the cycle ends.
+    /// always reads). In a full cycle no barrier is needed after this
+    /// until the cycle ends.
+    ///
+    /// In a minor cycle the body is not stamped: its first change after
+    /// this read must still pass the barrier, which remembers it. The
+    /// body is marked now, so it is old when the cycle ends, and what that
+    /// change stores may be an object made during the cycle, which the
+    /// cycle neither marks nor sweeps: young, and reachable only through
+    /// this body, which the next minor cycle must therefore trace. (The
+    /// deletion barrier's shading on that change is redundant here: the
+    /// values were just read. It costs one pass over the body, once.)
     pub fn trace_locked(guard: &MutRef<'_, T>, epoch: u32, f: &mut dyn FnMut(Value)) {
         let m = guard.m;
         if epoch != 0 && m.scanned.load(Ordering::Relaxed) == epoch {
@@ -202,7 +242,7 @@ impl<T: LockLevel> Mut<T> {
         }
         // SAFETY: the guard stands for exclusive access.
         unsafe { &*m.cell.get() }.values(f);
-        if epoch != 0 {
+        if epoch != 0 && !super::heap::remembers(epoch) {
             m.scanned.store(epoch, Ordering::Relaxed);
         }
     }
@@ -255,6 +295,21 @@ impl<T: LockLevel> Mut<T> {
     }
 }
 
+/// Traces a remembered body (`p`: a `Mut<T>` of an old object, see
+/// `vm::heap`, "Generational mode") for a minor cycle: its values as they
+/// are now, read under its lock, unless the deletion barrier already shaded
+/// them in this cycle.
+///
+/// # Safety
+/// `p` points to a live `Mut<T>`: it was remembered after the last cycle
+/// ended by a mutator that reached it, so its object was reachable then and
+/// no sweep frees it before this cycle ends.
+pub(crate) unsafe fn trace_remembered<T: LockLevel>(p: usize, epoch: u32, f: &mut dyn FnMut(Value)) {
+    let m = unsafe { &*(p as *const Mut<T>) };
+    let g = m.lock();
+    Mut::trace_locked(&g, epoch, f);
+}
+
 /// Guard of [`Mut::lock`]; unlocks when dropped.
 pub struct MutRef<'a, T: LockLevel> {
     m: &'a Mut<T>,
@@ -274,9 +329,10 @@ impl<T: LockLevel> std::ops::DerefMut for MutRef<'_, T> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut T {
         // The write barrier: every change of a body goes through here (see
-        // `vm::heap`, "The write barrier"). Not marking: one thread-local
-        // load and a branch.
-        let epoch = super::heap::marking_epoch();
+        // `vm::heap`, "The write barrier"). Without a barrier (not marking,
+        // generational mode off): one thread-local load and a branch; with
+        // one, the body's epoch compared too (equal for a young body).
+        let epoch = super::heap::barrier_epoch();
         if epoch != 0 && self.m.scanned.load(Ordering::Relaxed) != epoch {
             self.m.shade_before_write(epoch);
         }
@@ -334,6 +390,11 @@ pub struct Header {
     /// `Object.freeze` was applied to an array (plain objects keep the
     /// flag in `ObjectData`).
     pub frozen: AtomicBool,
+    /// The minor marking cycle (`vm::heap` epoch) during which the object
+    /// was made, or 0: such an object is neither marked nor traced by that
+    /// cycle, and stays young (see "Generational mode" in `vm::heap`).
+    /// Written once, before the object is published.
+    pub born: u32,
 }
 
 impl Obj {

@@ -539,7 +539,9 @@ impl Runtime {
         let world = self.world.clone();
         match self.slot.clone() {
             Some(slot) => self.heap.safepoint_with(&slot, task, full, |m| world.mark_roots(m)),
-            None => self.heap.collect(|m| {
+            // The only thread: a whole cycle at once, full if asked (the
+            // heap limit), else minor or full by the generational rule.
+            None => self.heap.collect_cycle(full.then_some(true), |m| {
                 world.mark_roots(m);
                 for v in task.roots() {
                     m.mark(v);

@@ -85,6 +85,9 @@ struct State {
     /// When the current sweep started (the background sweeper waits
     /// [`BACKGROUND_DELAY`] from then).
     started: Option<Instant>,
+    /// This sweep keeps the marks of the survivors: they are the old
+    /// generation of the next (minor) cycle.
+    sticky: bool,
     freed: u64,
     /// CPU time spent sweeping, by every thread.
     sweep_ns: u64,
@@ -102,14 +105,21 @@ pub(crate) struct Sweep {
 
 impl Sweep {
     /// Queues the segments of a collection. The world must be stopped and
-    /// the previous sweep finished ([`Sweep::finish`]); the swept
-    /// survivors of earlier cycles join the new segments.
-    pub(crate) fn start(self: &Arc<Self>, lists: impl Iterator<Item = Vec<*mut Obj>>) {
+    /// the previous sweep finished ([`Sweep::finish`]). With `old`, the
+    /// swept survivors of earlier cycles (the old generation) join the new
+    /// segments (after a full cycle, or before one); without, they are not
+    /// touched (a minor sweep, proportional to the young objects). With
+    /// `sticky`, survivors keep their marks.
+    pub(crate) fn start(self: &Arc<Self>, lists: impl Iterator<Item = Vec<*mut Obj>>, old: bool, sticky: bool) {
         let mut st = self.state.lock();
         debug_assert!(st.pending.is_empty() && st.active == 0, "a sweep is still running");
-        let mut pending = std::mem::take(&mut st.swept);
-        if !st.merge.is_empty() {
-            pending.push(Segment(std::mem::take(&mut st.merge)));
+        st.sticky = sticky;
+        let mut pending = Vec::new();
+        if old {
+            pending = std::mem::take(&mut st.swept);
+            if !st.merge.is_empty() {
+                pending.push(Segment(std::mem::take(&mut st.merge)));
+            }
         }
         pending.extend(lists.filter(|l| !l.is_empty()).map(Segment));
         st.pending = pending;
@@ -136,9 +146,9 @@ impl Sweep {
     /// object's drop could want (a dead object's drop touches no script
     /// object, only what it owns).
     pub(crate) fn help_one(&self) -> bool {
-        let Some(mut seg) = self.take() else { return false };
+        let Some((mut seg, sticky)) = self.take() else { return false };
         let t = thread_cpu_ns();
-        let freed = sweep_segment(&mut seg.0);
+        let freed = sweep_segment(&mut seg.0, sticky);
         self.give_back(seg, freed, thread_cpu_ns() - t);
         true
     }
@@ -178,6 +188,18 @@ impl Sweep {
         st.pending.iter().chain(st.swept.iter()).map(|s| s.0.len()).sum::<usize>() + st.merge.len()
     }
 
+    /// Clears the mark of every object held here (the old generation), for
+    /// a full cycle that the last sweep did not prepare. The world is
+    /// stopped and the sweep finished, so no one else touches these marks.
+    pub(crate) fn clear_marks(&self) {
+        let st = self.state.lock();
+        debug_assert!(st.pending.is_empty() && st.active == 0);
+        for &p in st.swept.iter().flat_map(|s| s.0.iter()).chain(st.merge.iter()) {
+            // SAFETY: objects held here are live allocations.
+            unsafe { &*p }.header.marked.store(false, Ordering::Relaxed);
+        }
+    }
+
     /// Takes every object held here, for the heap's teardown. The caller
     /// has called [`Sweep::finish`], and the program has ended.
     pub(crate) fn drain_all(&self) -> Vec<Segment> {
@@ -192,7 +214,7 @@ impl Sweep {
 
     /// At most [`CHUNK`] objects out of `pending` (from the tail of a
     /// segment, so splitting a big list copies each pointer once).
-    fn take(&self) -> Option<Segment> {
+    fn take(&self) -> Option<(Segment, bool)> {
         let mut st = self.state.lock();
         let mut seg = st.pending.pop()?;
         if seg.0.len() > CHUNK {
@@ -201,7 +223,7 @@ impl Sweep {
             seg = Segment(tail);
         }
         st.active += 1;
-        Some(seg)
+        Some((seg, st.sticky))
     }
 
     fn give_back(&self, seg: Segment, freed: u64, ns: u64) {
@@ -224,9 +246,11 @@ impl Sweep {
     }
 }
 
-/// Frees the unmarked objects of `seg` and clears the marks of the others;
-/// returns how many were freed.
-fn sweep_segment(seg: &mut Vec<*mut Obj>) -> u64 {
+/// Frees the unmarked objects of `seg` and clears the marks of the others
+/// unless `sticky` (generational mode: the survivors are old, and an old
+/// object is a marked one until the next full cycle); returns how many
+/// were freed.
+fn sweep_segment(seg: &mut Vec<*mut Obj>, sticky: bool) -> u64 {
     let mut freed = 0;
     seg.retain(|&p| {
         // SAFETY: every pointer of a segment is a live allocation of the
@@ -238,7 +262,9 @@ fn sweep_segment(seg: &mut Vec<*mut Obj>) -> u64 {
         // locked read-modify-write on every object was a measurable part
         // of the sweep.
         if o.header.marked.load(Ordering::Relaxed) {
-            o.header.marked.store(false, Ordering::Relaxed);
+            if !sticky {
+                o.header.marked.store(false, Ordering::Relaxed);
+            }
             true
         } else {
             drop(unsafe { Box::from_raw(p) });
@@ -302,11 +328,11 @@ mod tests {
         let sw = Sweep::default();
         let v: Vec<*mut Obj> = (1..=CHUNK * 2 + 5).map(|i| i as *mut Obj).collect();
         sw.state.lock().pending.push(Segment(v));
-        let a = sw.take().unwrap();
+        let a = sw.take().unwrap().0;
         assert_eq!(a.0.len(), CHUNK);
         assert_eq!(a.0[0] as usize, CHUNK + 6);
-        let b = sw.take().unwrap();
-        let c = sw.take().unwrap();
+        let b = sw.take().unwrap().0;
+        let c = sw.take().unwrap().0;
         assert_eq!((b.0.len(), c.0.len()), (CHUNK, 5));
         assert!(sw.take().is_none());
         assert_eq!(sw.state.lock().active, 3);
