@@ -515,7 +515,7 @@ impl Blocker {
             Blocker::Task(_) | Blocker::Tasks => "task",
             Blocker::Promise => "promise",
             Blocker::Sleep => "sleep",
-            Blocker::Other(k) => *k,
+            Blocker::Other(k) => k,
         }
     }
 

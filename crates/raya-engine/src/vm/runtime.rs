@@ -734,6 +734,34 @@ fn flush(out: &mut Output, world: &World) {
 mod tests {
     use super::*;
 
+    /// The table finds, replaces and removes tasks by id though it stores
+    /// only their objects, across shards and through the set's growth.
+    #[test]
+    fn the_task_table_is_keyed_by_the_cells_id() {
+        let mut heap = Heap::new();
+        let table = TaskTable::default();
+        let task = |heap: &mut Heap, id: u32| heap.alloc(Body::Task(Arc::new(crate::sync::TaskCell::without_exec(id))));
+        let objs: Vec<(u32, Value)> = (1..=1000).map(|id| (id * 7, task(&mut heap, id * 7))).collect();
+        table.count_peak();
+        for &(id, v) in &objs {
+            table.insert(id, v);
+        }
+        assert!(table.contains(7) && table.contains(7000) && !table.contains(8));
+        // Inserting the same id again replaces the entry, not a second one.
+        table.insert(7, objs[0].1);
+        assert_eq!(table.peak(), 1000);
+        for &(id, _) in objs.iter().filter(|(id, _)| id % 2 == 0) {
+            table.remove(id);
+        }
+        table.remove(8); // not there: nothing happens
+        let left = table.sorted();
+        assert_eq!(left.len(), 500);
+        assert!(left.iter().all(|&(id, v)| id % 2 == 1 && objs.iter().any(|&(i, o)| i == id && o == v)));
+        assert!(left.windows(2).all(|w| w[0].0 < w[1].0), "sorted by id");
+        assert_eq!(table.take_all().len(), 500);
+        assert!(!table.contains(7));
+    }
+
     fn sources() -> SourceMap {
         let mut s = SourceMap::default();
         s.add("<prelude>".into(), "function map() {}\n".into());
