@@ -67,12 +67,16 @@ pub enum Job {
     Timer(Arc<TaskCell>, u64),
     /// A timer armed by a wait object (`select` timeouts, timer channels)
     /// fired: run its callback (which claims and wakes like any waker).
-    Fire(crate::sync::Timer),
+    /// Boxed, as is `Park`'s wait: a job is as large as its largest
+    /// variant, and every runnable task is one in a queue (a million woken
+    /// at once by one settlement are a million jobs), so the rare kinds
+    /// should not make the common one (`Run`) three times its size.
+    Fire(Box<crate::sync::Timer>),
     /// Code from a host thread (embedding) that needs a runtime.
     Host(HostJob),
     /// Seeded runs: step 2 of a suspension, split from step 1 so that
     /// other jobs run in between (see [`park`]).
-    Park(Arc<TaskCell>, Wait),
+    Park(Arc<TaskCell>, Box<Wait>),
 }
 
 /// See [`LiveRun::on_exit`].
@@ -251,7 +255,7 @@ impl Handle {
     pub fn keep_alive(&self) -> crate::scheduler::TimerKey {
         let far = std::time::Instant::now() + Duration::from_secs(100 * 365 * 24 * 3600);
         let noop = crate::sync::Timer { at: far, cancel_on_wake: false, fire: Box::new(|_| None) };
-        self.sched.sleep_until(far, Job::Fire(noop))
+        self.sched.sleep_until(far, Job::Fire(Box::new(noop)))
     }
 
     /// Keeps the program alive as [`Handle::keep_alive`] does, for a wait
@@ -1096,7 +1100,7 @@ impl LiveRun {
                 // suspended: then its state went with it) can have set
                 // only its guard and the cancel hooks of the host futures
                 // it started; everything else in the cell is as new.
-                debug_assert!(cell.take_on_done().is_none() && cell.timers.get_mut().is_empty());
+                debug_assert!(cell.take_on_done().is_none() && cell.timers.get_mut().as_slice().is_empty());
                 debug_assert!(!cell.cancel.load(Ordering::Relaxed) && cell.take_cancel_hook().is_none());
                 cell.reuse(id);
             }
@@ -1137,7 +1141,7 @@ impl LiveRun {
                 && !is_waitable(v)
                 && cell.guard.get().is_none()
                 && cell.object().is_undefined()
-                && exec.locked.borrow().is_empty()
+                && exec.locked.is_empty()
             {
                 if !rt.flush_pending() && !shared.exited.swap(true, Ordering::AcqRel) {
                     shared.exit_code.store(0, Ordering::Release); // as in `run_task`
@@ -1236,7 +1240,7 @@ impl LiveRun {
         if cell.object().is_undefined() {
             // Nobody can await or name the call: only its mutexes and its
             // place in its run's task count are left to release.
-            if !exec.locked.borrow().is_empty() {
+            if !exec.locked.is_empty() {
                 crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
             }
             if let Some(g) = cell.guard.get() {
@@ -1336,11 +1340,11 @@ fn release_cell(cell: &TaskCell) {
     // Taken out of their locks before they are dropped: dropping a task's
     // state or a hook may drop another cell, whose locks are then taken.
     let exec = cell.exec.lock().take();
-    let waiters = std::mem::take(&mut cell.completion.inner.lock().waiters);
+    let waiters = cell.completion.inner.lock().take_waiters();
     let hook = cell.take_cancel_hook();
     let on_done = cell.take_on_done();
     let on_cancel = cell.take_on_cancel();
-    cell.timers.lock().clear();
+    cell.timers.lock().take();
     cell.resume.lock().take();
     drop((exec, waiters, hook, on_done, on_cancel));
 }
@@ -1518,7 +1522,7 @@ pub fn unhandled_reports(rt: &mut Runtime, main: Option<&Arc<TaskCell>>) -> Vec<
         if let Some(Body::Promise(p)) = t.as_obj().map(|o| &o.body) {
             let (observed, outcome) = {
                 let g = p.completion.inner.lock();
-                (g.observed, g.outcome)
+                (g.observed, g.outcome())
             };
             if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
                 let text = uncaught_report(rt, e);
@@ -1532,7 +1536,7 @@ pub fn unhandled_reports(rt: &mut Runtime, main: Option<&Arc<TaskCell>>) -> Vec<
         }
         let (observed, outcome) = {
             let g = cell.completion.inner.lock();
-            (g.observed, g.outcome)
+            (g.observed, g.outcome())
         };
         if let (false, Some(Outcome::Error(e))) = (observed, outcome) {
             let text = uncaught_report(rt, e);
@@ -1721,7 +1725,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                     rec.push(crate::trace::Event::TimerFire { ts, task: 0 });
                 }
                 if let Some(next) = (t.fire)(&mut rt.woken) {
-                    cx.scheduler().sleep_until(next.at, Job::Fire(next));
+                    cx.scheduler().sleep_until(next.at, Job::Fire(Box::new(next)));
                 }
                 self.queue_woken(rt, cx)
             }
@@ -1731,7 +1735,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 self.queue_woken(rt, cx)
             }
             Job::Park(c, w) => {
-                register_and_recheck(&self.shared, rt, &Cx::Worker(cx), &c, w);
+                register_and_recheck(&self.shared, rt, &Cx::Worker(cx), &c, *w);
                 self.queue_woken(rt, cx)
             }
         };
@@ -2172,6 +2176,9 @@ pub fn wake_all(rt: &mut Runtime, s: crate::sync::Settled, o: Outcome) {
 
 /// The waiters' part of [`wake_all`].
 pub fn wake_waiters(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
+    // Room for all at once: a settlement can wake a million tasks, and
+    // growing the list by doubling would hold two copies at each step.
+    rt.woken.reserve(waiters.len());
     for w in waiters {
         if w.claim() {
             let r = match o {
@@ -2264,7 +2271,7 @@ fn park(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w:
     }
     if let Cx::Worker(wcx) = cx {
         if may_split && wcx.split_suspension() {
-            wcx.push_local(Job::Park(cell.clone(), w));
+            wcx.push_local(Job::Park(cell.clone(), Box::new(w)));
             return;
         }
     }
@@ -2336,7 +2343,7 @@ fn register_wait(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) -
                 // channel counts on its armed timer firing.
                 for t in timers {
                     let own = t.cancel_on_wake;
-                    let key = cx.scheduler().sleep_until(t.at, Job::Fire(t));
+                    let key = cx.scheduler().sleep_until(t.at, Job::Fire(Box::new(t)));
                     if own {
                         keep_timer(cx.scheduler(), cell, waiter.gen, key);
                     }
@@ -2384,10 +2391,7 @@ fn keep_timer(sched: &Scheduler<Job>, cell: &TaskCell, gen: u64, key: crate::sch
     cell.timers.lock().push(key);
     cell.timers_armed.store(true, Ordering::SeqCst);
     if !cell.token.is_waiting(gen) {
-        let mine = {
-            let mut timers = cell.timers.lock();
-            timers.iter().position(|&k| k == key).map(|i| timers.swap_remove(i))
-        };
+        let mine = { cell.timers.lock().remove(key) };
         if let Some(key) = mine {
             sched.cancel_timer(key);
         }
@@ -2396,7 +2400,7 @@ fn keep_timer(sched: &Scheduler<Job>, cell: &TaskCell, gen: u64, key: crate::sch
 
 fn cancel_timers(cx: &Cx<'_>, cell: &TaskCell) {
     cell.timers_armed.store(false, Ordering::SeqCst);
-    for key in std::mem::take(&mut *cell.timers.lock()) {
+    for key in cell.timers.lock().take() {
         cx.scheduler().cancel_timer(key);
     }
 }
@@ -2441,6 +2445,15 @@ mod tests {
     use super::*;
     use crate::vm::task::Task;
     use std::time::{Duration, Instant};
+
+    /// A job is as large as its largest variant and every runnable task
+    /// is one in a queue: the rare kinds are boxed so that a job stays
+    /// three words (a million tasks woken at once by one settlement were
+    /// 48 MiB of queue at 48 bytes a job; design/memory.md).
+    #[test]
+    fn a_job_is_three_words() {
+        assert!(std::mem::size_of::<Job>() <= 24, "Job is {} bytes", std::mem::size_of::<Job>());
+    }
 
     /// Evals that reach no safepoint inside (no call, no loop) still let
     /// the heap collect, at the start of their runs: 4,000 of them, each
@@ -2699,7 +2712,7 @@ mod tests {
         // Now the first park gets round to recording its key.
         keep_timer(&sched, &cell, old_gen, old_key);
         assert_eq!(sched.pending_timers(), 1, "the stale timer is cancelled");
-        assert_eq!(*cell.timers.lock(), vec![new_key], "the new sleep's timer is kept");
+        assert_eq!(cell.timers.lock().as_slice(), [new_key], "the new sleep's timer is kept");
         assert!(cell.token.is_waiting(new_gen));
         sched.shutdown();
     }

@@ -488,6 +488,6 @@ fn promise_is_done(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<
 /// `Promise.resolved(v)`: an already settled promise.
 fn resolved(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     let p = PromiseCell::default();
-    p.completion.inner.lock().outcome = Some(Outcome::Value(arg(args, 0)));
+    p.completion.inner.lock().set_outcome(Outcome::Value(arg(args, 0)));
     Ok(ctx.heap().alloc(Body::Promise(PromiseState::Local(p))))
 }

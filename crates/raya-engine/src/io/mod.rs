@@ -532,7 +532,7 @@ impl WaitObject for IoWait {
     }
 
     fn blocker(&self) -> crate::sync::Blocker {
-        crate::sync::Blocker::Other("io")
+        crate::sync::Blocker::Other(&"io")
     }
 
     fn roots(&self) -> Vec<crate::vm::Value> {

@@ -94,7 +94,7 @@ impl WaitObject for PoolWait {
     }
 
     fn blocker(&self) -> crate::sync::Blocker {
-        crate::sync::Blocker::Other("io")
+        crate::sync::Blocker::Other(&"io")
     }
 
     fn roots(&self) -> Vec<Value> {

@@ -163,61 +163,72 @@ pub struct Completion {
     pub inner: Mutex<CompletionInner>,
 }
 
-#[derive(Default)]
 pub struct CompletionInner {
-    pub outcome: Option<Outcome>,
-    pub waiters: LazyVec<Waiter>,
-    /// `then` handlers and adoptions waiting for the outcome, in the order
-    /// added (see [`Reaction`]).
-    pub reactions: LazyVec<Reaction>,
+    /// The outcome as its kind (0 while pending, else 1 + the `Outcome`
+    /// variant) and its value, rather than an `Option<Outcome>`: the kind
+    /// then shares a word with `observed`, which keeps a task's cell in
+    /// the allocator's 160-byte class (design/memory.md, "Memory per
+    /// task"). Read and set through [`CompletionInner::outcome`].
+    kind: u8,
+    value: Value,
+    /// Who waits for the outcome. Boxed on the first registration: every
+    /// task has a completion, most never have a waiter or a reaction, and
+    /// two empty lists in place cost a suspended task 48 bytes of its
+    /// cell (design/memory.md, "Memory per task").
+    lists: Option<Box<Pending>>,
     /// Someone awaited (or otherwise consumed) the outcome: a failure is
     /// then not an unhandled error.
     pub observed: bool,
 }
 
-/// A list that takes one word while empty: most completions settle with
-/// no waiter and no reaction (a promise resolved by its executor before
-/// anyone awaits it), and a promise's state must fit in its heap object
-/// (`PromiseCell`).
-// The box is the point: `Option<Box<_>>` is one word, a `Vec` three.
-#[allow(clippy::box_collection)]
-pub struct LazyVec<T>(Option<Box<Vec<T>>>);
+/// See [`CompletionInner::lists`].
+#[derive(Default)]
+struct Pending {
+    waiters: Vec<Waiter>,
+    /// `then` handlers and adoptions waiting for the outcome, in the order
+    /// added (see [`Reaction`]).
+    reactions: Vec<Reaction>,
+}
 
-impl<T> Default for LazyVec<T> {
+impl Default for CompletionInner {
     fn default() -> Self {
-        LazyVec(None)
+        CompletionInner { kind: 0, value: Value::UNDEFINED, lists: None, observed: false }
     }
 }
 
-impl<T> std::ops::Deref for LazyVec<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        self.0.as_deref().map_or(&[], |v| v.as_slice())
-    }
-}
-
-impl<'a, T> IntoIterator for &'a LazyVec<T> {
-    type Item = &'a T;
-    type IntoIter = std::slice::Iter<'a, T>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
-impl<T> LazyVec<T> {
-    pub fn push(&mut self, x: T) {
-        self.0.get_or_insert_with(Default::default).push(x);
-    }
-
-    pub fn retain(&mut self, f: impl FnMut(&T) -> bool) {
-        if let Some(v) = &mut self.0 {
-            v.retain(f);
+impl CompletionInner {
+    #[inline]
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self.kind {
+            0 => None,
+            1 => Some(Outcome::Value(self.value)),
+            2 => Some(Outcome::Error(self.value)),
+            _ => Some(Outcome::Cancelled(self.value)),
         }
     }
 
-    /// Empties the list, handing back what it held.
-    pub fn take_vec(&mut self) -> Vec<T> {
-        self.0.take().map(|b| *b).unwrap_or_default()
+    /// Settles a completion nobody can be waiting on yet (a new promise).
+    pub fn set_outcome(&mut self, o: Outcome) {
+        (self.kind, self.value) = match o {
+            Outcome::Value(v) => (1, v),
+            Outcome::Error(v) => (2, v),
+            Outcome::Cancelled(v) => (3, v),
+        };
+    }
+
+    fn pending(&mut self) -> &mut Pending {
+        self.lists.get_or_insert_with(Box::default)
+    }
+
+    /// Takes the registered waiters out (the caller drops or wakes them
+    /// after the lock is released).
+    pub fn take_waiters(&mut self) -> Vec<Waiter> {
+        self.lists.as_mut().map(|l| std::mem::take(&mut l.waiters)).unwrap_or_default()
+    }
+
+    /// The reactions waiting for the outcome (GC roots).
+    pub fn reactions(&self) -> &[Reaction] {
+        self.lists.as_ref().map_or(&[], |l| &l.reactions)
     }
 }
 
@@ -310,7 +321,7 @@ pub struct Settled {
 
 impl Completion {
     pub fn outcome(&self) -> Option<Outcome> {
-        self.inner.lock().outcome
+        self.inner.lock().outcome()
     }
 
     /// Sets the outcome once; returns the waiters to wake (the caller
@@ -321,30 +332,35 @@ impl Completion {
     /// before it.
     pub fn settle(&self, o: Outcome, mq: &Mutex<Microtasks>) -> Option<Settled> {
         let mut g = self.inner.lock();
-        if g.outcome.is_some() {
+        if g.outcome().is_some() {
             return None;
         }
         // The generational barrier (see `vm::heap`): the task or promise
         // may be old, and its outcome young.
         crate::vm::heap::remember(o.value());
-        g.outcome = Some(o);
+        g.set_outcome(o);
         let mut start_drain = false;
         let mut adopts = Vec::new();
-        if !g.reactions.is_empty() {
+        // Settled once: the lists are never needed again.
+        let Some(lists) = g.lists.take() else {
+            return Some(Settled { waiters: Vec::new(), adopts, start_drain });
+        };
+        let Pending { waiters, reactions } = *lists;
+        if !reactions.is_empty() {
             // The write barrier (see `vm::heap`): the reactions leave a
             // place the marker may not have scanned yet.
-            for r in &g.reactions {
+            for r in &reactions {
                 r.roots(crate::vm::heap::shade);
             }
             let mut q = mq.lock();
-            for r in g.reactions.take_vec() {
+            for r in reactions {
                 match r {
                     Reaction::Job(job) => start_drain |= q.push(job, o),
                     Reaction::Adopt { .. } => adopts.push(r),
                 }
             }
         }
-        Some(Settled { waiters: g.waiters.take_vec(), adopts, start_drain })
+        Some(Settled { waiters, adopts, start_drain })
     }
 
     /// Adds a reaction and marks the outcome observed (a handler counts as
@@ -354,11 +370,11 @@ impl Completion {
     pub fn react(&self, r: Reaction, mq: &Mutex<Microtasks>) -> Result<bool, (Reaction, Outcome)> {
         let mut g = self.inner.lock();
         g.observed = true;
-        match (g.outcome, r) {
+        match (g.outcome(), r) {
             (None, r) => {
                 // The generational barrier, as in `settle`.
                 r.roots(crate::vm::heap::remember);
-                g.reactions.push(r);
+                g.pending().reactions.push(r);
                 Ok(false)
             }
             (Some(o), Reaction::Job(job)) => Ok(mq.lock().push(job, o)),
@@ -370,16 +386,17 @@ impl Completion {
     /// lock). Returns false when the completion is already settled.
     pub fn register(&self, w: Waiter) -> bool {
         let mut g = self.inner.lock();
-        if g.outcome.is_some() {
+        if g.outcome().is_some() {
             return false;
         }
         // Stale registrations (their wait already ended) are dropped when
         // the list doubles, which keeps registering amortised O(1) even
         // with a million waiters on one promise.
-        if g.waiters.len() >= 64 && g.waiters.len().is_power_of_two() {
-            g.waiters.retain(|x| x.is_live());
+        let waiters = &mut g.pending().waiters;
+        if waiters.len() >= 64 && waiters.len().is_power_of_two() {
+            waiters.retain(|x| x.is_live());
         }
-        g.waiters.push(w);
+        waiters.push(w);
         true
     }
 }
@@ -480,7 +497,7 @@ pub trait WaitObject: Send {
     /// For deadlock reports and the trace: the object waited on. Called
     /// at every suspension, so it should not allocate.
     fn blocker(&self) -> Blocker {
-        Blocker::Other("other")
+        Blocker::Other(&"other")
     }
     /// For the trace: [`Blocker::kind`] and [`Blocker::object_id`], without
     /// the weak reference's atomic traffic (the wait object is alive here).
@@ -511,8 +528,10 @@ pub enum Blocker {
     Tasks,
     Sleep,
     /// Anything else, by kind: `"select"`, `"semaphore"`, `"waitgroup"`,
-    /// `"io"`, `"forever"`, `"other"`.
-    Other(&'static str),
+    /// `"io"`, `"forever"`, `"other"`. A reference to the name rather than
+    /// the name: one word, not two, so a blocker (in every task) is two
+    /// words (design/memory.md, "Memory per task").
+    Other(&'static &'static str),
 }
 
 impl Blocker {
@@ -624,7 +643,7 @@ impl Wait {
             },
             Wait::Settled(_) | Wait::All(_) => Blocker::Tasks,
             Wait::Until(_) => Blocker::Sleep,
-            Wait::Forever => Blocker::Other("forever"),
+            Wait::Forever => Blocker::Other(&"forever"),
             Wait::Object(o) => o.blocker(),
         }
     }

@@ -343,7 +343,7 @@ impl WaitObject for AcquireWait {
         "acquiring a semaphore".into()
     }
     fn blocker(&self) -> super::Blocker {
-        super::Blocker::Other("semaphore")
+        super::Blocker::Other(&"semaphore")
     }
     fn roots(&self) -> Vec<Value> {
         Vec::new()
@@ -415,7 +415,7 @@ impl WaitObject for GroupWait {
         "waiting on a WaitGroup".into()
     }
     fn blocker(&self) -> super::Blocker {
-        super::Blocker::Other("waitgroup")
+        super::Blocker::Other(&"waitgroup")
     }
     fn roots(&self) -> Vec<Value> {
         Vec::new()

@@ -97,7 +97,7 @@ impl WaitObject for SelectWait {
     }
 
     fn blocker(&self) -> super::Blocker {
-        super::Blocker::Other("select")
+        super::Blocker::Other(&"select")
     }
 
     fn roots(&self) -> Vec<Value> {

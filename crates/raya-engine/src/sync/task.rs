@@ -71,7 +71,7 @@ pub struct TaskCell {
     pub cancel_delivered: AtomicBool,
     /// Timers armed for the task's current wait (`sleep`, `select`
     /// timeouts); cancelled when it runs again.
-    pub timers: Mutex<Vec<crate::scheduler::TimerKey>>,
+    pub timers: Mutex<TimerKeys>,
     /// `timers` may be non-empty: lets a run skip the lock when the wait
     /// armed no timer (the common case). See `driver::keep_timer`.
     pub timers_armed: AtomicBool,
@@ -86,7 +86,85 @@ pub struct TaskCell {
     hooks: Mutex<Option<Box<Hooks>>>,
     /// The limits of the run the task belongs to (`crate::limits`),
     /// charged and checked where each of its runs ends.
-    pub guard: std::sync::OnceLock<Arc<crate::limits::Guard>>,
+    pub guard: OnceArc<crate::limits::Guard>,
+}
+
+/// The keys of [`TaskCell::timers`]. Boxed on a task's first timer (and
+/// kept for the next ones): most tasks never sleep, and a list in place
+/// would cost each of them two more words of its cell.
+// The box is the point: one word in every cell instead of three.
+#[allow(clippy::box_collection)]
+#[derive(Default)]
+pub struct TimerKeys(Option<Box<Vec<crate::scheduler::TimerKey>>>);
+
+impl TimerKeys {
+    pub fn push(&mut self, key: crate::scheduler::TimerKey) {
+        self.0.get_or_insert_with(Box::default).push(key);
+    }
+
+    /// Takes `key` out, if it is still there.
+    pub fn remove(&mut self, key: crate::scheduler::TimerKey) -> Option<crate::scheduler::TimerKey> {
+        let keys = self.0.as_deref_mut()?;
+        keys.iter().position(|&k| k == key).map(|i| keys.swap_remove(i))
+    }
+
+    /// Takes every key out (the box stays, for the next wait's timers).
+    pub fn take(&mut self) -> Vec<crate::scheduler::TimerKey> {
+        self.0.as_deref_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    pub fn as_slice(&self) -> &[crate::scheduler::TimerKey] {
+        self.0.as_deref().map_or(&[], |k| k.as_slice())
+    }
+}
+
+/// An `Arc` set at most once, then read without a lock: what
+/// `std::sync::OnceLock<Arc<T>>` does, in one word instead of two (the
+/// `Arc` is boxed; only tasks of a limited run have one, and a task's cell
+/// stays in the allocator's 160-byte class, design/memory.md).
+///
+/// The marker gives it the `Send`/`Sync` of the `Arc<T>` it owns (an
+/// `AtomicPtr` alone is both whatever it points to).
+pub struct OnceArc<T>(std::sync::atomic::AtomicPtr<Arc<T>>, std::marker::PhantomData<Arc<T>>);
+
+impl<T> Default for OnceArc<T> {
+    fn default() -> Self {
+        OnceArc(std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()), std::marker::PhantomData)
+    }
+}
+
+impl<T> OnceArc<T> {
+    pub fn get(&self) -> Option<&Arc<T>> {
+        // SAFETY: a non-null pointer is a box made by `set`, published by
+        // its Release exchange and freed only by `&mut self` (drop,
+        // `clear`), so it outlives this borrow of `self`.
+        unsafe { self.0.load(Ordering::Acquire).as_ref() }
+    }
+
+    /// Sets the value unless one was set first (then it is handed back).
+    pub fn set(&self, v: Arc<T>) -> Result<(), Arc<T>> {
+        let p = Box::into_raw(Box::new(v));
+        match self.0.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => Ok(()),
+            // SAFETY: `p` was not published; this is its only owner.
+            Err(_) => Err(*unsafe { Box::from_raw(p) }),
+        }
+    }
+
+    /// Unsets it (`&mut`: nobody else can be reading it).
+    pub fn clear(&mut self) {
+        let p = std::mem::replace(self.0.get_mut(), std::ptr::null_mut());
+        if !p.is_null() {
+            // SAFETY: made by `set`, and no longer reachable through `self`.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
+
+impl<T> Drop for OnceArc<T> {
+    fn drop(&mut self) {
+        self.clear();
+    }
 }
 
 /// See [`TaskCell::hooks`].
@@ -133,10 +211,10 @@ impl TaskCell {
             started: AtomicBool::new(false),
             all_gen: AtomicU64::new(0),
             cancel_delivered: AtomicBool::new(false),
-            timers: Mutex::new(Vec::new()),
+            timers: Mutex::new(TimerKeys::default()),
             timers_armed: AtomicBool::new(false),
             hooks: Mutex::new(None),
-            guard: std::sync::OnceLock::new(),
+            guard: OnceArc::default(),
         }
     }
 
@@ -176,9 +254,7 @@ impl TaskCell {
     #[inline]
     pub fn reuse(&mut self, id: u32) {
         self.id = id;
-        if self.guard.get().is_some() {
-            self.guard = std::sync::OnceLock::new();
-        }
+        self.guard.clear();
         // Only the cancel hooks of host futures the last call started can
         // be left (see `driver::LiveRun::call_here`); dropped here, outside
         // any lock.
@@ -270,6 +346,45 @@ pub fn outcome_name(o: Option<super::Outcome>) -> &'static str {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// Set once (a second value is handed back), read without a lock,
+    /// and its `Arc` released by `clear` and by drop.
+    #[test]
+    fn a_once_arc_is_set_once_and_releases_its_value() {
+        let v = Arc::new(5);
+        let mut slot = OnceArc::default();
+        assert!(slot.get().is_none());
+        assert!(slot.set(v.clone()).is_ok());
+        let other = Arc::new(6);
+        assert!(Arc::ptr_eq(&slot.set(other.clone()).unwrap_err(), &other), "the second value comes back");
+        assert_eq!(slot.get().map(|a| **a), Some(5));
+        assert_eq!(Arc::strong_count(&v), 2);
+        slot.clear();
+        assert!(slot.get().is_none());
+        assert_eq!(Arc::strong_count(&v), 1);
+        slot.set(v.clone()).unwrap();
+        drop(slot);
+        assert_eq!(Arc::strong_count(&v), 1, "dropped with the slot");
+    }
+
+    /// A task's timer keys: none boxed until the first, and the box kept
+    /// (empty) when they are taken out.
+    #[test]
+    fn timer_keys_are_boxed_on_first_use() {
+        use crate::scheduler::{Scheduler, WorkerCx};
+        let sched: Scheduler<u32> = Scheduler::new(1, |_cx: &WorkerCx<u32>, _job: u32| {});
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+        let (a, b) = (sched.sleep_until(far, 1), sched.sleep_until(far, 2));
+        let mut keys = TimerKeys::default();
+        assert!(keys.0.is_none() && keys.take().is_empty() && keys.remove(a).is_none());
+        keys.push(a);
+        keys.push(b);
+        assert_eq!(keys.remove(a), Some(a));
+        assert_eq!(keys.as_slice(), [b]);
+        assert_eq!(keys.take(), vec![b]);
+        assert!(keys.0.is_some() && keys.as_slice().is_empty());
+        sched.shutdown();
+    }
 
     /// A cancel racing a suspension is delivered exactly once: either the
     /// canceller claims the armed wait, or the suspending worker's re-check

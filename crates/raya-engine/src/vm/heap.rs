@@ -728,10 +728,10 @@ impl Marker {
 
     fn mark_completion(&mut self, c: &crate::sync::Completion) {
         let g = c.inner.lock();
-        if let Some(o) = g.outcome {
+        if let Some(o) = g.outcome() {
             self.mark(o.value());
         }
-        for r in &g.reactions {
+        for r in g.reactions() {
             r.roots(|v| self.mark(v));
         }
     }

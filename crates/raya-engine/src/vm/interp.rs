@@ -3236,7 +3236,7 @@ pub fn settled(v: Value) -> Option<Outcome> {
         _ => return None,
     };
     let mut g = c.inner.lock();
-    let o = g.outcome?;
+    let o = g.outcome()?;
     g.observed = true;
     Some(o)
 }

@@ -23,7 +23,7 @@ use super::value::Value;
 use crate::bytecode::FuncProto;
 use crate::syntax::diagnostic::SourceMap;
 use parking_lot::Mutex;
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -115,7 +115,49 @@ pub struct Output {
 const TASK_TABLE_SHARDS: usize = 64;
 
 /// The live-task table: task id → task object, sharded by id.
-pub struct TaskTable(Box<[Mutex<HashMap<u32, Value>>]>, TaskCount);
+///
+/// A set of task objects looked up by the id in their cell, rather than
+/// a map from id to object: one word an entry instead of two, which is a
+/// sixth of what a suspended task costs beside its own allocations
+/// (design/memory.md, "Memory per task"). Hashing an entry reads its
+/// object, which is sound because the table keeps every object in it
+/// alive (its entries are GC roots) until it is removed.
+pub struct TaskTable(Box<[Mutex<HashSet<TaskEntry>>]>, TaskCount);
+
+/// A task object in the [`TaskTable`], hashed and compared by its id.
+#[derive(Clone, Copy)]
+struct TaskEntry(Value);
+
+impl TaskEntry {
+    fn id(&self) -> &u32 {
+        match self.0.as_obj().map(|o| &o.body) {
+            Some(Body::Task(cell)) => &cell.id,
+            // Only task objects are inserted (`TaskTable::insert` checks).
+            _ => &0,
+        }
+    }
+}
+
+impl std::hash::Hash for TaskEntry {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        // As the `u32` it borrows as, so that lookups by id find it.
+        self.id().hash(h)
+    }
+}
+
+impl PartialEq for TaskEntry {
+    fn eq(&self, other: &Self) -> bool {
+        self.id() == other.id()
+    }
+}
+
+impl Eq for TaskEntry {}
+
+impl std::borrow::Borrow<u32> for TaskEntry {
+    fn borrow(&self) -> &u32 {
+        self.id()
+    }
+}
 
 /// How many tasks are alive, counted only once asked for (`--stats`' peak,
 /// [`TaskTable::count_peak`]), so a run without it pays one relaxed load
@@ -130,17 +172,19 @@ struct TaskCount {
 impl Default for TaskTable {
     fn default() -> Self {
         let count = TaskCount { on: Default::default(), live: AtomicUsize::new(0), peak: AtomicUsize::new(0) };
-        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashMap::new())).collect(), count)
+        TaskTable((0..TASK_TABLE_SHARDS).map(|_| Mutex::new(HashSet::new())).collect(), count)
     }
 }
 
 impl TaskTable {
-    fn shard(&self, id: u32) -> &Mutex<HashMap<u32, Value>> {
+    fn shard(&self, id: u32) -> &Mutex<HashSet<TaskEntry>> {
         &self.0[id as usize % TASK_TABLE_SHARDS]
     }
 
     pub fn insert(&self, id: u32, task: Value) {
-        let fresh = self.shard(id).lock().insert(id, task).is_none();
+        let entry = TaskEntry(task);
+        debug_assert_eq!(*entry.id(), id, "a task object, with this id");
+        let fresh = self.shard(id).lock().replace(entry).is_none();
         let c = &self.1;
         if fresh && c.on.load(Ordering::Relaxed) {
             let n = c.live.fetch_add(1, Ordering::Relaxed) + 1;
@@ -149,7 +193,7 @@ impl TaskTable {
     }
 
     pub fn remove(&self, id: u32) {
-        let gone = self.shard(id).lock().remove(&id).is_some();
+        let gone = self.shard(id).lock().remove(&id);
         let c = &self.1;
         if gone && c.on.load(Ordering::Relaxed) {
             c.live.fetch_sub(1, Ordering::Relaxed);
@@ -161,7 +205,7 @@ impl TaskTable {
     pub fn take_all(&self) -> Vec<Value> {
         let mut out = Vec::new();
         for s in self.0.iter() {
-            out.extend(s.lock().drain().map(|(_, v)| v));
+            out.extend(s.lock().drain().map(|e| e.0));
         }
         self.1.live.store(0, Ordering::Relaxed);
         out
@@ -182,21 +226,21 @@ impl TaskTable {
     }
 
     pub fn contains(&self, id: u32) -> bool {
-        self.shard(id).lock().contains_key(&id)
+        self.shard(id).lock().contains(&id)
     }
 
     /// Every live task, by id.
     pub fn sorted(&self) -> Vec<(u32, Value)> {
         let mut all: Vec<(u32, Value)> =
-            self.0.iter().flat_map(|s| s.lock().iter().map(|(&k, &v)| (k, v)).collect::<Vec<_>>()).collect();
+            self.0.iter().flat_map(|s| s.lock().iter().map(|e| (*e.id(), e.0)).collect::<Vec<_>>()).collect();
         all.sort_by_key(|&(k, _)| k);
         all
     }
 
     fn mark(&self, m: &mut Marker) {
         for s in self.0.iter() {
-            for &t in s.lock().values() {
-                m.mark(t);
+            for t in s.lock().iter() {
+                m.mark(t.0);
             }
         }
     }
@@ -695,6 +739,34 @@ fn flush(out: &mut Output, world: &World) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table finds, replaces and removes tasks by id though it stores
+    /// only their objects, across shards and through the set's growth.
+    #[test]
+    fn the_task_table_is_keyed_by_the_cells_id() {
+        let mut heap = Heap::new();
+        let table = TaskTable::default();
+        let task = |heap: &mut Heap, id: u32| heap.alloc(Body::Task(Arc::new(crate::sync::TaskCell::without_exec(id))));
+        let objs: Vec<(u32, Value)> = (1..=1000).map(|id| (id * 7, task(&mut heap, id * 7))).collect();
+        table.count_peak();
+        for &(id, v) in &objs {
+            table.insert(id, v);
+        }
+        assert!(table.contains(7) && table.contains(7000) && !table.contains(8));
+        // Inserting the same id again replaces the entry, not a second one.
+        table.insert(7, objs[0].1);
+        assert_eq!(table.peak(), 1000);
+        for &(id, _) in objs.iter().filter(|(id, _)| id % 2 == 0) {
+            table.remove(id);
+        }
+        table.remove(8); // not there: nothing happens
+        let left = table.sorted();
+        assert_eq!(left.len(), 500);
+        assert!(left.iter().all(|&(id, v)| id % 2 == 1 && objs.iter().any(|&(i, o)| i == id && o == v)));
+        assert!(left.windows(2).all(|w| w[0].0 < w[1].0), "sorted by id");
+        assert_eq!(table.take_all().len(), 500);
+        assert!(!table.contains(7));
+    }
 
     fn sources() -> SourceMap {
         let mut s = SourceMap::default();

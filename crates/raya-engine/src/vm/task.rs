@@ -109,7 +109,7 @@ pub struct Task {
     /// lock/unlock pair on the same mutex costs no list update; entries of
     /// mutexes no longer held are pruned as the list grows. Only the
     /// running task touches it (natives see the task by shared reference).
-    pub locked: std::cell::RefCell<Vec<std::sync::Arc<crate::sync::mutex::MutexCell>>>,
+    pub locked: Locked,
     /// Safepoints left of the grace to unlock a mutex past the end of the
     /// time slice, in this run (renewed by `TaskInterpreter::run`; see
     /// `interp::LOCK_GRACE`).
@@ -123,6 +123,25 @@ pub struct Task {
     /// build a stack trace, so [`Task::top_pc`] derives it then). Zero
     /// otherwise.
     pub native_ip: std::cell::Cell<usize>,
+}
+
+/// The mutexes a task may hold ([`Task::locked`]). Boxed on the first
+/// lock: most tasks never lock one, and the list in place would cost every
+/// task three words (design/memory.md, "Memory per task").
+#[derive(Default)]
+pub struct Locked(std::cell::OnceCell<Box<LockedList>>);
+
+type LockedList = std::cell::RefCell<Vec<std::sync::Arc<crate::sync::mutex::MutexCell>>>;
+
+impl Locked {
+    pub fn is_empty(&self) -> bool {
+        self.0.get().is_none_or(|l| l.borrow().is_empty())
+    }
+
+    /// Takes the list out (the task ends: its mutexes are released).
+    pub fn take(&self) -> Vec<std::sync::Arc<crate::sync::mutex::MutexCell>> {
+        self.0.get().map(|l| l.take()).unwrap_or_default()
+    }
 }
 
 // SAFETY: a task is run by one worker at a time; the raw prototype
@@ -143,7 +162,7 @@ impl Task {
             cell: None,
             blocked_on: std::borrow::Cow::Borrowed(""),
             blocker: crate::sync::Blocker::None,
-            locked: std::cell::RefCell::new(Vec::new()),
+            locked: Locked::default(),
             lock_grace: 0,
             preempted: false,
             native_ip: std::cell::Cell::new(0),
@@ -163,13 +182,13 @@ impl Task {
     /// again.
     #[inline]
     pub fn last_locked_is(&self, m: &std::sync::Arc<crate::sync::mutex::MutexCell>) -> bool {
-        self.locked.borrow().last().is_some_and(|x| std::sync::Arc::ptr_eq(x, m))
+        self.locked.0.get().is_some_and(|l| l.borrow().last().is_some_and(|x| std::sync::Arc::ptr_eq(x, m)))
     }
 
     #[cold]
     #[inline(never)]
     fn note_new_lock(&self, m: &std::sync::Arc<crate::sync::mutex::MutexCell>) {
-        let mut locked = self.locked.borrow_mut();
+        let mut locked = self.locked.0.get_or_init(Box::default).borrow_mut();
         if locked.iter().any(|x| std::sync::Arc::ptr_eq(x, m)) {
             return;
         }
@@ -192,14 +211,24 @@ impl Task {
 
     /// Holds some mutex now.
     pub fn holds_mutex(&self) -> bool {
-        self.locked.borrow().iter().any(|m| m.is_held_by(self.id))
+        self.locked.0.get().is_some_and(|l| l.borrow().iter().any(|m| m.is_held_by(self.id)))
     }
 
     /// Grows the registers to `need` (filled with undefined), counting the
     /// growth toward the next collection.
     #[cold]
     pub fn grow_regs(&mut self, need: usize) {
-        super::heap::counted(&mut self.regs, |r| r.resize(need, Value::UNDEFINED));
+        // The first frame's registers exactly: a task that suspends there
+        // (a million awaiting one promise) keeps them for as long as it
+        // waits, and the doubling of a growing stack would give most of
+        // them spare room. Deeper calls grow by doubling, as a stack must.
+        let first = self.frames.is_empty();
+        super::heap::counted(&mut self.regs, |r| {
+            if first {
+                r.reserve_exact(need.saturating_sub(r.len()));
+            }
+            r.resize(need, Value::UNDEFINED)
+        });
     }
 
     /// Room for one more frame; the growth counts toward the next
@@ -241,20 +270,57 @@ impl Task {
 mod tests {
     use super::*;
 
-    /// A suspended task's execution state is one allocation of this size
-    /// (plus its frames and registers): 192 bytes is one of the
-    /// allocator's size classes, the next is 224. Rarely used state is
-    /// boxed to stay within it (design/memory.md).
+    /// What a task suspended in its first call costs, allocation by
+    /// allocation, against the allocator's size classes (mimalloc: 48,
+    /// 80, 160, 192, 256, ...): its execution state (`Task`, 160), its
+    /// shared side in its `Arc` (`TaskCell` and two counts, 160), its heap
+    /// object (`Obj`, 80), one frame (48) and the registers of that call
+    /// (a few words). With the live-table entry and the waiter on what it
+    /// awaits, about 600 bytes (design/memory.md, "Memory per task"); the
+    /// next class up for either of the two large ones would add 32 bytes
+    /// to every suspended task. Rarely used state is boxed to stay within
+    /// them: mutexes held, timers, hooks, a run's guard, an `await [..]`'s
+    /// progress, a completion's waiter and reaction lists.
     #[test]
-    fn a_task_fits_a_192_byte_allocation() {
-        assert!(std::mem::size_of::<Task>() <= 192, "Task is {} bytes", std::mem::size_of::<Task>());
+    fn a_suspended_task_fits_its_size_classes() {
+        use std::mem::size_of;
+        assert!(size_of::<Task>() <= 160, "Task is {} bytes", size_of::<Task>());
+        let cell = size_of::<crate::sync::TaskCell>() + 16;
+        assert!(cell <= 160, "TaskCell in its Arc is {cell} bytes");
+        assert!(size_of::<Frame>() <= 48, "Frame is {} bytes", size_of::<Frame>());
+        // The parts that took the two into these classes.
+        assert!(
+            size_of::<crate::sync::Completion>() <= 32,
+            "Completion is {} bytes",
+            size_of::<crate::sync::Completion>()
+        );
+        assert!(size_of::<crate::sync::Blocker>() <= 16, "Blocker is {} bytes", size_of::<crate::sync::Blocker>());
+        assert_eq!(size_of::<Locked>(), 8);
     }
 
-    /// Likewise its shared side, in its `Arc` (two counts): 256 bytes,
-    /// the next class being 320. The hooks few tasks have are boxed.
+    /// The first frame's registers are allocated exactly: a task
+    /// suspended there keeps them (doubling gave `wait() { return await
+    /// p }`, which needs 5, room for 8).
     #[test]
-    fn a_task_cell_fits_a_256_byte_allocation() {
-        let size = std::mem::size_of::<crate::sync::TaskCell>() + 16;
-        assert!(size <= 256, "TaskCell in its Arc is {size} bytes");
+    fn a_first_frame_gets_exactly_its_registers() {
+        let mut t = Task::new(1);
+        t.regs.push(Value::UNDEFINED);
+        t.regs.push(Value::UNDEFINED);
+        t.grow_regs(5);
+        assert_eq!((t.regs.len(), t.regs.capacity()), (5, 5));
+        // A deeper call grows the stack by doubling (amortised pushes).
+        t.frames.push(Frame {
+            rt: std::ptr::null(),
+            closure: Value::UNDEFINED,
+            pc: 0,
+            base: 1,
+            ret: 0,
+            flags: 0,
+            after: Value::UNDEFINED,
+        });
+        t.grow_regs(6);
+        assert_eq!(t.regs.len(), 6);
+        assert!(t.regs.capacity() >= 10, "capacity {}", t.regs.capacity());
+        t.frames.clear();
     }
 }
