@@ -174,7 +174,7 @@ mod tests {
                 s.inside.fetch_sub(1, Ordering::Relaxed);
             }
             s.stop.store(false, Ordering::Release);
-            if stopped % 64 == 0 {
+            if stopped.is_multiple_of(64) {
                 // Room for the mutator on a machine with one free CPU.
                 std::thread::yield_now();
             }
