@@ -1005,6 +1005,11 @@ impl LiveRun {
     /// - The mutator period's guard borrows the caller's heap handle and
     ///   slot (`Heap::enter_borrowed`): both live in the caller, which only
     ///   this call uses, unchanged until after the guard drops.
+    ///
+    /// Inlined into its one caller per result type: the result is then
+    /// made where that caller keeps it, not copied out through memory
+    /// (see `TaskInterpreter::run`).
+    #[inline(always)]
     pub fn call_here<T>(
         &self,
         start: impl FnOnce(&mut Runtime, &mut Vec<Value>) -> Result<Value, T>,
@@ -1036,8 +1041,9 @@ impl LiveRun {
     }
 
     /// [`LiveRun::call_here`] on the caller's runtime, a mutator, as call
-    /// `id`.
+    /// `id`. Inlined, as `call_here` is.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn call_in<T>(
         &self,
         rt: &mut Runtime,

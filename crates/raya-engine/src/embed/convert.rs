@@ -51,11 +51,22 @@ pub trait FromValue: Sized {
 /// allows ([`FromValue::from_script`]), else through a [`HostValue`]
 /// (a value no host type can take, a function or a cycle, is a
 /// [`HostError::Conversion`]). On a mutator of the value's program.
+///
+/// Inlined, the way through a `HostValue` kept out of line: a call's
+/// result (a number, say) then reaches the caller in registers, not
+/// stored and read back (see `TaskInterpreter::run`).
+#[inline(always)]
 pub(crate) fn from_script_value<T: FromValue>(v: Value) -> Result<T, HostError> {
     match T::from_script(ScriptValue(v)) {
         Some(r) => r,
-        None => T::from_value(super::to_host(v, &mut Vec::new()).map_err(HostError::Conversion)?),
+        None => from_host_value(v),
     }
+}
+
+/// [`from_script_value`] through a [`HostValue`].
+#[inline(never)]
+fn from_host_value<T: FromValue>(v: Value) -> Result<T, HostError> {
+    T::from_value(super::to_host(v, &mut Vec::new()).map_err(HostError::Conversion)?)
 }
 
 /// What a conversion found: `a number`, `a string`, ...

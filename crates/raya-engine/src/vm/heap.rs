@@ -44,10 +44,17 @@
 //!   safepoint ([`Heap::wants_collection`]) and calls [`Heap::safepoint`]:
 //!   the first to claim `stop` collects, the others park.
 //! - Invariant (the Dekker handshake that makes stopping safe): a mutator
-//!   stores `RUNNING` and then loads `stop`; the collector stores `stop`
-//!   and then loads every state, all `SeqCst`. So either the mutator sees
-//!   `stop` and waits before touching the heap, or the collector sees it
-//!   running and waits until it parks or goes idle.
+//!   stores `RUNNING`, fences, and then loads `stop`; the collector stores
+//!   `stop`, fences, and then loads every state. So either the mutator
+//!   sees `stop` and waits before touching the heap, or the collector sees
+//!   it running and waits until it parks or goes idle. The fences are
+//!   asymmetric (`vm::fence`): the mutator's orders its two steps for the
+//!   compiler only, and the collector's makes every running thread of the
+//!   process execute a full fence, which is as good as both sides having
+//!   one; mutators, who enter and leave once per job and per embedder's
+//!   call, then pay no atomic read-modify-write for it. The same pair
+//!   orders a mutator's `IDLE` store before its load of `stop` when it
+//!   leaves, so a collector that saw it running is told (or sees `IDLE`).
 //! - No object lock is held at a safepoint (see `vm::object`), so a parked
 //!   mutator never blocks another one that the collector waits for.
 //!
@@ -991,8 +998,14 @@ impl Drop for MutatorGuard {
 /// waits for it is told.
 #[inline]
 fn leave(shared: &SharedHeap, slot: &MutatorSlot) {
-    slot.state.store(IDLE, Ordering::SeqCst);
-    if shared.stop.load(Ordering::SeqCst) {
+    // Release: what this mutator did to the heap happens before a
+    // collector's (acquiring) load that sees it idle.
+    slot.state.store(IDLE, Ordering::Release);
+    // The handshake's store-load fence (see "Threads"): a collector that
+    // stored `stop` and then saw this slot running is told, or the store
+    // above was visible to it.
+    super::fence::light();
+    if shared.stop.load(Ordering::Relaxed) {
         let _g = shared.gate.lock();
         shared.changed.notify_all();
     }
@@ -1029,6 +1042,8 @@ impl Drop for StoppedWorld {
 impl Heap {
     /// A new program heap, with this thread's handle on it.
     pub fn new() -> Heap {
+        // Before the first heap, and so before any mutator's fence.
+        super::fence::init();
         let shared = Arc::new(SharedHeap {
             lists: Mutex::new(Vec::new()),
             slots: Mutex::new(Vec::new()),
@@ -1149,8 +1164,13 @@ impl Heap {
     fn wait_and_enter(&self, slot: &MutatorSlot) {
         self.count_growth_here();
         loop {
-            slot.state.store(RUNNING, Ordering::SeqCst);
-            if !self.shared.stop.load(Ordering::SeqCst) {
+            slot.state.store(RUNNING, Ordering::Relaxed);
+            // The handshake's store-load fence (see "Threads"): a
+            // collector's `stop` is seen here, or this slot's `RUNNING`
+            // there. Acquire: what the last pause did to the heap (it
+            // cleared `stop` after) happens before this mutator's use.
+            super::fence::light();
+            if !self.shared.stop.load(Ordering::Acquire) {
                 self.refresh_marking();
                 return;
             }
@@ -1352,6 +1372,9 @@ impl Heap {
         while s.stop.compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst).is_err() {
             s.changed.wait_for(&mut g, Duration::from_millis(1));
         }
+        // The handshake's collector-side fence (see "Threads"): after it,
+        // every mutator that did not see `stop` shows as running below.
+        super::fence::heavy();
         // Workers parked at a safepoint wait for `stop` to clear; the
         // collection request (if any) is served by the next one to run.
         while s.slots.lock().iter().any(|o| o.state.load(Ordering::SeqCst) == RUNNING) {
@@ -1432,7 +1455,10 @@ impl Heap {
             let restart = Restart(&s);
             let stopping = Instant::now();
             let cpu = thread_cpu_ns();
-            // The collector. Wait until every other mutator parked or idles.
+            // The collector. Wait until every other mutator parked or idles;
+            // after the handshake's collector-side fence (see "Threads"),
+            // every mutator that did not see `stop` shows as running.
+            super::fence::heavy();
             {
                 let mut g = s.gate.lock();
                 loop {

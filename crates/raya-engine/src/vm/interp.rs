@@ -476,6 +476,12 @@ impl<'rt> TaskInterpreter<'rt> {
 
     /// Runs `task` until it completes, fails, suspends, or has executed
     /// `budget` safepoints; leaves in `budget` what it did not spend.
+    ///
+    /// Inlined: its callers read the outcome where the dispatch loop wrote
+    /// it, rather than a copy (a short embedder's call spends a measurable
+    /// part of its time on such copies, each a load of what was just
+    /// stored in smaller pieces, which the CPU cannot forward).
+    #[inline(always)]
     pub fn run(&mut self, task: &mut Task, budget: &mut u32) -> RunOutcome {
         // A seeded run explores interleavings: a mutex holder is preempted
         // like any task (as a task on another worker would interleave).
@@ -488,11 +494,30 @@ impl<'rt> TaskInterpreter<'rt> {
         if self.rt.heap.wants_collection() {
             self.rt.collect_garbage(task);
         }
+        match self.run_inner(task, budget) {
+            // Made anew from its value rather than moved: the move copies
+            // the outcome in wider pieces than the dispatch loop stored it.
+            Ok(RunOutcome::Completed(v)) => RunOutcome::Completed(v),
+            Ok(outcome) => outcome,
+            Err(fault) => self.run_faulted(task, budget, fault),
+        }
+    }
+
+    /// [`TaskInterpreter::run`] after the dispatch loop stopped on `fault`:
+    /// the fault is thrown (or the instruction run again after a
+    /// collection, at the heap limit), and the run goes on.
+    #[inline(never)]
+    fn run_faulted(&mut self, task: &mut Task, budget: &mut u32, fault: Fault) -> RunOutcome {
+        let mut first = Some(fault);
         // Where the last heap-limit retry ran: an instruction is run again
         // at most once in a row.
         let mut retried_at = None;
         loop {
-            match self.run_inner(task, budget) {
+            let r = match first.take() {
+                Some(fault) => Err(fault),
+                None => self.run_inner(task, budget),
+            };
+            match r {
                 Ok(outcome) => return outcome,
                 Err(fault) => {
                     if heap::take_limit_retry() && is_heap_limit_fault(&fault) {
@@ -1508,16 +1533,21 @@ impl<'rt> TaskInterpreter<'rt> {
                 ($flags:expr, |$fl:ident| $v:expr) => {{
                     let depth = task.frames.len();
                     if let Some(fr) = task.frames.last() {
-                        if fr.flags & !$flags == 0
-                            && depth > 1
-                            && task.handlers.last().is_none_or(|h| (h.depth as usize) < depth)
-                        {
+                        if fr.flags & !$flags == 0 && task.handlers.last().is_none_or(|h| (h.depth as usize) < depth) {
                             let ret = fr.ret as usize;
                             let $fl = fr.flags;
                             let v = $v;
                             task.frames.pop();
                             *unsafe { task.regs.get_unchecked_mut(ret) } = v;
-                            continue 'frame;
+                            if depth > 1 {
+                                continue 'frame;
+                            }
+                            // The outermost frame (an embedder's call, a
+                            // task's function): the run ends here, with
+                            // the result also in its slot, as
+                            // `do_return` leaves it.
+                            *budget = left;
+                            return Ok(RunOutcome::Completed(v));
                         }
                     }
                 }};

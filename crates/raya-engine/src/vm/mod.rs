@@ -2,7 +2,8 @@
 //!
 //! Codemap:
 //! - [`value`]: 8-byte NaN-boxed values.
-//! - [`object`]: heap object layouts; [`heap`]: allocation and the GC.
+//! - [`object`]: heap object layouts; [`heap`]: allocation and the GC;
+//!   [`fence`]: the asymmetric fence of its stop-the-world handshake.
 //! - [`atom`]: interned property names.
 //! - [`shape`]: shapes (hidden classes) and object property storage.
 //! - [`link`]: compiled prototypes made runnable (constants on the heap).
@@ -16,6 +17,7 @@
 //! - [`runtime`]: everything one running program owns.
 
 pub mod atom;
+pub mod fence;
 pub mod heap;
 pub mod host;
 pub mod interp;
