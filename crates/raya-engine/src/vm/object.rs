@@ -1226,6 +1226,9 @@ pub fn next_id() -> u32 {
 /// that are not boxed small (a string or an array pays for this size in
 /// each of its objects, in allocation, copying and collection pacing).
 /// 80 bytes is one of the allocator's size classes; the next is 96.
+/// (A build for the Shuttle models swaps the locks inside some bodies for
+/// the model checker's larger ones; the size is a goal of the real build.)
+#[cfg(not(feature = "shuttle"))]
 const _: () = assert!(std::mem::size_of::<Obj>() <= 80);
 // A string leaves 8 bytes of the 72 a body has, for the body's own tag.
 const _: () = assert!(std::mem::size_of::<JsStr>() <= 64);
@@ -1269,6 +1272,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(feature = "shuttle"))]
     fn objects_stay_small() {
         // Every object is as large as the largest body: a variant larger
         // than a plain object's data belongs in a Box (see `memory.md`).
