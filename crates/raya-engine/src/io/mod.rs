@@ -560,7 +560,7 @@ struct PollerShared {
 const WAKER: Token = Token(0);
 
 /// A program's socket poller (see the module docs). It has no thread:
-/// the scheduler's idle workers poll it ([`NetPoll`], given to the
+/// the scheduler's idle workers poll it ([`NetPoll`](crate::scheduler::NetPoll), given to the
 /// scheduler with `Scheduler::set_net_poll`), and a task made ready runs
 /// on the worker that saw its event.
 pub struct Poller {
