@@ -114,6 +114,7 @@ pub fn host_class(rt: &mut Runtime, desc: &'static HostClass) -> Value {
         parent: Value::UNDEFINED,
         ctor: Value::UNDEFINED,
         field_init: Value::UNDEFINED,
+        field_template: None,
         proto_props: proto,
         statics: PropMap::new(),
         // Not constructible from scripts.

@@ -205,6 +205,20 @@ fn closure_of(v: Value) -> Option<&'static Closure> {
     }
 }
 
+/// Whether `key` may be defined as an own property of `d` (a class field,
+/// or a literal's key): not on an object a parent constructor froze,
+/// whose keys can be neither added nor redefined. Private names are not
+/// properties, and freezing does not stop them.
+fn definable(d: &ObjectData, key: Atom) -> Result<(), Fault> {
+    if !d.frozen || key.is_private() {
+        return Ok(());
+    }
+    Err(Fault::Type(match d.props.find(key) {
+        Some(_) => format!("Cannot redefine property: {}", key.as_str()),
+        None => format!("Cannot define property {}, object is not extensible", key.as_str()),
+    }))
+}
+
 /// The atom of `raw` (a tagged template's strings array's `raw`).
 pub(crate) fn raw_atom() -> Atom {
     static RAW: std::sync::OnceLock<Atom> = std::sync::OnceLock::new();
@@ -1154,10 +1168,78 @@ impl<'rt> TaskInterpreter<'rt> {
     /// Runs `class`'s field initialiser (if any) on `this`.
     fn init_fields_of(&mut self, task: &mut Task, class: Value, this: Value) -> Result<Invoked, Fault> {
         let fi = ops::class_data(class).map(|c| c.field_init).unwrap_or(Value::UNDEFINED);
-        if fi.is_undefined() {
+        if fi.is_undefined() || Self::apply_field_template(class, this) {
             return Ok(Invoked::Done);
         }
         self.call_above(task, fi, this, &[], 0, flags::DISCARD)
+    }
+
+    /// Gives `this` the class's constant fields (`ClassData::field_template`)
+    /// in one copy, when it has no property yet and is not frozen: then
+    /// the initialiser would do exactly that, define each constant in
+    /// order, starting from the same empty map, so the object ends with
+    /// the same keys, order, values and shape. False when the initialiser
+    /// must run.
+    fn apply_field_template(class: Value, this: Value) -> bool {
+        let template = match ops::class_data(class) {
+            Some(cd) => match &cd.field_template {
+                Some(t) => t.clone(),
+                None => return false,
+            },
+            None => return false,
+        };
+        // The class's lock is released: locks are never nested here.
+        let Some(mut d) = ops::object_data(this) else { return false };
+        if d.frozen || !d.props.is_pristine() {
+            return false;
+        }
+        d.props = template;
+        let grown = d.props.capacity_bytes();
+        if grown > 0 {
+            heap::count_growth(grown);
+        }
+        true
+    }
+
+    /// What the field initialiser `init` defines on an object with no
+    /// properties, if it defines only constants that are not heap values
+    /// and does nothing else: the code the compiler gives such fields
+    /// (`compiler/class.rs`, `field_initializer`) is a `Load…` of each
+    /// value and a `DefineProp` on `this`, then `ReturnUndef`. Anything
+    /// else (a computed key, an initialiser that calls, reads `this` or
+    /// makes an object or a string) gives None, and the initialiser runs
+    /// as a call.
+    fn field_template_of(init: &RtProto) -> Option<PropMap> {
+        let mut loaded: Vec<(u16, Value)> = Vec::new();
+        let mut props = PropMap::new();
+        for ins in init.proto.code.iter() {
+            let (dst, v) = match *ins {
+                Instr::LoadUndef { dst } => (dst, Value::UNDEFINED),
+                Instr::LoadNull { dst } => (dst, Value::NULL),
+                Instr::LoadTrue { dst } => (dst, Value::TRUE),
+                Instr::LoadFalse { dst } => (dst, Value::FALSE),
+                Instr::LoadInt { dst, v } => (dst, Value::number(v as f64)),
+                Instr::LoadK { dst, k } => match init.consts.get(k as usize) {
+                    Some(&v) if v.is_number() => (dst, v),
+                    _ => return None,
+                },
+                Instr::DefineProp { obj: 0, name, src } => {
+                    let v = loaded.iter().rev().find(|&&(r, _)| r == src)?.1;
+                    props.set(*init.atoms.get(name as usize)?, v);
+                    continue;
+                }
+                Instr::ReturnUndef => {
+                    // Its keys are the source's: a bounded number of
+                    // shapes, so they may live for good, and every
+                    // instance then copies the shape without counting.
+                    props.pin_shape();
+                    return Some(props);
+                }
+                _ => return None,
+            };
+            loaded.push((dst, v));
+        }
+        None
     }
 
     fn new_instance(&mut self, class: Value) -> Value {
@@ -2365,6 +2447,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     }
                     Instr::DefineProp { obj, name, src } => {
                         if let Some(mut d) = ops::object_data(reg!(obj)) {
+                            tri!(definable(&d, atom!(name)));
                             d.props.set(atom!(name), reg!(src));
                         } else if let Some(mut c) = ops::class_data(reg!(obj)) {
                             // A static private field.
@@ -2374,6 +2457,7 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::DefineIndex { obj, key, src } => {
                         let k = ops::to_key(reg!(key));
                         if let Some(mut d) = ops::object_data(reg!(obj)) {
+                            tri!(definable(&d, k));
                             d.props.set(k, reg!(src));
                         }
                     }
@@ -2457,6 +2541,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             parent: parent_v,
                             ctor: ctor_v,
                             field_init: Value::UNDEFINED,
+                            field_template: None,
                             proto_props: PropMap::new(),
                             statics: PropMap::new(),
                             kind: BuiltinKind::Ordinary,
@@ -2495,7 +2580,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         let c = reg!(class);
                         let fv = reg!(func);
                         set_home(fv, c);
-                        tri!(Self::the_class(c)).field_init = fv;
+                        let template = closure_of(fv).and_then(|f| Self::field_template_of(&f.proto));
+                        let mut cd = tri!(Self::the_class(c));
+                        cd.field_init = fv;
+                        cd.field_template = template;
                     }
 
                     Instr::GetIter { dst, src } => {
@@ -3064,7 +3152,9 @@ impl<'rt> TaskInterpreter<'rt> {
         } else {
             v
         };
-        if frame.flags & flags::INIT_FIELDS_AFTER != 0 {
+        if frame.flags & flags::INIT_FIELDS_AFTER != 0
+            && !Self::apply_field_template(frame.after, task.regs[frame.base as usize])
+        {
             let fi = ops::class_data(frame.after).map(|c| c.field_init).unwrap_or(Value::UNDEFINED);
             if let Some(c) = closure_of(fi) {
                 // Reuse the finished constructor's window: register 0
@@ -3404,6 +3494,42 @@ mod tests {
         let global =
             move |rt: &Runtime, name: &str| rt.world.globals.get(names.iter().position(|n| n == name).expect("global"));
         (rt, task, global)
+    }
+
+    /// A class whose fields are all constants gets a template of them, in
+    /// declaration order; a field computed, read from `this`, or holding a
+    /// heap value (a string, an array) leaves the initialiser to run as a
+    /// call. Instances made either way end with the same shape.
+    #[test]
+    fn constant_fields_make_a_template() {
+        let (mut rt, mut task, global) = start(
+            "class K { a = 1; b: number | null = null; c = true; d; e = 2.5; }
+             class S { a = 1; s = 'text'; }
+             class A { a = 1; xs = []; }
+             class T { a = 1; b = this.a; }
+             class N {}
+             const k1 = new K(); const k2 = new K(); k1.a = 9;",
+        );
+        let mut budget = 1_000_000;
+        let o = TaskInterpreter::new(&mut rt).run(&mut task, &mut budget);
+        assert!(matches!(o, RunOutcome::Completed(_)));
+        let template = |name: &str| ops::class_data(global(&rt, name)).unwrap().field_template.clone();
+        let k = template("K").expect("constant fields give a template");
+        let keys: Vec<&str> = k.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(keys, ["a", "b", "c", "d", "e"]);
+        let vals: Vec<Value> = k.iter().map(|(_, v)| v).collect();
+        assert_eq!(vals[..4], [Value::number(1.0), Value::NULL, Value::TRUE, Value::UNDEFINED]);
+        assert_eq!(vals[4].as_number(), 2.5);
+        for name in ["S", "A", "T", "N"] {
+            assert!(template(name).is_none(), "{name} has no template");
+        }
+        // One object's lock at a time (the lock order forbids two).
+        let shape_and_a = |name: &str| {
+            let d = ops::object_data(global(&rt, name)).unwrap();
+            (d.props.shape_id(), d.props.get(Atom::intern("a")).map(|v| v.as_number()))
+        };
+        assert_eq!(shape_and_a("k1"), (k.shape_id(), Some(9.0)), "the instance has the template's shape");
+        assert_eq!(shape_and_a("k2"), (k.shape_id(), Some(1.0)), "a copy, not shared");
     }
 
     /// Runs `task` a safepoint at a time until `done` holds (a budget of 1

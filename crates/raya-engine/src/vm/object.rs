@@ -964,6 +964,13 @@ pub struct ClassData {
     pub ctor: Value,
     /// Instance field initialiser (closure) or undefined.
     pub field_init: Value,
+    /// What the field initialiser defines on an object with no properties
+    /// yet, when it only defines constants (`x = 0`, `next: Node | null;`):
+    /// a new instance takes a copy of it instead of a call of the
+    /// initialiser (`TaskInterpreter::field_template_of`). It holds no heap
+    /// value (numbers, booleans, null, undefined), so the collector has
+    /// nothing to trace in it.
+    pub field_template: Option<PropMap>,
     /// Methods, accessors and shared data properties (the prototype).
     pub proto_props: PropMap,
     /// Static members.

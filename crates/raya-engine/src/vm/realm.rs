@@ -272,6 +272,7 @@ impl Builder<'_> {
             parent,
             ctor,
             field_init: Value::UNDEFINED,
+            field_template: None,
             proto_props: PropMap::new(),
             statics: PropMap::new(),
             kind,

@@ -27,6 +27,11 @@
 //! cycle. (A child also carries a copy of its parent's keys, so a lookup
 //! scans one short array instead of walking the chain.)
 //!
+//! A shape a class's field template uses is *pinned* ([`ShapeRef`]): the
+//! template keeps its count for good, and objects refer to it without
+//! counting, so making an instance touches no shared counter. Such shapes
+//! are as many as the field lists written in the program's source.
+//!
 //! Shapes are shared by every worker (and every VM) of the process, and
 //! two workers may add the same key to objects of the same shape at once.
 //! Invariant: a shape's transitions change only under its `more` mutex,
@@ -125,8 +130,8 @@ impl Shape {
     }
 
     /// The shape with `this`'s keys and then `key` (which it lacks); `this`
-    /// is `self` as an `Arc`, None for the root.
-    fn child(&self, this: Option<&Arc<Shape>>, key: Atom) -> Arc<Shape> {
+    /// is a reference to `self`, None for the root.
+    fn child(&self, this: Option<&ShapeRef>, key: Atom) -> Arc<Shape> {
         if let Some((k, s)) = self.first.get() {
             if *k == key {
                 if let Some(s) = s.upgrade() {
@@ -143,7 +148,7 @@ impl Shape {
     }
 
     #[cold]
-    fn child_slow(&self, this: Option<&Arc<Shape>>, key: Atom) -> Arc<Shape> {
+    fn child_slow(&self, this: Option<&ShapeRef>, key: Atom) -> Arc<Shape> {
         let mut t = self.more.lock();
         // Again under the lock: another thread may have made it meanwhile.
         if let Some((k, s)) = self.first.get() {
@@ -159,7 +164,7 @@ impl Shape {
         let mut keys = Vec::with_capacity(self.keys.len() + 1);
         keys.extend_from_slice(&self.keys);
         keys.push(key);
-        let s = Arc::new(Shape::new(keys.into_boxed_slice(), this.cloned()));
+        let s = Arc::new(Shape::new(keys.into_boxed_slice(), this.map(ShapeRef::to_arc)));
         let mut bytes = s.bytes();
         if self.first.get().is_none() {
             // Written only here, under `more`: no other writer can race.
@@ -338,6 +343,90 @@ impl std::ops::DerefMut for Slots {
     }
 }
 
+/// An object's reference to its shape: counted, as an `Arc`'s strong
+/// reference, or *pinned*. A pinned shape is never freed (the reference
+/// that pinned it keeps its count for the life of the process), so a
+/// pinned reference is a plain pointer: copying or dropping it touches no
+/// counter. That matters where every object of a kind takes one: a counted
+/// copy is an atomic increment on the shape's count, which the thread that
+/// frees dead objects (the sweeper) decrements at the same time, so the
+/// count's cache line moves between cores on every object made.
+///
+/// Only shapes a program's code names a bounded number of are pinned:
+/// those of class field templates (`ClassData::field_template`), whose
+/// keys are written in the source. A shape reached by keys computed at
+/// run time stays counted and is freed when no object uses it.
+///
+/// The low bit of the pointer says pinned (a `Shape` is 8-aligned).
+struct ShapeRef(std::num::NonZeroUsize);
+
+const PINNED: usize = 1;
+const _: () = assert!(std::mem::align_of::<Shape>() > PINNED);
+
+impl ShapeRef {
+    fn counted(s: Arc<Shape>) -> ShapeRef {
+        let p = Arc::into_raw(s) as usize;
+        debug_assert_eq!(p & PINNED, 0);
+        ShapeRef(std::num::NonZeroUsize::new(p).expect("an Arc is never null"))
+    }
+
+    #[inline(always)]
+    fn ptr(&self) -> *const Shape {
+        (self.0.get() & !PINNED) as *const Shape
+    }
+
+    #[inline(always)]
+    fn is_pinned(&self) -> bool {
+        self.0.get() & PINNED != 0
+    }
+
+    /// Makes this reference the one that keeps the shape for good: its
+    /// count is never given back, and copies of it take none.
+    fn pin(&mut self) {
+        self.0 |= PINNED;
+    }
+
+    /// A counted reference to the same shape.
+    fn to_arc(&self) -> Arc<Shape> {
+        // SAFETY: `ptr` came from `Arc::into_raw` and the shape is alive
+        // (this reference holds a count, or the pinning one does).
+        unsafe {
+            Arc::increment_strong_count(self.ptr());
+            Arc::from_raw(self.ptr())
+        }
+    }
+}
+
+impl std::ops::Deref for ShapeRef {
+    type Target = Shape;
+    #[inline(always)]
+    fn deref(&self) -> &Shape {
+        // SAFETY: alive while this reference is (see `to_arc`).
+        unsafe { &*self.ptr() }
+    }
+}
+
+impl Clone for ShapeRef {
+    #[inline(always)]
+    fn clone(&self) -> ShapeRef {
+        if !self.is_pinned() {
+            // SAFETY: as in `to_arc`; the count taken is this copy's.
+            unsafe { Arc::increment_strong_count(self.ptr()) };
+        }
+        ShapeRef(self.0)
+    }
+}
+
+impl Drop for ShapeRef {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if !self.is_pinned() {
+            // SAFETY: gives back the count this reference took.
+            unsafe { drop(Arc::from_raw(self.ptr())) };
+        }
+    }
+}
+
 /// An object's properties: a shape and one value per slot, or, in
 /// dictionary mode, keys of its own (see the module docs).
 ///
@@ -347,7 +436,7 @@ impl std::ops::DerefMut for Slots {
 /// found among the keys indexes the values.
 #[derive(Default, Clone)]
 pub struct PropMap {
-    shape: Option<Arc<Shape>>,
+    shape: Option<ShapeRef>,
     vals: Slots,
 }
 
@@ -387,8 +476,25 @@ impl PropMap {
     }
 
     /// The shape, when this map is not in dictionary mode and has keys.
-    pub fn shape(&self) -> Option<&Arc<Shape>> {
-        self.shape.as_ref()
+    pub fn shape(&self) -> Option<Arc<Shape>> {
+        self.shape.as_ref().map(ShapeRef::to_arc)
+    }
+
+    /// Pins this map's shape (see [`ShapeRef`]): copies of the map, and of
+    /// any map with this shape pinned, then share it without counting.
+    /// For shapes the program's code names, never for keys computed at
+    /// run time (a pinned shape is never freed).
+    pub fn pin_shape(&mut self) {
+        if let Some(s) = &mut self.shape {
+            s.pin();
+        }
+    }
+
+    /// No property was ever added (a new object's map): not even one
+    /// deleted since, which leaves a dictionary behind.
+    #[inline]
+    pub fn is_pristine(&self) -> bool {
+        self.shape.is_none() && matches!(self.vals, Slots::Inline { len: 0, .. })
     }
 
     pub fn is_dictionary(&self) -> bool {
@@ -529,7 +635,7 @@ impl PropMap {
             Some(s) => s.child(Some(s), key),
             None => root().child(None, key),
         };
-        self.shape = Some(next);
+        self.shape = Some(ShapeRef::counted(next));
         let grown = self.vals.push(v);
         if grown > 0 {
             super::heap::count_growth(grown);
@@ -740,6 +846,34 @@ mod tests {
         (0..n).map(|i| Atom::intern(&format!("{prefix}{i}"))).collect()
     }
 
+    /// Copies of a map whose shape is pinned take no count, and the shape
+    /// outlives every map; a key added to such a map makes a counted child,
+    /// freed with the last map that uses it.
+    #[test]
+    fn a_pinned_shape_is_shared_without_counting_and_outlives_its_maps() {
+        let ks = atoms("pinned", 3);
+        let mut template = PropMap::new();
+        template.set(ks[0], Value::number(1.0));
+        template.set(ks[1], Value::NULL);
+        template.pin_shape();
+        let count = || Arc::strong_count(&template.shape().unwrap());
+        let before = count();
+        let copies: Vec<PropMap> = (0..100).map(|_| template.clone()).collect();
+        assert_eq!(count(), before, "copies took no count");
+        assert!(copies.iter().all(|c| c.shape_id() == template.shape_id()));
+        let mut grown = copies[7].clone();
+        grown.set(ks[2], Value::TRUE);
+        assert_eq!(grown.get(ks[0]).map(|v| v.as_number()), Some(1.0));
+        let child = Arc::downgrade(&grown.shape().unwrap());
+        let pinned = Arc::downgrade(&template.shape().unwrap());
+        drop(copies);
+        drop(template);
+        assert!(child.upgrade().is_some());
+        drop(grown);
+        assert!(child.upgrade().is_none(), "the counted child is freed with its map");
+        assert!(pinned.upgrade().is_some(), "the pinned shape lives on");
+    }
+
     fn map_of(keys: &[Atom]) -> PropMap {
         let mut m = PropMap::new();
         for (i, &k) in keys.iter().enumerate() {
@@ -752,18 +886,18 @@ mod tests {
     fn objects_given_the_same_keys_in_the_same_order_share_a_shape() {
         let ks = atoms("shared_", 3);
         let (a, b) = (map_of(&ks), map_of(&ks));
-        assert!(Arc::ptr_eq(a.shape().unwrap(), b.shape().unwrap()));
+        assert!(Arc::ptr_eq(&a.shape().unwrap(), &b.shape().unwrap()));
         assert_eq!(a.shape().unwrap().keys(), &ks[..]);
         // Another order is another shape; a prefix is an ancestor.
         let c = map_of(&[ks[1], ks[0], ks[2]]);
-        assert!(!Arc::ptr_eq(a.shape().unwrap(), c.shape().unwrap()));
+        assert!(!Arc::ptr_eq(&a.shape().unwrap(), &c.shape().unwrap()));
         let d = map_of(&ks[..2]);
         assert_ne!(a.shape().unwrap().id(), d.shape().unwrap().id());
         assert_eq!(d.shape().unwrap().keys(), &ks[..2]);
         // Setting an existing key keeps the shape.
         let mut e = map_of(&ks);
         e.set(ks[1], Value::TRUE);
-        assert!(Arc::ptr_eq(a.shape().unwrap(), e.shape().unwrap()));
+        assert!(Arc::ptr_eq(&a.shape().unwrap(), &e.shape().unwrap()));
         assert_eq!(e.get(ks[1]), Some(Value::TRUE));
         assert!(PropMap::new().shape().is_none(), "an empty object names no shape");
     }
@@ -802,10 +936,10 @@ mod tests {
         // cache: both give the one shape.
         let a = map_of(&ks[..1]);
         let b = map_of(&ks[..1]);
-        assert!(Arc::ptr_eq(a.shape().unwrap(), b.shape().unwrap()));
-        assert!(recent::get(root().id, ks[0]).is_some_and(|s| Arc::ptr_eq(&s, a.shape().unwrap())));
+        assert!(Arc::ptr_eq(&a.shape().unwrap(), &b.shape().unwrap()));
+        assert!(recent::get(root().id, ks[0]).is_some_and(|s| Arc::ptr_eq(&s, &a.shape().unwrap())));
         // The cache holds no shape alive.
-        let w = Arc::downgrade(a.shape().unwrap());
+        let w = Arc::downgrade(&a.shape().unwrap());
         drop((a, b));
         assert!(w.upgrade().is_none());
         assert!(recent::get(root().id, ks[0]).is_none());
@@ -823,7 +957,7 @@ mod tests {
         second.set(ks[2], Value::TRUE);
         let mut grandchild = second.clone();
         grandchild.set(ks[3], Value::TRUE);
-        let (w1, w2) = (Arc::downgrade(first.shape().unwrap()), Arc::downgrade(second.shape().unwrap()));
+        let (w1, w2) = (Arc::downgrade(&first.shape().unwrap()), Arc::downgrade(&second.shape().unwrap()));
         drop((first, second));
         assert!(w1.upgrade().is_none(), "a shape no object uses is freed");
         assert!(w2.upgrade().is_some(), "a parent lives while a child does");
@@ -836,7 +970,7 @@ mod tests {
             again.set(k, Value::TRUE);
             let mut too = parent.clone();
             too.set(k, Value::FALSE);
-            assert!(Arc::ptr_eq(again.shape().unwrap(), too.shape().unwrap()));
+            assert!(Arc::ptr_eq(&again.shape().unwrap(), &too.shape().unwrap()));
         }
     }
 
@@ -1046,7 +1180,7 @@ mod tests {
                             for &k in ks.iter() {
                                 m.set(k, Value::number(t as f64));
                             }
-                            shapes.push(m.shape().unwrap().clone());
+                            shapes.push(m.shape().unwrap());
                         }
                         shapes
                     })
