@@ -911,6 +911,9 @@ impl Inspector {
             .flatten()
             .map(|&(k, v)| if is_set { (k, k) } else { (k, v) })
             .collect();
+        // The entries are formatted without holding the map (the lock
+        // order in `vm::object`: formatting an entry locks it).
+        drop(data);
         let label = match (is_set, kind) {
             (false, 2) => "[Map Entries] {",
             (false, _) => "[Map Iterator] {",
