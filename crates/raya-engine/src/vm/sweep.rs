@@ -253,17 +253,7 @@ impl Sweep {
 /// were freed.
 fn sweep_segment(seg: &mut Vec<*mut Obj>, sticky: bool) -> u64 {
     let mut freed = 0;
-    // Survivors are moved down to `kept` (what `retain` does, but with
-    // the objects ahead in reach).
-    let mut kept = 0;
-    for i in 0..seg.len() {
-        // The objects of a segment are scattered and, by the time they are
-        // swept, mostly out of cache: the lines of one a few places ahead
-        // are asked for now, so that their loads overlap.
-        if let Some(&ahead) = seg.get(i + PREFETCH_AHEAD) {
-            prefetch(ahead);
-        }
-        let p = seg[i];
+    seg.retain(|&p| {
         // SAFETY: every pointer of a segment is a live allocation of the
         // heap, held by this sweeper alone; an unmarked one is unreachable
         // (the module's first invariant) and freed exactly once, here.
@@ -276,38 +266,15 @@ fn sweep_segment(seg: &mut Vec<*mut Obj>, sticky: bool) -> u64 {
             if !sticky {
                 o.header.marked.store(false, Ordering::Relaxed);
             }
-            seg[kept] = p;
-            kept += 1;
+            true
         } else {
             // SAFETY: as above.
             unsafe { free(p) };
             freed += 1;
+            false
         }
-    }
-    seg.truncate(kept);
+    });
     freed
-}
-
-/// How far ahead in a segment [`sweep_segment`] prefetches.
-const PREFETCH_AHEAD: usize = 32;
-
-/// Asks for the cache lines of the object at `p`: its header (the mark the
-/// sweep reads) and its first line (which the allocator writes when the
-/// object is freed). A hint only: it reads nothing.
-#[inline(always)]
-fn prefetch(p: *mut Obj) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let b = p as *const i8;
-        // SAFETY: a prefetch never faults and reads nothing architecturally.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(b);
-            _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(std::mem::offset_of!(Obj, header)));
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// Frees a dead object. One that owns nothing (a string held in its
@@ -409,8 +376,7 @@ mod tests {
     #[test]
     fn a_segment_frees_the_unmarked_and_keeps_the_rest_in_order() {
         let long = "x".repeat(200);
-        // More objects than the prefetch reaches ahead, dead and live
-        // interleaved, strings in their object and boxed.
+        // Dead and live interleaved, strings in their object and boxed.
         let mut seg: Vec<*mut Obj> = (0..100)
             .map(|i| {
                 let s = if i % 3 == 0 { format!("{i}{long}") } else { i.to_string() };
