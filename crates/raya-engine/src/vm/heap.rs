@@ -1303,7 +1303,7 @@ impl Heap {
                     utf16_len: n as u32,
                 }));
                 if let Body::Str(JsStr { s: StrText::Inline { buf, .. }, .. }) = &mut *slot {
-                    buf[..n].copy_from_slice(s.as_bytes());
+                    super::object::copy_short(buf, s.as_bytes());
                 }
             })
         };

@@ -566,12 +566,43 @@ pub struct IllFormed {
     pub lossy: Box<str>,
 }
 
+/// Copies `src` (at most [`INLINE_STR`] bytes) to the start of an inline
+/// string's buffer with a few fixed-size moves, two of them overlapping,
+/// instead of a call to `memcpy` (whose call and size dispatch were the
+/// larger part of copying a word of a few bytes).
+#[inline(always)]
+pub fn copy_short(buf: &mut [u8; INLINE_STR], src: &[u8]) {
+    let n = src.len();
+    assert!(n <= INLINE_STR);
+    if n >= 16 {
+        // Whole 16-byte blocks, then the last 16 bytes (overlapping the
+        // block before unless `n` is a multiple of 16).
+        let mut i = 0;
+        while i + 16 < n {
+            buf[i..i + 16].copy_from_slice(&src[i..i + 16]);
+            i += 16;
+        }
+        buf[n - 16..n].copy_from_slice(&src[n - 16..]);
+    } else if n >= 8 {
+        buf[..8].copy_from_slice(&src[..8]);
+        buf[n - 8..n].copy_from_slice(&src[n - 8..]);
+    } else if n >= 4 {
+        buf[..4].copy_from_slice(&src[..4]);
+        buf[n - 4..n].copy_from_slice(&src[n - 4..]);
+    } else if n > 0 {
+        // 1, 2 or 3 bytes: the first, the middle and the last.
+        buf[0] = src[0];
+        buf[n / 2] = src[n / 2];
+        buf[n - 1] = src[n - 1];
+    }
+}
+
 impl StrText {
     #[inline]
     pub fn copy_of(s: &str) -> StrText {
         if s.len() <= INLINE_STR {
             let mut buf = [0; INLINE_STR];
-            buf[..s.len()].copy_from_slice(s.as_bytes());
+            copy_short(&mut buf, s.as_bytes());
             StrText::Inline { len: s.len() as u8, buf }
         } else {
             StrText::Heap(s.into())
@@ -1243,6 +1274,17 @@ const _: () = assert!(std::mem::size_of::<JsStr>() <= 64);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_copies_write_exactly_their_bytes() {
+        let src: Vec<u8> = (1..=INLINE_STR as u8).collect();
+        for n in 0..=INLINE_STR {
+            let mut buf = [0xee; INLINE_STR];
+            copy_short(&mut buf, &src[..n]);
+            assert_eq!(&buf[..n], &src[..n], "{n} bytes");
+            assert!(buf[n..].iter().all(|&b| b == 0xee), "{n} bytes: nothing past the end");
+        }
+    }
 
     #[test]
     fn short_strings_live_in_their_object_long_ones_in_a_box() {
