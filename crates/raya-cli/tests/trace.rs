@@ -55,10 +55,15 @@ async function consumer(n: number): Task<void> {
     m.unlock();
   }
 }
+// The sleeper is asleep before main waits, so its wait is the longest.
+let ready: () => void = () => {};
+const sleeping = new Promise<void>((r) => { ready = r; });
 async function sleeper(): Task<void> {
+  ready();
   sleep(60000);
 }
 const s = sleeper();
+await sleeping;
 const p = producer(6);
 const c1 = consumer(3);
 const c2 = consumer(3);
