@@ -2525,6 +2525,11 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1));
         }
         assert_eq!(world.strong_count(), 0, "the run's world is freed");
+        // So may a worker the last reference to the task it ran, on a
+        // loaded machine: a cell still alive after this wait is a leak.
+        while cells.iter().any(|c| c.strong_count() > 0) && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         cells
     }
 
