@@ -1139,7 +1139,7 @@ impl LiveRun {
         exec.id = id;
         exec.frames.clear();
         exec.handlers.clear();
-        exec.await_scan = None;
+        exec.rare.set_await_scan(None);
         exec.preempted = false;
         {
             let cell = exec.cell.as_deref().expect("set above");
@@ -1171,7 +1171,7 @@ impl LiveRun {
                 && !is_waitable(v)
                 && cell.guard.get().is_none()
                 && cell.object().is_undefined()
-                && exec.locked.is_empty()
+                && exec.rare.locked_is_empty()
             {
                 if !rt.flush_pending() && !shared.exited.swap(true, Ordering::AcqRel) {
                     shared.exit_code.store(0, Ordering::Release); // as in `run_task`
@@ -1228,7 +1228,7 @@ impl LiveRun {
                 let mut exec = std::mem::replace(exec, Box::new(Task::new(0)));
                 promote_here(rt, &cell, promote);
                 let w = Wait::Settled(vec![v]);
-                exec.blocked_on = w.describe();
+                exec.blocked_on = w.blocked_on().into();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
                 park(shared, rt, &cx, &cell, w, false);
@@ -1241,7 +1241,7 @@ impl LiveRun {
                 }
                 let mut exec = std::mem::replace(exec, Box::new(Task::new(0)));
                 promote_here(rt, &cell, promote);
-                exec.blocked_on = w.describe();
+                exec.blocked_on = w.blocked_on().into();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
                 park(shared, rt, &cx, &cell, w, false);
@@ -1270,8 +1270,8 @@ impl LiveRun {
         if cell.object().is_undefined() {
             // Nobody can await or name the call: only its mutexes and its
             // place in its run's task count are left to release.
-            if !exec.locked.is_empty() {
-                crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+            if !exec.rare.locked_is_empty() {
+                crate::sync::mutex::release_all(cell.id, exec.rare.take_locked(), &mut rt.woken);
             }
             if let Some(g) = cell.guard.get() {
                 g.task_ended();
@@ -1590,12 +1590,19 @@ fn blocked_report(rt: &Runtime) -> String {
     for t in sorted_live(rt) {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
         let exec = cell.exec.lock();
-        let what = match exec.as_ref() {
-            Some(e) if e.blocked_on == crate::sync::AWAITING_ALL => match e.await_scan.as_deref() {
+        let what: std::borrow::Cow<'_, str> = match exec.as_ref() {
+            Some(e) if *e.blocked_on == *crate::sync::AWAITING_ALL => match e.rare.await_scan() {
                 Some(scan) => crate::sync::describe_all(scan.array).into(),
-                None => e.blocked_on.clone(),
+                None => (*e.blocked_on).into(),
             },
-            Some(e) => e.blocked_on.clone(),
+            Some(e) if *e.blocked_on == *crate::sync::AWAITING_TASK => match &e.blocker {
+                crate::sync::Blocker::Task(t) => match t.upgrade() {
+                    Some(t) => format!("awaiting task {}", t.id).into(),
+                    None => "awaiting a task".into(),
+                },
+                _ => (*e.blocked_on).into(),
+            },
+            Some(e) => (*e.blocked_on).into(),
             None => "".into(),
         };
         out.push_str(&format!("  task {} blocked {}", cell.id, if what.is_empty() { "waiting" } else { &what }));
@@ -2054,7 +2061,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             // `return someTask` in an async function: finish with that
             // task's outcome (flattening), by awaiting it first.
             let w = Wait::Settled(vec![v]);
-            exec.blocked_on = w.describe();
+            exec.blocked_on = w.blocked_on().into();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
             park(shared, rt, cx, &cell, w, false);
@@ -2091,7 +2098,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             }
         }
         RunOutcome::Suspended(w) => {
-            exec.blocked_on = w.describe();
+            exec.blocked_on = w.blocked_on().into();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
             park(shared, rt, cx, &cell, w, true);
@@ -2190,7 +2197,7 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
     // longer roots.
     cell.exec.lock().take();
     // A task that ends holding a mutex releases it to the next waiter.
-    crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+    crate::sync::mutex::release_all(cell.id, exec.rare.take_locked(), &mut rt.woken);
     if let Some(s) = cell.completion.settle(o, &rt.world.microtasks) {
         if matches!(o, Outcome::Error(_) | Outcome::Cancelled(_))
             && s.waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT)
@@ -2282,9 +2289,10 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
     debug_assert_eq!(gen, next);
     let mut exec_guard = cell.exec.lock();
     let Some(exec) = exec_guard.as_mut() else { return gen };
-    let Some(scan) = exec.await_scan.as_mut().filter(|s| s.array == array) else { return gen };
+    let Some(mut scan) = exec.rare.await_scan().filter(|s| s.array == array) else { return gen };
     let from = scan.next;
     let registered = std::mem::replace(&mut scan.registered, true);
+    exec.rare.set_await_scan(Some(scan));
     drop(exec_guard);
     let items = ops::array_data(array).map(|a| a.clone()).unwrap_or_default();
     if registered {
