@@ -628,6 +628,7 @@ impl Wait {
     /// [`Wait::describe`] for a task's `blocked_on`, stored at every
     /// suspension: a wait on one task is described by [`AWAITING_TASK`]
     /// (the report adds the id), not by a string made each time.
+    #[inline]
     pub fn blocked_on(&self) -> Cow<'static, str> {
         match self {
             Wait::Settled(v)

@@ -242,6 +242,7 @@ impl Text {
 }
 
 impl From<std::borrow::Cow<'static, str>> for Text {
+    #[inline]
     fn from(c: std::borrow::Cow<'static, str>) -> Text {
         match c {
             std::borrow::Cow::Borrowed(s) => Text { ptr: std::ptr::NonNull::from(s).cast(), len: s.len() },
