@@ -77,7 +77,29 @@ pub enum Job {
     /// Seeded runs: step 2 of a suspension, split from step 1 so that
     /// other jobs run in between (see [`park`]).
     Park(Arc<TaskCell>, Box<Wait>),
+    /// Tasks woken together, already claimed (each with its resume
+    /// stored), in the order they were woken: more than [`WAKE_BATCH`] of
+    /// them, as when a million tasks await one promise. The job runs the
+    /// first, queues the next [`WAKE_BATCH`] as `Run` jobs and itself
+    /// behind them with the rest, so a run queue never holds a job per
+    /// woken task (a million jobs made the run queue's buffer grow by
+    /// doubling to 24 MB, on top of the list they came from: the peak of a
+    /// mass wake-up, design/memory.md). The list is the one the settlement
+    /// built, often in the buffer of the waiter list it came from
+    /// ([`wake_waiters`]).
+    ///
+    /// Invariant (scheduler.md, "a job is in exactly one place"): each
+    /// task of the list is claimed once, by its waker, before the list is
+    /// made, and leaves it exactly once, as the job's own run or a `Run`
+    /// job it queues; the job queues all of these before its run returns,
+    /// so the scheduler's count of live jobs never drops to zero while
+    /// one of them is left.
+    Wake(Box<std::collections::VecDeque<Arc<TaskCell>>>),
 }
+
+/// Woken tasks above this number are queued as one [`Job::Wake`], and a
+/// `Wake` job queues this many at a time.
+pub const WAKE_BATCH: usize = 64;
 
 /// See [`LiveRun::on_exit`].
 pub type ExitHook = Box<dyn FnOnce(i32) + Send>;
@@ -949,6 +971,7 @@ impl LiveRun {
             crate::vm::object::enable_parallel_mutators();
             self.handle.sched.spawn(Job::Run(t));
         }
+        forget_mass_wake(rt);
         if self.handle.shared.exited.load(Ordering::Acquire) {
             return None;
         }
@@ -968,6 +991,7 @@ impl LiveRun {
             for t in rt.woken.drain(..) {
                 sched_wake(&self.handle.sched, Job::Run(t));
             }
+            forget_mass_wake(rt);
         }
     }
 
@@ -1115,7 +1139,7 @@ impl LiveRun {
         exec.id = id;
         exec.frames.clear();
         exec.handlers.clear();
-        exec.await_scan = None;
+        exec.rare.set_await_scan(None);
         exec.preempted = false;
         {
             let cell = exec.cell.as_deref().expect("set above");
@@ -1147,7 +1171,7 @@ impl LiveRun {
                 && !is_waitable(v)
                 && cell.guard.get().is_none()
                 && cell.object().is_undefined()
-                && exec.locked.is_empty()
+                && exec.rare.locked_is_empty()
             {
                 if !rt.flush_pending() && !shared.exited.swap(true, Ordering::AcqRel) {
                     shared.exit_code.store(0, Ordering::Release); // as in `run_task`
@@ -1204,7 +1228,7 @@ impl LiveRun {
                 let mut exec = std::mem::replace(exec, Box::new(Task::new(0)));
                 promote_here(rt, &cell, promote);
                 let w = Wait::Settled(vec![v]);
-                exec.blocked_on = w.describe();
+                exec.blocked_on = w.blocked_on().into();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
                 park(shared, rt, &cx, &cell, w, false);
@@ -1217,7 +1241,7 @@ impl LiveRun {
                 }
                 let mut exec = std::mem::replace(exec, Box::new(Task::new(0)));
                 promote_here(rt, &cell, promote);
-                exec.blocked_on = w.describe();
+                exec.blocked_on = w.blocked_on().into();
                 exec.blocker = w.blocker();
                 *cell.exec.lock() = Some(exec);
                 park(shared, rt, &cx, &cell, w, false);
@@ -1246,8 +1270,8 @@ impl LiveRun {
         if cell.object().is_undefined() {
             // Nobody can await or name the call: only its mutexes and its
             // place in its run's task count are left to release.
-            if !exec.locked.is_empty() {
-                crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+            if !exec.rare.locked_is_empty() {
+                crate::sync::mutex::release_all(cell.id, exec.rare.take_locked(), &mut rt.woken);
             }
             if let Some(g) = cell.guard.get() {
                 g.task_ended();
@@ -1566,12 +1590,19 @@ fn blocked_report(rt: &Runtime) -> String {
     for t in sorted_live(rt) {
         let Some(Body::Task(cell)) = t.as_obj().map(|o| &o.body) else { continue };
         let exec = cell.exec.lock();
-        let what = match exec.as_ref() {
-            Some(e) if e.blocked_on == crate::sync::AWAITING_ALL => match e.await_scan.as_deref() {
+        let what: std::borrow::Cow<'_, str> = match exec.as_ref() {
+            Some(e) if *e.blocked_on == *crate::sync::AWAITING_ALL => match e.rare.await_scan() {
                 Some(scan) => crate::sync::describe_all(scan.array).into(),
-                None => e.blocked_on.clone(),
+                None => (*e.blocked_on).into(),
             },
-            Some(e) => e.blocked_on.clone(),
+            Some(e) if *e.blocked_on == *crate::sync::AWAITING_TASK => match &e.blocker {
+                crate::sync::Blocker::Task(t) => match t.upgrade() {
+                    Some(t) => format!("awaiting task {}", t.id).into(),
+                    None => "awaiting a task".into(),
+                },
+                _ => (*e.blocked_on).into(),
+            },
+            Some(e) => (*e.blocked_on).into(),
             None => "".into(),
         };
         out.push_str(&format!("  task {} blocked {}", cell.id, if what.is_empty() { "waiting" } else { &what }));
@@ -1744,6 +1775,17 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                 register_and_recheck(&self.shared, rt, &Cx::Worker(cx), &c, *w);
                 self.queue_woken(rt, cx)
             }
+            Job::Wake(mut woken) => {
+                let first = woken.pop_front();
+                let n = woken.len().min(WAKE_BATCH);
+                for t in woken.drain(..n) {
+                    cx.push_local(Job::Run(t));
+                }
+                if !woken.is_empty() {
+                    cx.push_local(Job::Wake(woken));
+                }
+                first
+            }
         };
         if let Some(rec) = rt.trace.as_mut() {
             // A new job: its first run reads the clock (see `trace_run_start`).
@@ -1801,11 +1843,22 @@ impl VmRunner {
         if rt.woken.is_empty() {
             return None;
         }
-        let mut woken = rt.woken.drain(..);
-        let first = woken.next()?;
-        for t in woken {
-            cx.push_local(Job::Run(t));
-        }
+        let first = if rt.woken.len() > WAKE_BATCH + 1 && !cx.is_seeded() {
+            // Many at once: one job for the rest (see `Job::Wake`). The
+            // list itself moves into it (no copy), and the runtime starts
+            // a new one.
+            let mut woken = std::collections::VecDeque::from(std::mem::take(&mut rt.woken));
+            let first = woken.pop_front()?;
+            cx.push_local(Job::Wake(Box::new(woken)));
+            first
+        } else {
+            let mut woken = rt.woken.drain(..);
+            let first = woken.next()?;
+            for t in woken {
+                cx.push_local(Job::Run(t));
+            }
+            first
+        };
         let Job::Run(t) = cx.hand_off(Job::Run(first))? else {
             unreachable!("hand_off gives back the job it was given")
         };
@@ -2008,7 +2061,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             // `return someTask` in an async function: finish with that
             // task's outcome (flattening), by awaiting it first.
             let w = Wait::Settled(vec![v]);
-            exec.blocked_on = w.describe();
+            exec.blocked_on = w.blocked_on().into();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
             park(shared, rt, cx, &cell, w, false);
@@ -2045,7 +2098,7 @@ fn run_task(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>)
             }
         }
         RunOutcome::Suspended(w) => {
-            exec.blocked_on = w.describe();
+            exec.blocked_on = w.blocked_on().into();
             exec.blocker = w.blocker();
             *cell.exec.lock() = Some(exec);
             park(shared, rt, cx, &cell, w, true);
@@ -2144,7 +2197,7 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
     // longer roots.
     cell.exec.lock().take();
     // A task that ends holding a mutex releases it to the next waiter.
-    crate::sync::mutex::release_all(cell.id, exec.locked.take(), &mut rt.woken);
+    crate::sync::mutex::release_all(cell.id, exec.rare.take_locked(), &mut rt.woken);
     if let Some(s) = cell.completion.settle(o, &rt.world.microtasks) {
         if matches!(o, Outcome::Error(_) | Outcome::Cancelled(_))
             && s.waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT)
@@ -2167,6 +2220,15 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
     }
 }
 
+/// Drops the buffer of a drained woken list that a mass wake-up made (in
+/// the waiter list's buffer, see [`wake_waiters`]), rather than keep it for
+/// the life of the runtime.
+fn forget_mass_wake(rt: &mut Runtime) {
+    if rt.woken.is_empty() && rt.woken.capacity() > 4 * WAKE_BATCH {
+        rt.woken = Vec::new();
+    }
+}
+
 /// Claims each waiter of a completion that just settled with `o` and
 /// queues those claimed: they re-run their wait, except that an `await`
 /// registration gets a failure thrown at once (fail-fast `await [..]`).
@@ -2182,19 +2244,30 @@ pub fn wake_all(rt: &mut Runtime, s: crate::sync::Settled, o: Outcome) {
 
 /// The waiters' part of [`wake_all`].
 pub fn wake_waiters(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
-    // Room for all at once: a settlement can wake a million tasks, and
-    // growing the list by doubling would hold two copies at each step.
-    rt.woken.reserve(waiters.len());
-    for w in waiters {
-        if w.claim() {
-            let r = match o {
-                Outcome::Error(e) | Outcome::Cancelled(e) if w.tag == crate::sync::TAG_AWAIT => Resume::Throw(e),
-                _ => Resume::Retry,
-            };
-            *w.task.resume.lock() = Some(r);
-            rt.woken.push(w.task);
+    let claimed = |w: Waiter| {
+        if !w.claim() {
+            return None;
         }
+        let r = match o {
+            Outcome::Error(e) | Outcome::Cancelled(e) if w.tag == crate::sync::TAG_AWAIT => Resume::Throw(e),
+            _ => Resume::Retry,
+        };
+        *w.task.resume.lock() = Some(r);
+        Some(w.task)
+    };
+    if rt.woken.is_empty() && waiters.len() > WAKE_BATCH {
+        // Many (a million tasks awaiting one promise): the woken list is
+        // made in the waiter list's own buffer (the standard library
+        // collects a `Vec`'s `into_iter` in place when the items shrink),
+        // so waking them allocates nothing; `queue_woken` moves it into
+        // one `Job::Wake`.
+        rt.woken = waiters.into_iter().filter_map(claimed).collect();
+        return;
     }
+    // Room for all at once: growing the list by doubling would hold two
+    // copies at each step.
+    rt.woken.reserve(waiters.len());
+    rt.woken.extend(waiters.into_iter().filter_map(claimed));
 }
 
 /// `await [..]`: registers the task once with every element from the
@@ -2216,9 +2289,10 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
     debug_assert_eq!(gen, next);
     let mut exec_guard = cell.exec.lock();
     let Some(exec) = exec_guard.as_mut() else { return gen };
-    let Some(scan) = exec.await_scan.as_mut().filter(|s| s.array == array) else { return gen };
+    let Some(mut scan) = exec.rare.await_scan().filter(|s| s.array == array) else { return gen };
     let from = scan.next;
     let registered = std::mem::replace(&mut scan.registered, true);
+    exec.rare.set_await_scan(Some(scan));
     drop(exec_guard);
     let items = ops::array_data(array).map(|a| a.clone()).unwrap_or_default();
     if registered {

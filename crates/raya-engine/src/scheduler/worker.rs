@@ -89,6 +89,12 @@ impl<T: Send + 'static> WorkerCx<T> {
         &self.sched
     }
 
+    /// A seeded run (`seeded.rs`): its generator picks every job that
+    /// runs, so a runner should not change which jobs there are.
+    pub fn is_seeded(&self) -> bool {
+        self.seeded.is_some()
+    }
+
     /// Direct handoff: `job` runs next on this worker, right after the
     /// current job returns, in what is left of its time slice (see
     /// [`TIME_SLICE`]). A job already in the next slot is moved to the back

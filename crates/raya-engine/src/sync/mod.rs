@@ -604,6 +604,11 @@ impl Wait {
     }
 }
 
+/// Placeholder description of a wait on one task in a task's
+/// `blocked_on` ([`Wait::blocked_on`]), completed with the task's id from
+/// the task's [`Blocker::Task`] when a report is printed.
+pub const AWAITING_TASK: &str = "awaiting task";
+
 /// Placeholder description of `Wait::All`, replaced by `describe_all`.
 pub const AWAITING_ALL: &str = "awaiting all of an array";
 
@@ -620,6 +625,21 @@ pub fn describe_all(array: Value) -> String {
 }
 
 impl Wait {
+    /// [`Wait::describe`] for a task's `blocked_on`, stored at every
+    /// suspension: a wait on one task is described by [`AWAITING_TASK`]
+    /// (the report adds the id), not by a string made each time.
+    #[inline]
+    pub fn blocked_on(&self) -> Cow<'static, str> {
+        match self {
+            Wait::Settled(v)
+                if v.len() == 1 && matches!(v[0].as_obj().map(|o| &o.body), Some(crate::vm::object::Body::Task(_))) =>
+            {
+                AWAITING_TASK.into()
+            }
+            _ => self.describe(),
+        }
+    }
+
     /// See [`WaitObject::trace_info`].
     pub fn trace_info(&self) -> (&'static str, u32) {
         match self {

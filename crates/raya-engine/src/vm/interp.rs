@@ -579,11 +579,11 @@ impl<'rt> TaskInterpreter<'rt> {
             }
             Resume::Retry => Ok(()),
             Resume::Throw(e) => {
-                task.await_scan = None;
+                task.rare.set_await_scan(None);
                 self.unwind(task, e)
             }
             Resume::Cancel => {
-                task.await_scan = None;
+                task.rare.set_await_scan(None);
                 // Delivered: a preemption check must not throw it again
                 // into the `catch`/`finally` now handling it (only the
                 // next suspension does; LANGUAGE.md, cancellation).
@@ -714,8 +714,8 @@ impl<'rt> TaskInterpreter<'rt> {
                 // before `next` are known to have succeeded, so awaiting N
                 // tasks costs O(N) in all, not O(N) per wake-up.
                 let items = a.lock();
-                let mut scan = match task.await_scan.as_deref() {
-                    Some(&s) if s.array == v => s,
+                let mut scan = match task.rare.await_scan() {
+                    Some(s) if s.array == v => s,
                     _ => AwaitScan { array: v, next: 0, registered: false },
                 };
                 while scan.next < items.len() {
@@ -724,7 +724,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         match peek_outcome(x) {
                             Some(Outcome::Value(_)) => {}
                             Some(_) => {
-                                task.await_scan = None;
+                                task.rare.set_await_scan(None);
                                 let o = settled(x).expect("settled");
                                 return outcome_value(o).map(Some);
                             }
@@ -734,14 +734,11 @@ impl<'rt> TaskInterpreter<'rt> {
                     scan.next += 1;
                 }
                 if scan.next < items.len() {
-                    match task.await_scan.as_deref_mut() {
-                        Some(s) => *s = scan,
-                        None => task.await_scan = Some(Box::new(scan)),
-                    }
+                    task.rare.set_await_scan(Some(scan));
                     *wait = Some(Wait::All(v));
                     return Ok(None);
                 }
-                task.await_scan = None;
+                task.rare.set_await_scan(None);
                 let items = items.clone();
                 let out: Result<Vec<Value>, Fault> = items
                     .into_iter()

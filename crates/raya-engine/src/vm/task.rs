@@ -85,31 +85,24 @@ pub struct Task {
     pub id: u32,
     pub regs: Vec<Value>,
     pub frames: Vec<Frame>,
-    pub handlers: Vec<Handler>,
+    /// The active `try`s, innermost last (boxed on the first, see
+    /// [`Handlers`]).
+    pub handlers: Handlers,
     /// Absolute register that receives a `Resume::Value` after a blocking
     /// built-in suspended the task.
     pub resume_dst: u32,
-    /// Progress of the `await [..]` in progress: the array (by identity),
-    /// the index of the first element not yet known to have succeeded, and
-    /// whether the task is registered with the rest. Boxed: most tasks
-    /// never await an array, and every byte of a task counts a million
-    /// times (design/memory.md).
-    pub await_scan: Option<Box<AwaitScan>>,
     /// The shared side of this task (cancellation flag, completion); None
     /// only for tasks run outside a scheduler (tests).
     pub cell: Option<std::sync::Arc<crate::sync::TaskCell>>,
     /// What the task is blocked on while suspended, for deadlock and
     /// never-finished reports (set before its state is saved).
-    pub blocked_on: std::borrow::Cow<'static, str>,
+    pub blocked_on: Text,
     /// The object of that wait (set with `blocked_on`): a deadlock report
     /// names a mutex's holder, a channel's site and queues through it.
     pub blocker: crate::sync::Blocker,
-    /// Every mutex this task locked and may still hold, released when it
-    /// ends (`sync::mutex::release_all`). An unlock leaves its entry, so a
-    /// lock/unlock pair on the same mutex costs no list update; entries of
-    /// mutexes no longer held are pruned as the list grows. Only the
-    /// running task touches it (natives see the task by shared reference).
-    pub locked: Locked,
+    /// What few tasks use, in one box made on first use: the mutexes the
+    /// task may hold and the progress of an `await [..]` (see [`Rare`]).
+    pub rare: Rare,
     /// Safepoints left of the grace to unlock a mutex past the end of the
     /// time slice, in this run (renewed by `TaskInterpreter::run`; see
     /// `interp::LOCK_GRACE`).
@@ -125,22 +118,194 @@ pub struct Task {
     pub native_ip: std::cell::Cell<usize>,
 }
 
-/// The mutexes a task may hold ([`Task::locked`]). Boxed on the first
-/// lock: most tasks never lock one, and the list in place would cost every
-/// task three words (design/memory.md, "Memory per task").
+/// What most tasks never use ([`Task::rare`]), boxed on first use: in
+/// place, the list of held mutexes and an `await [..]`'s progress would
+/// cost every task four words, and a task is in the allocator's 128-byte
+/// class with one (design/memory.md, "Memory per task"). Only the running
+/// task touches it (natives see the task by shared reference, hence the
+/// cells).
 #[derive(Default)]
-pub struct Locked(std::cell::OnceCell<Box<LockedList>>);
+pub struct Rare(std::cell::OnceCell<Box<RareParts>>);
 
-type LockedList = std::cell::RefCell<Vec<std::sync::Arc<crate::sync::mutex::MutexCell>>>;
+#[derive(Default)]
+pub struct RareParts {
+    /// Every mutex this task locked and may still hold, released when it
+    /// ends (`sync::mutex::release_all`). An unlock leaves its entry, so a
+    /// lock/unlock pair on the same mutex costs no list update; entries of
+    /// mutexes no longer held are pruned as the list grows.
+    locked: std::cell::RefCell<Vec<std::sync::Arc<crate::sync::mutex::MutexCell>>>,
+    /// Progress of the `await [..]` in progress: the array (by identity),
+    /// the index of the first element not yet known to have succeeded, and
+    /// whether the task is registered with the rest.
+    await_scan: std::cell::Cell<Option<AwaitScan>>,
+}
 
-impl Locked {
-    pub fn is_empty(&self) -> bool {
-        self.0.get().is_none_or(|l| l.borrow().is_empty())
+impl Rare {
+    /// Holds no mutex it noted (see [`RareParts::locked`]).
+    pub fn locked_is_empty(&self) -> bool {
+        self.0.get().is_none_or(|r| r.locked.borrow().is_empty())
     }
 
-    /// Takes the list out (the task ends: its mutexes are released).
-    pub fn take(&self) -> Vec<std::sync::Arc<crate::sync::mutex::MutexCell>> {
-        self.0.get().map(|l| l.take()).unwrap_or_default()
+    /// Takes the list of mutexes out (the task ends: they are released).
+    pub fn take_locked(&self) -> Vec<std::sync::Arc<crate::sync::mutex::MutexCell>> {
+        self.0.get().map(|r| r.locked.take()).unwrap_or_default()
+    }
+
+    /// The `await [..]` in progress (see [`RareParts::await_scan`]).
+    #[inline]
+    pub fn await_scan(&self) -> Option<AwaitScan> {
+        self.0.get().and_then(|r| r.await_scan.get())
+    }
+
+    /// Sets the `await [..]` in progress; setting none makes no box.
+    #[inline]
+    pub fn set_await_scan(&self, scan: Option<AwaitScan>) {
+        match (self.0.get(), scan) {
+            (Some(r), s) => r.await_scan.set(s),
+            (None, None) => {}
+            (None, s) => self.0.get_or_init(Box::default).await_scan.set(s),
+        }
+    }
+
+    fn locked(&self) -> Option<std::cell::Ref<'_, Vec<std::sync::Arc<crate::sync::mutex::MutexCell>>>> {
+        self.0.get().map(|r| r.locked.borrow())
+    }
+}
+
+/// A task's active `try`s ([`Task::handlers`]): a list boxed on the first
+/// `try`, so a task that never runs one (a million suspended in `await`)
+/// spends one word on it, not three.
+// The box is the point: one word in every task instead of three.
+#[allow(clippy::box_collection)]
+#[derive(Default)]
+pub struct Handlers(Option<Box<Vec<Handler>>>);
+
+impl Handlers {
+    #[inline]
+    pub fn last(&self) -> Option<&Handler> {
+        self.0.as_deref()?.last()
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Option<Handler> {
+        self.0.as_deref_mut()?.pop()
+    }
+
+    #[inline]
+    pub fn push(&mut self, h: Handler) {
+        self.0.get_or_insert_with(Box::default).push(h)
+    }
+
+    /// Empties the list (its box stays, for the next `try`).
+    pub fn clear(&mut self) {
+        if let Some(v) = self.0.as_deref_mut() {
+            v.clear();
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.0.as_deref().map_or(0, Vec::capacity)
+    }
+}
+
+/// What a suspended task waits for, in words ([`Task::blocked_on`]): a
+/// `Cow<'static, str>` in two words rather than three (the text's address
+/// and its length, the length's top bit saying that the text is owned, a
+/// `Box<str>` to free), so a task fits the 128-byte class.
+pub struct Text {
+    ptr: std::ptr::NonNull<u8>,
+    /// The length, with [`Text::OWNED`] set if `ptr` is a `Box<str>`'s.
+    len: usize,
+}
+
+// SAFETY: a `Text` is a `&'static str` or owns a `Box<str>`, both `Send`
+// and `Sync`.
+unsafe impl Send for Text {}
+unsafe impl Sync for Text {}
+
+impl Text {
+    /// No `str` is longer than `isize::MAX` bytes, so the top bit of a
+    /// length is free.
+    const OWNED: usize = 1 << (usize::BITS - 1);
+
+    #[inline]
+    pub fn as_str(&self) -> &str {
+        // SAFETY: `ptr` and the length without the flag are those of a
+        // `str` that lives as long as `self` (static, or the box `self`
+        // owns and frees only in `drop`).
+        unsafe { std::str::from_utf8_unchecked(std::slice::from_raw_parts(self.ptr.as_ptr(), self.len & !Text::OWNED)) }
+    }
+
+    fn owned(&self) -> bool {
+        self.len & Text::OWNED != 0
+    }
+}
+
+impl From<std::borrow::Cow<'static, str>> for Text {
+    #[inline]
+    fn from(c: std::borrow::Cow<'static, str>) -> Text {
+        match c {
+            std::borrow::Cow::Borrowed(s) => Text { ptr: std::ptr::NonNull::from(s).cast(), len: s.len() },
+            std::borrow::Cow::Owned(s) => {
+                let b = s.into_boxed_str();
+                let len = b.len() | Text::OWNED;
+                // SAFETY: `Box::into_raw` never gives a null pointer.
+                let ptr = unsafe { std::ptr::NonNull::new_unchecked(Box::into_raw(b).cast::<u8>()) };
+                Text { ptr, len }
+            }
+        }
+    }
+}
+
+impl From<&'static str> for Text {
+    fn from(s: &'static str) -> Text {
+        Text::from(std::borrow::Cow::Borrowed(s))
+    }
+}
+
+impl Default for Text {
+    fn default() -> Text {
+        Text::from("")
+    }
+}
+
+impl Clone for Text {
+    fn clone(&self) -> Text {
+        if self.owned() {
+            Text::from(std::borrow::Cow::Owned(self.as_str().to_owned()))
+        } else {
+            Text { ptr: self.ptr, len: self.len }
+        }
+    }
+}
+
+impl Drop for Text {
+    fn drop(&mut self) {
+        if self.owned() {
+            let len = self.len & !Text::OWNED;
+            // SAFETY: made from a `Box<str>` of this address and length
+            // (`From<Cow>`), freed only here.
+            drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), len) as *mut str) });
+        }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_str().fmt(f)
     }
 }
 
@@ -156,13 +321,12 @@ impl Task {
             // fit in a gigabyte (design/memory.md), so no spare capacity.
             regs: Vec::new(),
             frames: Vec::with_capacity(1),
-            handlers: Vec::new(),
+            handlers: Handlers::default(),
             resume_dst: 0,
-            await_scan: None,
             cell: None,
-            blocked_on: std::borrow::Cow::Borrowed(""),
+            blocked_on: Text::default(),
             blocker: crate::sync::Blocker::None,
-            locked: Locked::default(),
+            rare: Rare::default(),
             lock_grace: 0,
             preempted: false,
             native_ip: std::cell::Cell::new(0),
@@ -182,13 +346,13 @@ impl Task {
     /// again.
     #[inline]
     pub fn last_locked_is(&self, m: &std::sync::Arc<crate::sync::mutex::MutexCell>) -> bool {
-        self.locked.0.get().is_some_and(|l| l.borrow().last().is_some_and(|x| std::sync::Arc::ptr_eq(x, m)))
+        self.rare.locked().is_some_and(|l| l.last().is_some_and(|x| std::sync::Arc::ptr_eq(x, m)))
     }
 
     #[cold]
     #[inline(never)]
     fn note_new_lock(&self, m: &std::sync::Arc<crate::sync::mutex::MutexCell>) {
-        let mut locked = self.locked.0.get_or_init(Box::default).borrow_mut();
+        let mut locked = self.rare.0.get_or_init(Box::default).locked.borrow_mut();
         if locked.iter().any(|x| std::sync::Arc::ptr_eq(x, m)) {
             return;
         }
@@ -211,7 +375,7 @@ impl Task {
 
     /// Holds some mutex now.
     pub fn holds_mutex(&self) -> bool {
-        self.locked.0.get().is_some_and(|l| l.borrow().iter().any(|m| m.is_held_by(self.id)))
+        self.rare.locked().is_some_and(|l| l.iter().any(|m| m.is_held_by(self.id)))
     }
 
     /// Grows the registers to `need` (filled with undefined), counting the
@@ -271,23 +435,24 @@ mod tests {
     use super::*;
 
     /// What a task suspended in its first call costs, allocation by
-    /// allocation, against the allocator's size classes (mimalloc: 48,
-    /// 80, 160, 192, 256, ...): its execution state (`Task`, 160), its
-    /// shared side in its `Arc` (`TaskCell` and two counts, 160), its heap
-    /// object (`Obj`, 80), one frame (48) and the registers of that call
-    /// (a few words). With the live-table entry and the waiter on what it
-    /// awaits, about 600 bytes (design/memory.md, "Memory per task"); the
-    /// next class up for either of the two large ones would add 32 bytes
-    /// to every suspended task. Rarely used state is boxed to stay within
-    /// them: mutexes held, timers, hooks, a run's guard, an `await [..]`'s
-    /// progress, a completion's waiter and reaction lists.
+    /// allocation, against the allocator's size classes (mimalloc: exact
+    /// words up to 64 bytes, then 80, 96, 112, 128, 160, ...): its
+    /// execution state (`Task`, 128), its shared side in its `Arc`
+    /// (`TaskCell` and two counts, 160), its heap object (`Obj`, 80), one
+    /// frame (40) and the registers of that call (a few words). With the
+    /// live-table entry and the waiter on what it awaits, about 510 bytes
+    /// (design/memory.md, "Memory per task"); the next class up for either
+    /// of the two large ones would add 32 bytes to every suspended task.
+    /// Rarely used state is boxed to stay within them: `try` handlers,
+    /// mutexes held, an `await [..]`'s progress, timers, hooks, a run's
+    /// guard, a completion's waiter and reaction lists.
     #[test]
     fn a_suspended_task_fits_its_size_classes() {
         use std::mem::size_of;
-        assert!(size_of::<Task>() <= 160, "Task is {} bytes", size_of::<Task>());
+        assert!(size_of::<Task>() <= 128, "Task is {} bytes", size_of::<Task>());
         let cell = size_of::<crate::sync::TaskCell>() + 16;
         assert!(cell <= 160, "TaskCell in its Arc is {cell} bytes");
-        assert!(size_of::<Frame>() <= 48, "Frame is {} bytes", size_of::<Frame>());
+        assert!(size_of::<Frame>() <= 40, "Frame is {} bytes", size_of::<Frame>());
         // The parts that took the two into these classes.
         assert!(
             size_of::<crate::sync::Completion>() <= 32,
@@ -295,7 +460,41 @@ mod tests {
             size_of::<crate::sync::Completion>()
         );
         assert!(size_of::<crate::sync::Blocker>() <= 16, "Blocker is {} bytes", size_of::<crate::sync::Blocker>());
-        assert_eq!(size_of::<Locked>(), 8);
+        assert_eq!(size_of::<Rare>(), 8);
+        assert_eq!(size_of::<Handlers>(), 8);
+        assert_eq!(size_of::<Text>(), 16);
+    }
+
+    /// A `Text` gives back the static or owned text it was made from,
+    /// clones an owned one into its own box, and frees it (Miri checks the
+    /// box is freed once).
+    #[test]
+    fn a_text_holds_static_and_owned_text() {
+        let s = Text::from("awaiting a promise");
+        assert_eq!(&*s, "awaiting a promise");
+        assert!(!s.owned());
+        let o = Text::from(std::borrow::Cow::Owned(format!("awaiting task {}", 7)));
+        assert!(o.owned());
+        let c = o.clone();
+        drop(o);
+        assert_eq!(&*c, "awaiting task 7");
+        assert!(*s.clone() == *"awaiting a promise");
+        assert!(Text::default().is_empty());
+        assert!(Text::from(std::borrow::Cow::Owned(String::new())).is_empty());
+    }
+
+    /// The rare parts are boxed only when used: clearing an `await [..]`'s
+    /// progress that was never set makes no box.
+    #[test]
+    fn rare_parts_are_boxed_on_first_use() {
+        let t = Task::new(1);
+        t.rare.set_await_scan(None);
+        assert!(t.rare.0.get().is_none() && t.rare.locked_is_empty() && t.rare.await_scan().is_none());
+        let scan = AwaitScan { array: Value::UNDEFINED, next: 3, registered: true };
+        t.rare.set_await_scan(Some(scan));
+        assert_eq!(t.rare.await_scan().map(|s| s.next), Some(3));
+        t.rare.set_await_scan(None);
+        assert!(t.rare.0.get().is_some() && t.rare.await_scan().is_none());
     }
 
     /// The first frame's registers are allocated exactly: a task
