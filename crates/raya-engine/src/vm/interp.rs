@@ -1164,28 +1164,35 @@ impl<'rt> TaskInterpreter<'rt> {
 
     /// Runs `class`'s field initialiser (if any) on `this`.
     fn init_fields_of(&mut self, task: &mut Task, class: Value, this: Value) -> Result<Invoked, Fault> {
-        let fi = ops::class_data(class).map(|c| c.field_init).unwrap_or(Value::UNDEFINED);
-        if fi.is_undefined() || Self::apply_field_template(class, this) {
+        let fi = Self::field_init_for(class, this);
+        if fi.is_undefined() {
             return Ok(Invoked::Done);
         }
         self.call_above(task, fi, this, &[], 0, flags::DISCARD)
     }
 
-    /// Gives `this` the class's constant fields (`ClassData::field_template`)
-    /// in one copy, when it has no property yet and is not frozen: then
-    /// the initialiser would do exactly that, define each constant in
-    /// order, starting from the same empty map, so the object ends with
-    /// the same keys, order, values and shape. False when the initialiser
-    /// must run.
-    fn apply_field_template(class: Value, this: Value) -> bool {
-        let template = match ops::class_data(class) {
-            Some(cd) => match &cd.field_template {
-                Some(t) => t.clone(),
-                None => return false,
-            },
-            None => return false,
+    /// The field initialiser `class`'s fields still need on `this`:
+    /// undefined when it has none, or when `this` took the class's constant
+    /// fields (`ClassData::field_template`) in one copy. That happens when
+    /// `this` has no property yet and is not frozen: then the initialiser
+    /// would do exactly that, define each constant in order, starting from
+    /// the same empty map, so the object ends with the same keys, order,
+    /// values and shape.
+    fn field_init_for(class: Value, this: Value) -> Value {
+        let (init, template) = match ops::class_data(class) {
+            Some(cd) if !cd.field_init.is_undefined() => (cd.field_init, cd.field_template.clone()),
+            _ => return Value::UNDEFINED,
         };
         // The class's lock is released: locks are never nested here.
+        if template.is_some_and(|t| Self::give_template(this, t)) {
+            return Value::UNDEFINED;
+        }
+        init
+    }
+
+    /// The copy of [`field_init_for`](Self::field_init_for); false when
+    /// `this` is not an object with no property yet, or is frozen.
+    fn give_template(this: Value, template: PropMap) -> bool {
         let Some(mut d) = ops::object_data(this) else { return false };
         if d.frozen || !d.props.is_pristine() {
             return false;
@@ -3149,10 +3156,8 @@ impl<'rt> TaskInterpreter<'rt> {
         } else {
             v
         };
-        if frame.flags & flags::INIT_FIELDS_AFTER != 0
-            && !Self::apply_field_template(frame.after, task.regs[frame.base as usize])
-        {
-            let fi = ops::class_data(frame.after).map(|c| c.field_init).unwrap_or(Value::UNDEFINED);
+        if frame.flags & flags::INIT_FIELDS_AFTER != 0 {
+            let fi = Self::field_init_for(frame.after, task.regs[frame.base as usize]);
             if let Some(c) = closure_of(fi) {
                 // Reuse the finished constructor's window: register 0
                 // still holds `this`.
