@@ -282,6 +282,10 @@ impl<'p> Disasm<'p> {
             | JmpIfLe { a, b, off, .. } => {
                 format!("{}, {}, {}", r(a), r(b), j(off))
             }
+            JmpIfNotLtI { a, imm, off }
+            | JmpIfNotLeI { a, imm, off }
+            | JmpIfNotGtI { a, imm, off }
+            | JmpIfNotGeI { a, imm, off } => format!("{}, {imm}, {}", r(a), j(off)),
             StepJmpIfLt { r: x, b, imm, off }
             | StepJmpIfLe { r: x, b, imm, off }
             | StepJmpIfGt { r: x, b, imm, off }
@@ -421,6 +425,10 @@ fn mnemonic(i: &Instr) -> &'static str {
         JmpIfNotNullish { .. } => "JmpIfNotNullish",
         JmpIfNotLt { .. } => "JmpIfNotLt",
         JmpIfNotLe { .. } => "JmpIfNotLe",
+        JmpIfNotLtI { .. } => "JmpIfNotLtI",
+        JmpIfNotLeI { .. } => "JmpIfNotLeI",
+        JmpIfNotGtI { .. } => "JmpIfNotGtI",
+        JmpIfNotGeI { .. } => "JmpIfNotGeI",
         JmpIfLt { .. } => "JmpIfLt",
         StepJmpIfLt { .. } => "StepJmpIfLt",
         StepJmpIfLe { .. } => "StepJmpIfLe",

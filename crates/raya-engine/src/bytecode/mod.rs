@@ -411,6 +411,33 @@ pub enum Instr {
         off: i32,
         swapped: bool,
     },
+    /// `if (R[a] < imm)`-not-taken jump with a small integer constant
+    /// (`if (n < 2)`): jump when NOT (R[a] < imm). One instruction instead
+    /// of `LoadInt` + `JmpIfNotLt`, and no register for the constant; the
+    /// same TypeError as the register form for anything but a number.
+    JmpIfNotLtI {
+        a: Reg,
+        imm: i16,
+        off: i32,
+    },
+    /// Jump when NOT (R[a] <= imm).
+    JmpIfNotLeI {
+        a: Reg,
+        imm: i16,
+        off: i32,
+    },
+    /// Jump when NOT (R[a] > imm) (`if (n > 0)`).
+    JmpIfNotGtI {
+        a: Reg,
+        imm: i16,
+        off: i32,
+    },
+    /// Jump when NOT (R[a] >= imm).
+    JmpIfNotGeI {
+        a: Reg,
+        imm: i16,
+        off: i32,
+    },
     /// Fused loop test `while (R[a] < R[b])`: jump when a < b.
     JmpIfLt {
         a: Reg,

@@ -308,6 +308,10 @@ impl<'a> Codegen<'a> {
             | Instr::JmpIfFalse { off: o, .. }
             | Instr::JmpIfNotLt { off: o, .. }
             | Instr::JmpIfNotLe { off: o, .. }
+            | Instr::JmpIfNotLtI { off: o, .. }
+            | Instr::JmpIfNotLeI { off: o, .. }
+            | Instr::JmpIfNotGtI { off: o, .. }
+            | Instr::JmpIfNotGeI { off: o, .. }
             | Instr::JmpIfLt { off: o, .. }
             | Instr::JmpIfLe { off: o, .. }
             | Instr::StepJmpIfLt { off: o, .. }

@@ -50,6 +50,14 @@ pub(crate) fn addi_imm(op: BinaryOp, k: &Expr) -> Option<i16> {
         .then_some(v as i16)
 }
 
+/// The constant of the compare-with-constant jumps (`JmpIfNotLtI` and
+/// kin) for `x < k`, if `k` is a small integer literal. `-0` compares as
+/// `0`, so it qualifies too.
+fn cmp_imm(k: &Expr) -> Option<i16> {
+    let n = number_literal(k)?;
+    (n.fract() == 0.0 && n >= i16::MIN as f64 && n <= i16::MAX as f64).then_some(n as i16)
+}
+
 /// `AddI` for `x op k` where [`addi_imm`] gave `imm`: with `+`'s meaning
 /// for anything but numbers when `op` is `+`.
 pub(crate) fn addi(op: BinaryOp, dst: Reg, src: Reg, imm: i16) -> Instr {
@@ -365,6 +373,23 @@ impl<'a> Codegen<'a> {
                     self.patch_all_here(ta);
                     fb
                 }
+            }
+            ExprKind::Binary(op @ (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq), a, b)
+                if !jump_if && cmp_imm(b).is_some() =>
+            {
+                // `if (n < 2)`: the constant is an operand of the jump.
+                let imm = cmp_imm(b).unwrap_or_default();
+                let m = self.mark();
+                let a_r = self.expr_reg(a);
+                let i = match op {
+                    BinaryOp::Lt => Instr::JmpIfNotLtI { a: a_r, imm, off: 0 },
+                    BinaryOp::LtEq => Instr::JmpIfNotLeI { a: a_r, imm, off: 0 },
+                    BinaryOp::Gt => Instr::JmpIfNotGtI { a: a_r, imm, off: 0 },
+                    _ => Instr::JmpIfNotGeI { a: a_r, imm, off: 0 },
+                };
+                let j = self.emit(i, self.binop_pos(a));
+                self.free_to(m);
+                vec![j]
             }
             ExprKind::Binary(op @ (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq), a, b) => {
                 let m = self.mark();

@@ -223,9 +223,10 @@ fn for_let_without_capture_has_no_cells() {
     let f = func(&p, "f");
     assert_eq!(count(f, |i| matches!(i, Instr::NewCell { .. })), 0);
     // i++ is AddI; the condition is a fused compare-and-jump, once past the
-    // loop before it starts and once back to its top at the bottom.
+    // loop before it starts (with the constant as its operand) and once
+    // back to its top at the bottom.
     assert_eq!(count(f, |i| matches!(i, Instr::AddI { imm: 1, .. })), 1);
-    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNotLt { .. })), 1);
+    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNotLtI { imm: 3, .. })), 1);
     assert_eq!(count(f, |i| matches!(i, Instr::JmpIfLt { .. })), 1);
     assert_eq!(count(f, |i| matches!(i, Instr::Loop { .. })), 0);
     // The first backward jump is the fused step and test, followed by the
@@ -375,7 +376,7 @@ fn block_scoped_let_in_loop_body_gets_new_cell_each_iteration() {
         "function f() { const fs = []; let i = 0; while (i < 3) { let v = i; fs.push(() => v); v++; i++; } return fs; }",
     );
     let f = func(&p, "f");
-    let top = f.code.iter().position(|i| matches!(i, Instr::JmpIfNotLt { .. })).unwrap();
+    let top = f.code.iter().position(|i| matches!(i, Instr::JmpIfNotLtI { .. })).unwrap();
     assert!(f.code[top..back_edge(f)].iter().any(|i| matches!(i, Instr::NewCell { .. })));
 }
 
@@ -960,4 +961,23 @@ fn imm_of(i: &Instr) -> i16 {
         Instr::AddI { imm, .. } => *imm,
         _ => unreachable!(),
     }
+}
+
+#[test]
+fn a_condition_against_a_small_integer_takes_it_as_an_operand() {
+    let p = compile(
+        "function f(n, x) { if (n < 2) return 0; if (n <= -3) return 1; if (n > 0) return 2; \
+         if (x >= 32767) return 3; if (x < 32768) return 4; if (x < 0.5) return 5; return 6; }",
+    );
+    let f = func(&p, "f");
+    assert!(matches!(f.code[0], Instr::JmpIfNotLtI { a: 1, imm: 2, .. }), "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNotLeI { imm: -3, .. })), 1);
+    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNotGtI { imm: 0, .. })), 1);
+    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNotGeI { imm: 32767, .. })), 1);
+    // Past the 16-bit range, and fractions, the constant is in a register.
+    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNotLt { .. })), 2, "{:?}", f.code);
+    // The compared constants (the returned ones are loaded, 0 to 6).
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: -3 | 32767, .. })), 0, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 32768, .. })), 1, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadK { .. })), 1, "{:?}", f.code);
 }
