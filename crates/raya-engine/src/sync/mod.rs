@@ -732,6 +732,28 @@ mod tests {
         assert!(t.claim_current());
     }
 
+    /// A waiter's one word keeps both its generation (up to
+    /// `SHARED_GEN`) and its `await [..]` flag, through a re-arm; a stale
+    /// one never claims the task's next wait, and a shared one claims
+    /// the generation the task names.
+    #[test]
+    fn a_waiter_keeps_its_generation_and_flag_in_one_word() {
+        let t = Arc::new(TaskCell::without_exec(1));
+        let g = t.token.arm();
+        let mut w = Waiter::awaiting(t.clone(), g);
+        assert!(w.is_await() && w.gen() == g);
+        w.set_gen(SHARED_GEN);
+        assert!(w.is_await() && w.gen() == SHARED_GEN);
+        let plain = Waiter::new(t.clone(), g);
+        assert!(!plain.is_await() && plain.gen() == g);
+        let g2 = t.token.arm();
+        assert!(!plain.is_live() && !plain.claim(), "stale");
+        assert!(!w.claim(), "no shared generation named");
+        t.set_all_gen(g2);
+        assert!(w.is_live() && w.claim());
+        assert!(!Waiter::new(t.clone(), g2).claim(), "claimed once");
+    }
+
     fn job(n: u8) -> Reaction {
         let u = Value::UNDEFINED;
         Reaction::Job(Job { kind: n, a: u, b: u, c: u, d: u })
