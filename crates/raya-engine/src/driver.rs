@@ -418,7 +418,7 @@ fn run_inner<R>(
     }
     let main = Arc::new(TaskCell::without_exec(id));
     if let Some(g) = opts.guard.clone() {
-        let _ = main.guard.set(g);
+        let _ = main.set_guard(g);
     }
     exec.cell = Some(main.clone());
     *main.exec.lock() = Some(Box::new(exec));
@@ -1101,7 +1101,7 @@ impl LiveRun {
                     let cell = cell.clone();
                     rt.spawned.retain(|t| !Arc::ptr_eq(t, &cell));
                     if let Some(g) = guard {
-                        let _ = cell.guard.set(g.clone());
+                        let _ = cell.set_guard(g.clone());
                     }
                     promote(rt, &cell);
                     let cx = Cx::Caller { sched: &self.handle.sched, again: std::cell::RefCell::new(None) };
@@ -1130,7 +1130,7 @@ impl LiveRun {
                 // suspended: then its state went with it) can have set
                 // only its guard and the cancel hooks of the host futures
                 // it started; everything else in the cell is as new.
-                debug_assert!(cell.take_on_done().is_none() && cell.timers.get_mut().as_slice().is_empty());
+                debug_assert!(cell.take_on_done().is_none() && cell.timer_keys().is_empty());
                 debug_assert!(!cell.cancel.load(Ordering::Relaxed) && cell.take_cancel_hook().is_none());
                 cell.reuse(id);
             }
@@ -1145,7 +1145,7 @@ impl LiveRun {
             let cell = exec.cell.as_deref().expect("set above");
             cell.started.store(true, Ordering::Release);
             if let Some(g) = guard {
-                let _ = cell.guard.set(g.clone());
+                let _ = cell.set_guard(g.clone());
             }
         }
         if let Err(e) = TaskInterpreter::new(rt).start_in_place(exec, f, argc) {
@@ -1169,7 +1169,7 @@ impl LiveRun {
             let cell = exec.cell.as_deref().expect("set above");
             if traced_from.is_none()
                 && !is_waitable(v)
-                && cell.guard.get().is_none()
+                && cell.guard().is_none()
                 && cell.object().is_undefined()
                 && exec.rare.locked_is_empty()
             {
@@ -1273,7 +1273,7 @@ impl LiveRun {
             if !exec.rare.locked_is_empty() {
                 crate::sync::mutex::release_all(cell.id, exec.rare.take_locked(), &mut rt.woken);
             }
-            if let Some(g) = cell.guard.get() {
+            if let Some(g) = cell.guard() {
                 g.task_ended();
             }
         } else {
@@ -1374,7 +1374,7 @@ fn release_cell(cell: &TaskCell) {
     let hook = cell.take_cancel_hook();
     let on_done = cell.take_on_done();
     let on_cancel = cell.take_on_cancel();
-    cell.timers.lock().take();
+    cell.take_timers();
     cell.resume.lock().take();
     drop((exec, waiters, hook, on_done, on_cancel));
 }
@@ -1382,7 +1382,7 @@ fn release_cell(cell: &TaskCell) {
 /// The one place a task's limits are checked (`crate::limits`): where a
 /// run of it ends, after running `safepoints` safepoints.
 fn check_guard(cell: &TaskCell, safepoints: u32) -> Option<Stop> {
-    cell.guard.get()?.check(safepoints)
+    cell.guard()?.check(safepoints)
 }
 
 /// A guarded task went past a limit. The first time, it is resumed with
@@ -2199,16 +2199,14 @@ fn complete(rt: &mut Runtime, cell: &Arc<TaskCell>, exec: &Task, o: Outcome) {
     // A task that ends holding a mutex releases it to the next waiter.
     crate::sync::mutex::release_all(cell.id, exec.rare.take_locked(), &mut rt.woken);
     if let Some(s) = cell.completion.settle(o, &rt.world.microtasks) {
-        if matches!(o, Outcome::Error(_) | Outcome::Cancelled(_))
-            && s.waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT)
-        {
+        if matches!(o, Outcome::Error(_) | Outcome::Cancelled(_)) && s.waiters.iter().any(|w| w.is_await()) {
             // Thrown into an awaiting task: observed.
             cell.completion.inner.lock().observed = true;
         }
         wake_all(rt, s, o);
     }
     rt.world.live_tasks.remove(cell.id);
-    if let Some(g) = cell.guard.get() {
+    if let Some(g) = cell.guard() {
         g.task_ended();
     }
     let on_done = cell.take_on_done();
@@ -2249,7 +2247,7 @@ pub fn wake_waiters(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
             return None;
         }
         let r = match o {
-            Outcome::Error(e) | Outcome::Cancelled(e) if w.tag == crate::sync::TAG_AWAIT => Resume::Throw(e),
+            Outcome::Error(e) | Outcome::Cancelled(e) if w.is_await() => Resume::Throw(e),
             _ => Resume::Retry,
         };
         *w.task.resume.lock() = Some(r);
@@ -2284,7 +2282,7 @@ pub fn wake_waiters(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
 ///   the re-check sees it or its waker finds the token armed.
 fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
     let next = cell.token.next_gen();
-    cell.all_gen.store(next, Ordering::Release);
+    cell.set_all_gen(next);
     let gen = cell.token.arm();
     debug_assert_eq!(gen, next);
     let mut exec_guard = cell.exec.lock();
@@ -2307,7 +2305,7 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
         }
         return gen;
     }
-    let waiter = Waiter { task: cell.clone(), gen: crate::sync::SHARED_GEN, tag: crate::sync::TAG_AWAIT };
+    let waiter = Waiter::awaiting(cell.clone(), crate::sync::SHARED_GEN);
     let mut any_settled = false;
     for v in items.into_iter().skip(from) {
         any_settled |= !match v.as_obj().map(|o| &o.body) {
@@ -2382,9 +2380,9 @@ fn register_wait(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) -
         return park_all(rt, cell, array);
     }
     // Registrations of an earlier `await [..]` must not claim this wait.
-    cell.all_gen.store(0, Ordering::Release);
+    cell.set_all_gen(0);
     let mut gen = cell.token.arm();
-    let waiter = Waiter { task: cell.clone(), gen, tag: 0 };
+    let waiter = Waiter::new(cell.clone(), gen);
     match w {
         Wait::All(_) => unreachable!("handled above"),
         Wait::Settled(list) => {
@@ -2425,7 +2423,7 @@ fn register_wait(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) -
                     let own = t.cancel_on_wake;
                     let key = cx.scheduler().sleep_until(t.at, Job::Fire(Box::new(t)));
                     if own {
-                        keep_timer(cx.scheduler(), cell, waiter.gen, key);
+                        keep_timer(cx.scheduler(), cell, waiter.gen(), key);
                     }
                 }
                 match r {
@@ -2441,8 +2439,8 @@ fn register_wait(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) -
                             *cell.resume.lock() = Some(Resume::Cancel);
                             rt.woken.push(cell.clone());
                         } else {
-                            waiter.gen = cell.token.arm();
-                            gen = waiter.gen;
+                            waiter.set_gen(cell.token.arm());
+                            gen = waiter.gen();
                             continue;
                         }
                     }
@@ -2468,10 +2466,10 @@ fn register_wait(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) -
 /// list: by now the task may be in a newer wait whose timers are in the
 /// list too, and cancelling those would lose its wake-up.
 fn keep_timer(sched: &Scheduler<Job>, cell: &TaskCell, gen: u64, key: crate::scheduler::TimerKey) {
-    cell.timers.lock().push(key);
+    cell.push_timer(key);
     cell.timers_armed.store(true, Ordering::SeqCst);
     if !cell.token.is_waiting(gen) {
-        let mine = { cell.timers.lock().remove(key) };
+        let mine = cell.remove_timer(key);
         if let Some(key) = mine {
             sched.cancel_timer(key);
         }
@@ -2480,7 +2478,7 @@ fn keep_timer(sched: &Scheduler<Job>, cell: &TaskCell, gen: u64, key: crate::sch
 
 fn cancel_timers(cx: &Cx<'_>, cell: &TaskCell) {
     cell.timers_armed.store(false, Ordering::SeqCst);
-    for key in cell.timers.lock().take() {
+    for key in cell.take_timers() {
         cx.scheduler().cancel_timer(key);
     }
 }
@@ -2797,7 +2795,7 @@ mod tests {
         // Now the first park gets round to recording its key.
         keep_timer(&sched, &cell, old_gen, old_key);
         assert_eq!(sched.pending_timers(), 1, "the stale timer is cancelled");
-        assert_eq!(cell.timers.lock().as_slice(), [new_key], "the new sleep's timer is kept");
+        assert_eq!(cell.timer_keys(), [new_key], "the new sleep's timer is kept");
         assert!(cell.token.is_waiting(new_gen));
         sched.shutdown();
     }

@@ -785,7 +785,7 @@ impl ExternalPromise {
                     Err(m) => Outcome::Error(host_error(rt, &m)),
                 };
                 if let Some(s) = cell.completion.settle(o, &rt.world.microtasks) {
-                    if matches!(o, Outcome::Error(_)) && s.waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
+                    if matches!(o, Outcome::Error(_)) && s.waiters.iter().any(|w| w.is_await()) {
                         cell.completion.inner.lock().observed = true;
                     }
                     driver::wake_all(rt, s, o);

@@ -215,7 +215,7 @@ fn start_input(
         Ok(task) => {
             let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else { unreachable!("spawn returns a task") };
             // Set before this job returns, so before the task first runs.
-            let _ = cell.guard.set(st.guard.clone());
+            let _ = cell.set_guard(st.guard.clone());
             *st.cell.lock() = Some(cell.clone());
             let st2 = st.clone();
             cell.set_on_done(Box::new(move |rt: &mut Runtime, o: Outcome| {

@@ -194,7 +194,7 @@ fn settle_one(rt: &mut Runtime, p: Value, o: Outcome) -> Option<Settled> {
     let s = cell.completion.settle(o, &rt.world.microtasks)?;
     if matches!(o, Outcome::Error(_)) {
         let mut g = cell.completion.inner.lock();
-        if s.waiters.iter().any(|w| w.tag == crate::sync::TAG_AWAIT) {
+        if s.waiters.iter().any(|w| w.is_await()) {
             g.observed = true;
         }
         if !g.observed {

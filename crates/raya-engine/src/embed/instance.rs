@@ -243,7 +243,7 @@ impl Instance {
             },
             |_rt, cell| {
                 let guard = guard.clone().unwrap_or_else(|| Arc::new(Guard::new(limits, OnLimit::Cancel, None)));
-                let _ = cell.guard.set(guard.clone());
+                let _ = cell.set_guard(guard.clone());
                 let state = Arc::new(CallState::with_guard(guard));
                 if self.track(&state) {
                     if let Some((at, t)) = deadline {
@@ -457,7 +457,7 @@ fn spawn_task(rt: &mut Runtime, fin: Finisher, f: Value, argv: &[Value]) -> Opti
             let Some(Body::Task(cell)) = task.as_obj().map(|o| &o.body) else { unreachable!("spawn returns a task") };
             // The task is queued when this job returns, so both are in
             // place before it first runs.
-            let _ = cell.guard.set(fin.0.guard.clone());
+            let _ = cell.set_guard(fin.0.guard.clone());
             *fin.0.cell.lock() = Some(cell.clone());
             cell.set_on_done(Box::new(move |_rt: &mut Runtime, o: Outcome| {
                 let state = fin.0.clone();

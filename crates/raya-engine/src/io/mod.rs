@@ -375,7 +375,7 @@ impl Source {
         let removed = {
             let mut st = self.state.lock();
             let list = &mut st.waiters[dir as usize];
-            match list.iter().position(|w| Arc::ptr_eq(&w.task, task) && w.gen == gen) {
+            match list.iter().position(|w| Arc::ptr_eq(&w.task, task) && w.gen() == gen) {
                 Some(i) => {
                     list.swap_remove(i);
                     true
@@ -506,7 +506,7 @@ impl WaitObject for IoWait {
         st.waiters[d].push(w.clone());
         src.poller.sink.hold();
         let (s2, task, gen, dir, writer, connect) =
-            (src.clone(), w.task.clone(), w.gen, self.dir, self.writer, self.connect);
+            (src.clone(), w.task.clone(), w.gen(), self.dir, self.writer, self.connect);
         w.task.set_cancel_hook(Box::new(move || s2.cancel_waiter(dir, &task, gen, writer, connect)));
         // A canceller that claimed the task before the hook was set did not
         // run it: then the waiter is ours to take back. (Its claim and this
@@ -514,7 +514,7 @@ impl WaitObject for IoWait {
         if !w.is_live() {
             // (Under this lock nobody else took the waiter out: the claim
             // was a canceller's.)
-            let found = st.waiters[d].iter().position(|x| Arc::ptr_eq(&x.task, &w.task) && x.gen == w.gen);
+            let found = st.waiters[d].iter().position(|x| Arc::ptr_eq(&x.task, &w.task) && x.gen() == w.gen());
             if let Some(i) = found {
                 st.waiters[d].swap_remove(i);
             }

@@ -84,7 +84,7 @@ fn new_task() -> Arc<TaskCell> {
 /// What a worker does: arm, register the wait; a `Ready` is a wake-up too.
 fn park(task: &Arc<TaskCell>, wait: &IoWait) -> bool {
     let gen = task.token.arm();
-    let w = Waiter { task: task.clone(), gen, tag: 0 };
+    let w = Waiter::new(task.clone(), gen);
     matches!(wait.register(w, &mut Vec::new(), &mut Vec::new()), Registered::Ready(Resume::Retry))
 }
 
@@ -224,7 +224,7 @@ fn io_cancel_before_registration_leaves_no_hold() {
     assert!(t.request_cancel());
     let seen = src.events(Direction::Read);
     let wait = IoWait::new(src.clone(), Direction::Read, seen, "r", None);
-    let r = wait.register(Waiter { task: t.clone(), gen, tag: 0 }, &mut Vec::new(), &mut Vec::new());
+    let r = wait.register(Waiter::new(t.clone(), gen), &mut Vec::new(), &mut Vec::new());
     assert!(matches!(r, Registered::Queued));
     assert_eq!(sink.holds.load(Ordering::SeqCst), 0);
     assert_eq!(src.waiting(Direction::Read), 0);
@@ -275,10 +275,7 @@ fn io_write_lock_is_given_back_by_every_cancelled_wait() {
     let gen = c.token.arm();
     assert!(c.request_cancel());
     let wait = IoWait::new(src.clone(), Direction::Write, src.events(Direction::Write), "w", Some(t4));
-    assert!(matches!(
-        wait.register(Waiter { task: c.clone(), gen, tag: 0 }, &mut Vec::new(), &mut Vec::new()),
-        Registered::Queued
-    ));
+    assert!(matches!(wait.register(Waiter::new(c.clone(), gen), &mut Vec::new(), &mut Vec::new()), Registered::Queued));
     assert!(matches!(src.lock_writer(8), WriterLock::Acquired(_)));
     assert_eq!(sink.holds.load(Ordering::SeqCst), 0);
     poller.stop();

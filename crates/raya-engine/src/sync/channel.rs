@@ -35,25 +35,24 @@ use std::time::{Duration, Instant};
 #[derive(Clone)]
 pub struct Entry {
     pub w: Waiter,
-    /// A `select` case (resumes with [`Resume::Case`] for `w.tag`).
-    pub select: bool,
+    /// A `select`'s case of this index (resumes with [`Resume::Case`]).
+    pub case: Option<u32>,
 }
 
 impl Entry {
     pub fn plain(w: Waiter) -> Entry {
-        Entry { w, select: false }
+        Entry { w, case: None }
     }
 
-    pub fn case(w: Waiter) -> Entry {
-        Entry { w, select: true }
+    pub fn case(w: Waiter, case: u32) -> Entry {
+        Entry { w, case: Some(case) }
     }
 
     /// The resume delivering `v` to this entry's task.
     pub fn resume(&self, v: Value) -> Resume {
-        if self.select {
-            Resume::Case { case: self.w.tag, value: v }
-        } else {
-            Resume::Value(v)
+        match self.case {
+            Some(case) => Resume::Case { case, value: v },
+            None => Resume::Value(v),
         }
     }
 
@@ -551,9 +550,9 @@ mod tests {
         Arc::new(TaskCell::new(id, Box::new(Task::new(id))))
     }
 
-    fn waiter(t: &Arc<TaskCell>, tag: u32) -> Waiter {
+    fn waiter(t: &Arc<TaskCell>) -> Waiter {
         let gen = t.token.arm();
-        Waiter { task: t.clone(), gen, tag }
+        Waiter::new(t.clone(), gen)
     }
 
     fn resume_of(t: &Arc<TaskCell>) -> Option<Resume> {
@@ -589,7 +588,7 @@ mod tests {
         let r = cell(1);
         let (mut woken, mut timers) = (Vec::new(), Vec::new());
         assert_eq!(ch.try_send(Value::number(5.0), &mut woken), Sent::Full);
-        assert!(matches!(ch.register_recv(Entry::plain(waiter(&r, 0)), &mut woken, &mut timers), Registered::Queued));
+        assert!(matches!(ch.register_recv(Entry::plain(waiter(&r)), &mut woken, &mut timers), Registered::Queued));
         assert_eq!(ch.try_send(Value::number(5.0), &mut woken), Sent::Sent);
         assert_eq!(woken.len(), 1);
         assert_eq!(num(resume_of(&r)), 5.0);
@@ -600,7 +599,7 @@ mod tests {
         let ch = Arc::new(ChannelCell::new(0));
         let s = cell(1);
         let mut woken = Vec::new();
-        let w = waiter(&s, 0);
+        let w = waiter(&s);
         assert!(matches!(ch.register_send(Entry::plain(w), Value::number(9.0), &mut woken), Registered::Queued));
         // The canceller wins the claim.
         assert!(s.token.claim_current());
@@ -615,7 +614,7 @@ mod tests {
         assert_eq!(ch.try_send(Value::number(1.0), &mut woken), Sent::Sent);
         let s = cell(1);
         assert!(matches!(
-            ch.register_send(Entry::plain(waiter(&s, 0)), Value::number(2.0), &mut woken),
+            ch.register_send(Entry::plain(waiter(&s)), Value::number(2.0), &mut woken),
             Registered::Queued
         ));
         assert_eq!(ch.try_recv(&mut woken), Recv::Got(Value::number(1.0)));
@@ -630,9 +629,9 @@ mod tests {
         let (mut woken, mut timers) = (Vec::new(), Vec::new());
         let r = cell(1);
         let s = cell(2);
-        a.register_recv(Entry::plain(waiter(&r, 0)), &mut woken, &mut timers);
+        a.register_recv(Entry::plain(waiter(&r)), &mut woken, &mut timers);
         let b = Arc::new(ChannelCell::new(0));
-        b.register_send(Entry::plain(waiter(&s, 0)), Value::number(1.0), &mut woken);
+        b.register_send(Entry::plain(waiter(&s)), Value::number(1.0), &mut woken);
         a.close(&mut woken);
         b.close(&mut woken);
         assert!(matches!(resume_of(&r), Some(Resume::Value(v)) if v.is_null()));
@@ -645,11 +644,10 @@ mod tests {
         let ch = Arc::new(ChannelCell::new(0));
         let t = cell(1);
         let (mut woken, mut timers) = (Vec::new(), Vec::new());
-        let w = waiter(&t, 0);
-        let mut w1 = w.clone();
-        w1.tag = 1;
-        assert!(matches!(ch.register_recv(Entry::case(w), &mut woken, &mut timers), Registered::Queued));
-        assert!(matches!(ch.register_send(Entry::case(w1), Value::number(1.0), &mut woken), Registered::Queued));
+        let w = waiter(&t);
+        let w1 = w.clone();
+        assert!(matches!(ch.register_recv(Entry::case(w, 0), &mut woken, &mut timers), Registered::Queued));
+        assert!(matches!(ch.register_send(Entry::case(w1, 1), Value::number(1.0), &mut woken), Registered::Queued));
         // A partner receives: it gets the select's send case.
         assert_eq!(ch.try_recv(&mut woken), Recv::Got(Value::number(1.0)));
         assert!(matches!(resume_of(&t), Some(Resume::Case { case: 1, .. })));
@@ -681,7 +679,7 @@ mod tests {
                             // Block: register and wait to be claimed, or
                             // cancel ourselves (then the value is ours
                             // again and we retry).
-                            let w = waiter(&me, 0);
+                            let w = waiter(&me);
                             match ch.register_send(Entry::plain(w), v, &mut woken) {
                                 Registered::Ready(_) => break,
                                 Registered::Again => continue,
@@ -716,7 +714,7 @@ mod tests {
                         let got = match ch.try_recv(&mut woken) {
                             Recv::Got(v) => Some(v),
                             Recv::Empty => {
-                                let w = waiter(&me, 0);
+                                let w = waiter(&me);
                                 match ch.register_recv(Entry::plain(w), &mut woken, &mut timers) {
                                     Registered::Ready(r) => Some(match r {
                                         Resume::Value(v) => v,

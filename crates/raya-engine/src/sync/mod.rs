@@ -83,31 +83,71 @@ impl WaitToken {
     }
 }
 
-/// A registration of a suspended task with a wait object.
+/// A registration of a suspended task with a wait object: two words, so
+/// that a million tasks awaiting one promise cost 16 bytes each in its
+/// waiter list (design/memory.md, "Memory per task"). A `select` case's
+/// index is kept by the channel's entry ([`channel::Entry`]) and by the
+/// timeout's timer, the only places that need it.
 #[derive(Clone)]
 pub struct Waiter {
     pub task: Arc<TaskCell>,
-    pub gen: u64,
-    /// Which of the task's registrations this is (a select case index).
-    pub tag: u32,
+    /// `generation << 1 | await`: the wait's generation, and whether this
+    /// is an `await [..]` registration ([`Waiter::is_await`]). Nothing is lost
+    /// by the shift: the token holds a generation shifted the same way
+    /// (`WaitToken`), so every generation is below 2^63, and
+    /// [`SHARED_GEN`], the largest, would take a task 2^63 − 1
+    /// suspensions to reach (292 years at one a nanosecond). So no
+    /// generation wraps, and a stale registration can never claim a
+    /// later wait.
+    bits: u64,
 }
 
 /// `Waiter::gen` of a registration that stays valid across the task's
 /// waits on the same `await [..]`: it claims whatever generation
 /// `TaskCell::all_gen` names (0 = none), so an array of N tasks is
-/// registered once, not once per wake-up.
-pub const SHARED_GEN: u64 = u64::MAX;
-
-/// `Waiter::tag` of an `await` registration: a failed outcome is thrown at
-/// once (fail-fast) instead of re-running the `await`.
-pub const TAG_AWAIT: u32 = 1;
+/// registered once, not once per wake-up. The largest generation a
+/// [`Waiter`] holds; never one a token arms (see there).
+pub const SHARED_GEN: u64 = u64::MAX >> 1;
 
 impl Waiter {
+    /// A registration of `task`'s wait of generation `gen`.
+    #[inline]
+    pub fn new(task: Arc<TaskCell>, gen: u64) -> Waiter {
+        debug_assert!(gen <= SHARED_GEN);
+        Waiter { task, bits: gen << 1 }
+    }
+
+    /// An `await [..]`'s registration: a failed outcome is thrown at once
+    /// (fail-fast) instead of re-running the `await`.
+    #[inline]
+    pub fn awaiting(task: Arc<TaskCell>, gen: u64) -> Waiter {
+        debug_assert!(gen <= SHARED_GEN);
+        Waiter { task, bits: gen << 1 | 1 }
+    }
+
+    /// The generation of the wait this registers (or [`SHARED_GEN`]).
+    #[inline]
+    pub fn gen(&self) -> u64 {
+        self.bits >> 1
+    }
+
+    /// Registers the wait of generation `gen` instead (a re-armed wait).
+    #[inline]
+    pub fn set_gen(&mut self, gen: u64) {
+        debug_assert!(gen <= SHARED_GEN);
+        self.bits = gen << 1 | (self.bits & 1);
+    }
+
+    /// Made by [`Waiter::awaiting`].
+    #[inline]
+    pub fn is_await(&self) -> bool {
+        self.bits & 1 == 1
+    }
+
     fn generation(&self) -> u64 {
-        if self.gen == SHARED_GEN {
-            self.task.all_gen.load(Ordering::Acquire)
-        } else {
-            self.gen
+        match self.gen() {
+            SHARED_GEN => self.task.all_gen(),
+            g => g,
         }
     }
 
@@ -167,7 +207,7 @@ pub struct CompletionInner {
     /// The outcome as its kind (0 while pending, else 1 + the `Outcome`
     /// variant) and its value, rather than an `Option<Outcome>`: the kind
     /// then shares a word with `observed`, which keeps a task's cell in
-    /// the allocator's 160-byte class (design/memory.md, "Memory per
+    /// the allocator's 128-byte class (design/memory.md, "Memory per
     /// task"). Read and set through [`CompletionInner::outcome`].
     kind: u8,
     value: Value,
@@ -690,6 +730,28 @@ mod tests {
         assert!(g2 > g);
         assert!(!t.claim(g), "a stale generation never claims");
         assert!(t.claim_current());
+    }
+
+    /// A waiter's one word keeps both its generation (up to
+    /// `SHARED_GEN`) and its `await [..]` flag, through a re-arm; a stale
+    /// one never claims the task's next wait, and a shared one claims
+    /// the generation the task names.
+    #[test]
+    fn a_waiter_keeps_its_generation_and_flag_in_one_word() {
+        let t = Arc::new(TaskCell::without_exec(1));
+        let g = t.token.arm();
+        let mut w = Waiter::awaiting(t.clone(), g);
+        assert!(w.is_await() && w.gen() == g);
+        w.set_gen(SHARED_GEN);
+        assert!(w.is_await() && w.gen() == SHARED_GEN);
+        let plain = Waiter::new(t.clone(), g);
+        assert!(!plain.is_await() && plain.gen() == g);
+        let g2 = t.token.arm();
+        assert!(!plain.is_live() && !plain.claim(), "stale");
+        assert!(!w.claim(), "no shared generation named");
+        t.set_all_gen(g2);
+        assert!(w.is_live() && w.claim());
+        assert!(!Waiter::new(t.clone(), g2).claim(), "claimed once");
     }
 
     fn job(n: u8) -> Reaction {

@@ -52,7 +52,7 @@ fn park(cell: &Arc<TaskCell>, obj: &dyn WaitObject) -> Option<Resume> {
     let mut gen = cell.token.arm();
     let (mut woken, mut timers) = (Vec::new(), Vec::new());
     let decided = loop {
-        let w = Waiter { task: cell.clone(), gen, tag: 0 };
+        let w = Waiter::new(cell.clone(), gen);
         match obj.register(w, &mut woken, &mut timers) {
             Registered::Queued => break None,
             Registered::Ready(r) => break Some(r),
@@ -152,7 +152,7 @@ fn cancel_racing_a_suspension_is_never_lost() {
                 thread::spawn(move || {
                     if t.request_cancel() {
                         let mut woken = Vec::new();
-                        Waiter { task: t.clone(), gen: 0, tag: 0 }.deliver(Resume::Cancel, &mut woken);
+                        Waiter::new(t.clone(), 0).deliver(Resume::Cancel, &mut woken);
                     }
                 })
             };
@@ -270,7 +270,7 @@ fn cancel_racing_a_receive_loses_no_value() {
                 let r = r.clone();
                 thread::spawn(move || {
                     if r.request_cancel() {
-                        Waiter { task: r.clone(), gen: 0, tag: 0 }.deliver(Resume::Cancel, &mut Vec::new());
+                        Waiter::new(r.clone(), 0).deliver(Resume::Cancel, &mut Vec::new());
                     }
                 })
             };

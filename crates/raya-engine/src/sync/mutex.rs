@@ -433,7 +433,7 @@ mod tests {
 
     fn waiter(t: &Arc<TaskCell>) -> Waiter {
         let gen = t.token.arm();
-        Waiter { task: t.clone(), gen, tag: 0 }
+        Waiter::new(t.clone(), gen)
     }
 
     #[test]

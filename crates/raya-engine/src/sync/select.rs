@@ -5,7 +5,8 @@
 //! a random order, so the first ready one is uniform among the ready ones).
 //! If none is ready and there is no `default`, it suspends with a
 //! [`SelectWait`]; the worker registers the task on every case with one
-//! generation (tag = case index) and arms a timer for each `sleep(ms)`
+//! generation (the channel's entry, or the timeout's timer, keeps the case
+//! index) and arms a timer for each `sleep(ms)`
 //! case. The first claim decides the case; every other registration is
 //! stale and is dropped lazily by the channel that finds it.
 
@@ -36,10 +37,10 @@ impl WaitObject for SelectWait {
                 // task was cancelled): the rest would only be stale.
                 return Registered::Queued;
             }
-            let wi = Waiter { task: w.task.clone(), gen: w.gen, tag: *i };
+            let wi = w.clone();
             let r = match op {
-                CaseOp::Recv(ch) => ch.register_recv(Entry::case(wi), woken, timers),
-                CaseOp::Send(ch, v) => ch.register_send(Entry::case(wi), *v, woken),
+                CaseOp::Recv(ch) => ch.register_recv(Entry::case(wi, *i), woken, timers),
+                CaseOp::Send(ch, v) => ch.register_send(Entry::case(wi, *i), *v, woken),
                 CaseOp::Timeout(at) => {
                     if *at <= crate::scheduler::now() {
                         if wi.claim() {
@@ -169,10 +170,7 @@ mod tests {
         let gen = t.token.arm();
         let sel = SelectWait { cases: vec![(0, CaseOp::Recv(a.clone())), (1, CaseOp::Recv(b.clone()))] };
         let (mut woken, mut timers) = (Vec::new(), Vec::new());
-        assert!(matches!(
-            sel.register(Waiter { task: t.clone(), gen, tag: 0 }, &mut woken, &mut timers),
-            Registered::Queued
-        ));
+        assert!(matches!(sel.register(Waiter::new(t.clone(), gen), &mut woken, &mut timers), Registered::Queued));
         // b's sender wins; a's registration is now stale.
         assert_eq!(b.try_send(Value::number(2.0), &mut woken), super::super::channel::Sent::Sent);
         assert!(matches!(*t.resume.lock(), Some(Resume::Case { case: 1, .. })));

@@ -63,111 +63,153 @@ pub struct TaskCell {
     pub resume: prim::Mutex<Option<Resume>>,
     /// The task has run at least once.
     pub started: AtomicBool,
-    /// The generation `SHARED_GEN` registrations claim (see there).
-    pub all_gen: AtomicU64,
     /// A `TaskCancelledError` was already thrown (at a preemption check or
     /// a suspension); later preemption checks let the task run (only
     /// suspensions throw again).
     pub cancel_delivered: AtomicBool,
-    /// Timers armed for the task's current wait (`sleep`, `select`
-    /// timeouts); cancelled when it runs again.
-    pub timers: Mutex<TimerKeys>,
-    /// `timers` may be non-empty: lets a run skip the lock when the wait
-    /// armed no timer (the common case). See `driver::keep_timer`.
+    /// The task's current wait may have timers in [`Rare::locked`]: lets a
+    /// run skip the box and its lock when the wait armed no timer (the
+    /// common case). See `driver::keep_timer`.
     pub timers_armed: AtomicBool,
-    /// What few tasks have: a cancel hook (a wait on the outside world),
-    /// an `on_done` (an embedder's call), `on_cancel` hooks (host
-    /// futures). Boxed on first use, so a task with none (most of them,
-    /// and a million suspended ones, design/memory.md) costs one word.
-    /// Read and written through the methods below, each of which holds
-    /// the lock only to put a hook in or take it out, never while one
-    /// runs or is dropped: a hook may lock its wait's state, which holds
-    /// this lock while registering.
-    hooks: Mutex<Option<Box<Hooks>>>,
-    /// The limits of the run the task belongs to (`crate::limits`),
-    /// charged and checked where each of its runs ends.
-    pub guard: OnceArc<crate::limits::Guard>,
+    /// What few tasks have, boxed on first use: an `await [..]`'s shared
+    /// generation, a run's guard, timers, hooks. One word in every cell
+    /// instead of six, which keeps a cell in its `Arc` in the allocator's
+    /// 128-byte class (design/memory.md, "Memory per task"). Never taken
+    /// out while other threads can reach the cell (only through `&mut`),
+    /// so a reference to it lives as long as the borrow of the cell.
+    rare: OnceBox<Rare>,
 }
 
-/// The keys of [`TaskCell::timers`]. Boxed on a task's first timer (and
-/// kept for the next ones): most tasks never sleep, and a list in place
-/// would cost each of them two more words of its cell.
-// The box is the point: one word in every cell instead of three.
-#[allow(clippy::box_collection)]
+/// See [`TaskCell::rare`].
+struct Rare {
+    /// The generation `SHARED_GEN` registrations claim (see there); 0,
+    /// like a cell with no box, for none.
+    all_gen: AtomicU64,
+    /// The limits of the run the task belongs to (`crate::limits`),
+    /// charged and checked where each of its runs ends.
+    guard: OnceArc<crate::limits::Guard>,
+    /// Timers and hooks, under one lock. A leaf lock: every method that
+    /// takes it only puts something in or takes it out, never runs, drops
+    /// or locks anything else while holding it. So the two sharing it
+    /// cannot deadlock (no path holds it for one while taking it for the
+    /// other), and it may be taken under a wait object's lock (a
+    /// registration sets its cancel hook there) while a hook, run with
+    /// this lock released, locks its wait object.
+    locked: Mutex<Locked>,
+}
+
+impl Default for Rare {
+    fn default() -> Self {
+        Rare { all_gen: AtomicU64::new(0), guard: OnceArc::default(), locked: Mutex::default() }
+    }
+}
+
 #[derive(Default)]
-pub struct TimerKeys(Option<Box<Vec<crate::scheduler::TimerKey>>>);
+struct Locked {
+    /// Timers armed for the task's current wait (`sleep`, `select`
+    /// timeouts); cancelled when it runs again.
+    timers: Vec<crate::scheduler::TimerKey>,
+    /// A cancel hook (a wait on the outside world), an `on_done` (an
+    /// embedder's call), `on_cancel` hooks (host futures): boxed again,
+    /// as a task that sleeps needs none of them.
+    hooks: Option<Box<Hooks>>,
+}
 
-impl TimerKeys {
-    pub fn push(&mut self, key: crate::scheduler::TimerKey) {
-        self.0.get_or_insert_with(Box::default).push(key);
+/// A box made at most once, then read without a lock: `OnceLock<Box<T>>`
+/// in one word. Freed only through `&mut` (drop, [`OnceBox::take`]).
+pub struct OnceBox<T>(std::sync::atomic::AtomicPtr<T>, std::marker::PhantomData<Box<T>>);
+
+// SAFETY: as `OnceLock<T>`: a value set on one thread is read through `&`
+// on others (`Sync`) and dropped by whichever owns the box (`Send`).
+unsafe impl<T: Send + Sync> Sync for OnceBox<T> {}
+unsafe impl<T: Send> Send for OnceBox<T> {}
+
+impl<T> Default for OnceBox<T> {
+    fn default() -> Self {
+        OnceBox(std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()), std::marker::PhantomData)
+    }
+}
+
+impl<T> OnceBox<T> {
+    #[inline]
+    pub fn get(&self) -> Option<&T> {
+        // SAFETY: a non-null pointer is a box made by `set`, published by
+        // its Release exchange (the Acquire here sees its contents) and
+        // freed only through `&mut self`, so it outlives this borrow.
+        unsafe { self.0.load(Ordering::Acquire).as_ref() }
     }
 
-    /// Takes `key` out, if it is still there.
-    pub fn remove(&mut self, key: crate::scheduler::TimerKey) -> Option<crate::scheduler::TimerKey> {
-        let keys = self.0.as_deref_mut()?;
-        keys.iter().position(|&k| k == key).map(|i| keys.swap_remove(i))
+    /// Sets the box unless one was set first (then `v` is handed back).
+    pub fn set(&self, v: Box<T>) -> Result<&T, Box<T>> {
+        let p = Box::into_raw(v);
+        match self.0.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire) {
+            // SAFETY: published just now; freed only through `&mut self`.
+            Ok(_) => Ok(unsafe { &*p }),
+            // SAFETY: `p` was not published; this is its only owner.
+            Err(_) => Err(unsafe { Box::from_raw(p) }),
+        }
     }
 
-    /// Takes every key out (the box stays, for the next wait's timers).
-    pub fn take(&mut self) -> Vec<crate::scheduler::TimerKey> {
-        self.0.as_deref_mut().map(std::mem::take).unwrap_or_default()
+    /// The box, made by `f` if there is none yet (by one of racing callers;
+    /// the others' are dropped).
+    pub fn get_or_init(&self, f: impl FnOnce() -> T) -> &T {
+        if let Some(v) = self.get() {
+            return v;
+        }
+        match self.set(Box::new(f())) {
+            Ok(v) => v,
+            Err(_) => self.get().expect("set by the caller that won"),
+        }
     }
 
-    pub fn as_slice(&self) -> &[crate::scheduler::TimerKey] {
-        self.0.as_deref().map_or(&[], |k| k.as_slice())
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        // SAFETY: as in `get`; `&mut self` excludes every other borrow.
+        unsafe { self.0.get_mut().as_mut() }
+    }
+
+    /// Takes the box out (`&mut`: nobody else can be reading it).
+    pub fn take(&mut self) -> Option<Box<T>> {
+        let p = std::mem::replace(self.0.get_mut(), std::ptr::null_mut());
+        // SAFETY: made by `set`, and no longer reachable through `self`.
+        (!p.is_null()).then(|| unsafe { Box::from_raw(p) })
+    }
+}
+
+impl<T> Drop for OnceBox<T> {
+    fn drop(&mut self) {
+        drop(self.take());
     }
 }
 
 /// An `Arc` set at most once, then read without a lock: what
 /// `std::sync::OnceLock<Arc<T>>` does, in one word instead of two (the
-/// `Arc` is boxed; only tasks of a limited run have one, and a task's cell
-/// stays in the allocator's 160-byte class, design/memory.md).
-///
-/// The marker gives it the `Send`/`Sync` of the `Arc<T>` it owns (an
-/// `AtomicPtr` alone is both whatever it points to).
-pub struct OnceArc<T>(std::sync::atomic::AtomicPtr<Arc<T>>, std::marker::PhantomData<Arc<T>>);
+/// `Arc` is boxed; only tasks of a limited run have one).
+pub struct OnceArc<T>(OnceBox<Arc<T>>);
 
 impl<T> Default for OnceArc<T> {
     fn default() -> Self {
-        OnceArc(std::sync::atomic::AtomicPtr::new(std::ptr::null_mut()), std::marker::PhantomData)
+        OnceArc(OnceBox::default())
     }
 }
 
 impl<T> OnceArc<T> {
+    #[inline]
     pub fn get(&self) -> Option<&Arc<T>> {
-        // SAFETY: a non-null pointer is a box made by `set`, published by
-        // its Release exchange and freed only by `&mut self` (drop,
-        // `clear`), so it outlives this borrow of `self`.
-        unsafe { self.0.load(Ordering::Acquire).as_ref() }
+        self.0.get()
     }
 
     /// Sets the value unless one was set first (then it is handed back).
     pub fn set(&self, v: Arc<T>) -> Result<(), Arc<T>> {
-        let p = Box::into_raw(Box::new(v));
-        match self.0.compare_exchange(std::ptr::null_mut(), p, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => Ok(()),
-            // SAFETY: `p` was not published; this is its only owner.
-            Err(_) => Err(*unsafe { Box::from_raw(p) }),
-        }
+        self.0.set(Box::new(v)).map(|_| ()).map_err(|b| *b)
     }
 
     /// Unsets it (`&mut`: nobody else can be reading it).
     pub fn clear(&mut self) {
-        let p = std::mem::replace(self.0.get_mut(), std::ptr::null_mut());
-        if !p.is_null() {
-            // SAFETY: made by `set`, and no longer reachable through `self`.
-            drop(unsafe { Box::from_raw(p) });
-        }
+        drop(self.0.take());
     }
 }
 
-impl<T> Drop for OnceArc<T> {
-    fn drop(&mut self) {
-        self.clear();
-    }
-}
-
-/// See [`TaskCell::hooks`].
+/// See [`Locked::hooks`].
 #[derive(Default)]
 struct Hooks {
     /// Run by `t.cancel()` after it claims the task: a wait on the outside
@@ -184,7 +226,7 @@ struct Hooks {
     on_cancel: Vec<Hook>,
 }
 
-/// A hook of [`TaskCell::hooks`].
+/// A hook of [`Locked::hooks`].
 pub type Hook = Box<dyn FnOnce() + Send>;
 
 /// See [`TaskCell::set_on_done`].
@@ -209,12 +251,9 @@ impl TaskCell {
             cancel: AtomicBool::new(false),
             resume: prim::Mutex::new(None),
             started: AtomicBool::new(false),
-            all_gen: AtomicU64::new(0),
             cancel_delivered: AtomicBool::new(false),
-            timers: Mutex::new(TimerKeys::default()),
             timers_armed: AtomicBool::new(false),
-            hooks: Mutex::new(None),
-            guard: OnceArc::default(),
+            rare: OnceBox::default(),
         }
     }
 
@@ -242,27 +281,92 @@ impl TaskCell {
         }
     }
 
+    fn rare(&self) -> &Rare {
+        self.rare.get_or_init(Rare::default)
+    }
+
     fn with_hooks<R>(&self, f: impl FnOnce(&mut Hooks) -> R) -> R {
-        f(self.hooks.lock().get_or_insert_with(Box::default))
+        f(self.rare().locked.lock().hooks.get_or_insert_with(Box::default))
     }
 
     /// Takes something out of the hooks, if the task has any (no box is
     /// made for that).
+    fn take_hook<R: Default>(&self, f: impl FnOnce(&mut Hooks) -> R) -> R {
+        let Some(rare) = self.rare.get() else { return R::default() };
+        rare.locked.lock().hooks.as_deref_mut().map(f).unwrap_or_default()
+    }
+
     /// Makes a cell nobody else holds (`&mut`) that of a new call with
     /// `id` (the driver's reused state for plain calls): no guard, no
     /// hooks. No lock is taken: `&mut` says no other thread can reach it.
     #[inline]
     pub fn reuse(&mut self, id: u32) {
         self.id = id;
-        self.guard.clear();
-        // Only the cancel hooks of host futures the last call started can
-        // be left (see `driver::LiveRun::call_here`); dropped here, outside
-        // any lock.
-        drop(self.hooks.get_mut().take());
+        if let Some(rare) = self.rare.get_mut() {
+            rare.guard.clear();
+            // Only the cancel hooks of host futures the last call started
+            // can be left (see `driver::LiveRun::call_here`); dropped
+            // here, outside any lock.
+            drop(rare.locked.get_mut().hooks.take());
+        }
     }
 
-    fn take_hook<R: Default>(&self, f: impl FnOnce(&mut Hooks) -> R) -> R {
-        self.hooks.lock().as_deref_mut().map(f).unwrap_or_default()
+    /// The limits of the run the task belongs to, if it has any
+    /// (`crate::limits`): checked where each of its runs ends.
+    #[inline]
+    pub fn guard(&self) -> Option<&Arc<crate::limits::Guard>> {
+        self.rare.get()?.guard.get()
+    }
+
+    /// Sets the task's guard unless it has one (then `g` is handed back).
+    pub fn set_guard(&self, g: Arc<crate::limits::Guard>) -> Result<(), Arc<crate::limits::Guard>> {
+        self.rare().guard.set(g)
+    }
+
+    /// The generation `SHARED_GEN` registrations claim (0: none).
+    ///
+    /// Boxing it keeps `driver::park_all`'s invariant: the box is
+    /// published (Release) before the generation is stored in it, and
+    /// that store comes before the token is armed, as the store in the
+    /// cell did. A waker that finds no box reads 0, a value the generation
+    /// held before that store, so it sees exactly what it could see
+    /// before: the new generation, or an older one and a failed claim
+    /// that the parking worker's re-check after arming covers.
+    #[inline]
+    pub fn all_gen(&self) -> u64 {
+        self.rare.get().map_or(0, |r| r.all_gen.load(Ordering::Acquire))
+    }
+
+    /// Names the generation `SHARED_GEN` registrations claim (0: none;
+    /// a cell without its box already names none).
+    #[inline]
+    pub fn set_all_gen(&self, gen: u64) {
+        match self.rare.get() {
+            Some(r) => r.all_gen.store(gen, Ordering::Release),
+            None if gen == 0 => {}
+            None => self.rare().all_gen.store(gen, Ordering::Release),
+        }
+    }
+
+    /// Records a timer of the task's current wait (see `driver::keep_timer`).
+    pub fn push_timer(&self, key: crate::scheduler::TimerKey) {
+        self.rare().locked.lock().timers.push(key);
+    }
+
+    /// Takes `key` out of the task's timers, if it is still there.
+    pub fn remove_timer(&self, key: crate::scheduler::TimerKey) -> Option<crate::scheduler::TimerKey> {
+        let mut l = self.rare.get()?.locked.lock();
+        l.timers.iter().position(|&k| k == key).map(|i| l.timers.swap_remove(i))
+    }
+
+    /// Takes every timer key out.
+    pub fn take_timers(&self) -> Vec<crate::scheduler::TimerKey> {
+        self.rare.get().map(|r| std::mem::take(&mut r.locked.lock().timers)).unwrap_or_default()
+    }
+
+    /// The timer keys recorded now (tests and debug checks).
+    pub fn timer_keys(&self) -> Vec<crate::scheduler::TimerKey> {
+        self.rare.get().map(|r| r.locked.lock().timers.clone()).unwrap_or_default()
     }
 
     /// Sets the cancel hook of the wait being registered.
@@ -367,23 +471,66 @@ mod tests {
         assert_eq!(Arc::strong_count(&v), 1, "dropped with the slot");
     }
 
-    /// A task's timer keys: none boxed until the first, and the box kept
-    /// (empty) when they are taken out.
+    /// A task's timer keys: no box made until the first (nor by taking
+    /// or removing them before it), and the box kept when they are taken
+    /// out.
     #[test]
     fn timer_keys_are_boxed_on_first_use() {
         use crate::scheduler::{Scheduler, WorkerCx};
         let sched: Scheduler<u32> = Scheduler::new(1, |_cx: &WorkerCx<u32>, _job: u32| {});
         let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
         let (a, b) = (sched.sleep_until(far, 1), sched.sleep_until(far, 2));
-        let mut keys = TimerKeys::default();
-        assert!(keys.0.is_none() && keys.take().is_empty() && keys.remove(a).is_none());
-        keys.push(a);
-        keys.push(b);
-        assert_eq!(keys.remove(a), Some(a));
-        assert_eq!(keys.as_slice(), [b]);
-        assert_eq!(keys.take(), vec![b]);
-        assert!(keys.0.is_some() && keys.as_slice().is_empty());
+        let cell = TaskCell::without_exec(1);
+        assert!(cell.take_timers().is_empty() && cell.remove_timer(a).is_none() && cell.timer_keys().is_empty());
+        assert!(cell.rare.get().is_none());
+        cell.push_timer(a);
+        cell.push_timer(b);
+        assert_eq!(cell.remove_timer(a), Some(a));
+        assert_eq!(cell.timer_keys(), [b]);
+        assert_eq!(cell.take_timers(), vec![b]);
+        assert!(cell.rare.get().is_some() && cell.timer_keys().is_empty());
         sched.shutdown();
+    }
+
+    /// What lives in a cell's rare box: none is made by reading it, or by
+    /// naming no `await [..]` generation; each of its parts reads back, and
+    /// `reuse` clears the guard and the hooks.
+    #[test]
+    fn a_cells_rare_parts_are_boxed_on_first_use() {
+        // What a task that sleeps pays for its box (its timer list was a
+        // 24-byte box of its own before).
+        assert!(std::mem::size_of::<Rare>() <= 56, "the box is {} bytes", std::mem::size_of::<Rare>());
+        let mut cell = TaskCell::without_exec(1);
+        assert!(cell.guard().is_none() && cell.all_gen() == 0 && cell.take_on_done().is_none());
+        assert!(cell.take_cancel_hook().is_none() && cell.take_on_cancel().is_empty());
+        cell.set_all_gen(0);
+        cell.reuse(2);
+        assert!(cell.rare.get().is_none(), "nothing made a box");
+        cell.set_all_gen(7);
+        assert_eq!(cell.all_gen(), 7);
+        cell.set_all_gen(0);
+        assert_eq!(cell.all_gen(), 0);
+        let g = Arc::new(crate::limits::Guard::new(
+            &crate::limits::Limits::default(),
+            crate::limits::OnLimit::Cancel,
+            None,
+        ));
+        assert!(cell.set_guard(g.clone()).is_ok());
+        assert!(cell.set_guard(g.clone()).is_err(), "set once");
+        assert!(Arc::ptr_eq(cell.guard().unwrap(), &g));
+        let ran = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let r = ran.clone();
+        cell.push_on_cancel(Box::new(move || {
+            r.fetch_add(1, Ordering::Relaxed);
+        }));
+        cell.set_cancel_hook(Box::new(|| {}));
+        cell.run_on_cancel();
+        cell.run_on_cancel();
+        assert_eq!(ran.load(Ordering::Relaxed), 1, "an on-cancel hook runs once");
+        cell.reuse(3);
+        assert!(cell.guard().is_none() && cell.take_cancel_hook().is_none());
+        assert_eq!(Arc::strong_count(&g), 1, "the guard was let go");
+        assert_eq!(cell.id, 3);
     }
 
     /// A cancel racing a suspension is delivered exactly once: either the

@@ -668,7 +668,7 @@ impl<'rt> TaskInterpreter<'rt> {
     ) -> Result<(), Fault> {
         // A run's limits (an embedder's call, `Vm::execute`'s main task)
         // cover the tasks it spawns: the child shares the parent's guard.
-        let guard = task.cell.as_ref().and_then(|c| c.guard.get()).filter(|g| g.covers_spawned()).cloned();
+        let guard = task.cell.as_ref().and_then(|c| c.guard()).filter(|g| g.covers_spawned()).cloned();
         if let Some(g) = &guard {
             g.task_started().map_err(Fault::Range)?;
         }
@@ -676,7 +676,7 @@ impl<'rt> TaskInterpreter<'rt> {
         match self.spawn(callee, this, &task.regs[f + 2..f + 2 + argc]) {
             Ok(t) => {
                 if let (Some(g), Some(Body::Task(child))) = (guard, t.as_obj().map(|o| &o.body)) {
-                    let _ = child.guard.set(g);
+                    let _ = child.set_guard(g);
                 }
                 task.regs[ret] = t;
                 Ok(())

@@ -438,20 +438,29 @@ mod tests {
     /// allocation, against the allocator's size classes (mimalloc: exact
     /// words up to 64 bytes, then 80, 96, 112, 128, 160, ...): its
     /// execution state (`Task`, 128), its shared side in its `Arc`
-    /// (`TaskCell` and two counts, 160), its heap object (`Obj`, 80), one
+    /// (`TaskCell` and two counts, 128), its heap object (`Obj`, 80), one
     /// frame (40) and the registers of that call (a few words). With the
-    /// live-table entry and the waiter on what it awaits, about 510 bytes
-    /// (design/memory.md, "Memory per task"); the next class up for either
-    /// of the two large ones would add 32 bytes to every suspended task.
-    /// Rarely used state is boxed to stay within them: `try` handlers,
-    /// mutexes held, an `await [..]`'s progress, timers, hooks, a run's
-    /// guard, a completion's waiter and reaction lists.
+    /// live-table entry and the waiter on what it awaits (two words),
+    /// about 470 bytes (design/memory.md, "Memory per task"); the next
+    /// class up for either of the two large ones would add 32 bytes to
+    /// every suspended task. Rarely used state is boxed to stay within
+    /// them: `try` handlers, mutexes held, an `await [..]`'s progress; in
+    /// the cell, in one box, an `await [..]`'s shared generation, a run's
+    /// guard, timers and hooks; a completion's waiter and reaction lists.
     #[test]
     fn a_suspended_task_fits_its_size_classes() {
         use std::mem::size_of;
         assert!(size_of::<Task>() <= 128, "Task is {} bytes", size_of::<Task>());
         let cell = size_of::<crate::sync::TaskCell>() + 16;
-        assert!(cell <= 160, "TaskCell in its Arc is {cell} bytes");
+        assert!(cell <= 128, "TaskCell in its Arc is {cell} bytes");
+        // What it waits with: one in the list of what it awaits, one for
+        // each channel it waits on (the entry of a queue).
+        assert_eq!(size_of::<crate::sync::Waiter>(), 16);
+        assert!(
+            size_of::<crate::sync::channel::Entry>() <= 24,
+            "a channel's queue entry is {} bytes",
+            size_of::<crate::sync::channel::Entry>()
+        );
         assert!(size_of::<Frame>() <= 40, "Frame is {} bytes", size_of::<Frame>());
         // The parts that took the two into these classes.
         assert!(
@@ -461,6 +470,7 @@ mod tests {
         );
         assert!(size_of::<crate::sync::Blocker>() <= 16, "Blocker is {} bytes", size_of::<crate::sync::Blocker>());
         assert_eq!(size_of::<Rare>(), 8);
+        assert_eq!(size_of::<crate::sync::task::OnceBox<u64>>(), 8, "the cell's rare parts, one word");
         assert_eq!(size_of::<Handlers>(), 8);
         assert_eq!(size_of::<Text>(), 16);
     }
