@@ -1012,7 +1012,7 @@ impl<'a> Codegen<'a> {
                     if let Some(n) = num_of(a) {
                         add(n);
                     }
-                    if super::expr::addi_imm(*op, b).is_none() {
+                    if super::expr::imm_operand(*op, b).is_none() {
                         if let Some(n) = num_of(b) {
                             add(n);
                         }

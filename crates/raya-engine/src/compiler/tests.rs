@@ -3,7 +3,7 @@
 //! the disassembler.
 
 use super::*;
-use crate::bytecode::{Capture, Instr};
+use crate::bytecode::{Capture, Instr, NO_THIS};
 
 fn compile(src: &str) -> Program {
     match compile_source("test.raya", src) {
@@ -525,20 +525,53 @@ fn method_calls_use_call_method_and_spans_point_at_the_name() {
 }
 
 #[test]
-fn call_with_puts_this_arg_in_the_receiver_register() {
+fn call_with_reads_the_function_and_this_arg_in_place() {
     let p = compile("function f(g, t) { return __callWith(g, t, 1, 2); }");
     let f = func(&p, "f");
-    // (R0 is `this`.) g -> R[f], t -> R[f+1], then two arguments: a plain
-    // call, no lookup of `__callWith` itself.
+    // (R0 is `this`.) `Call` reads g (R1) as the callee and t (R2) as
+    // `this` where they are, then two arguments: a plain call, no lookup
+    // of `__callWith` itself and no `Move` into the window.
     let call = f.code.iter().find_map(|i| match i {
-        Instr::Call { f, argc } => Some((*f, *argc)),
+        Instr::Call { argc, callee, this, .. } => Some((*argc, *callee, *this)),
         _ => None,
     });
-    let (base, argc) = call.unwrap_or_else(|| panic!("no Call: {:?}", f.code));
-    assert_eq!(argc, 2);
-    assert!(f.code.iter().any(|i| matches!(i, Instr::Move { dst, src: 1 } if *dst == base)), "{:?}", f.code);
-    assert!(f.code.iter().any(|i| matches!(i, Instr::Move { dst, src: 2 } if *dst == base + 1)), "{:?}", f.code);
+    assert_eq!(call, Some((2, 1, 2)), "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::Move { .. })), 0, "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::GetGlobal { .. } | Instr::LoadUndef { .. })), 0, "{:?}", f.code);
+}
+
+#[test]
+fn call_of_a_local_reads_it_in_place_with_this_undefined() {
+    let p = compile("function f(g, x) { return g(x); }");
+    let f = func(&p, "f");
+    let call = f.code.iter().find_map(|i| match i {
+        Instr::Call { argc, callee, this, .. } => Some((*argc, *callee, *this)),
+        _ => None,
+    });
+    assert_eq!(call, Some((1, 1, NO_THIS)), "{:?}", f.code);
+    // Only the argument is moved; no `LoadUndef` for `this`.
+    assert_eq!(count(f, |i| matches!(i, Instr::Move { .. })), 1, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadUndef { .. })), 0, "{:?}", f.code);
+}
+
+#[test]
+fn call_of_a_local_an_argument_assigns_copies_it_first() {
+    // JS evaluates the callee before the arguments: `g` must be the
+    // function it was before `g = h` ran.
+    for src in ["function f(g, h) { return g(g = h); }", "function f(g, h, t) { return __callWith(g, t, g = h); }"] {
+        let p = compile(src);
+        let f = func(&p, "f");
+        let (base, callee) = f
+            .code
+            .iter()
+            .find_map(|i| match i {
+                Instr::Call { f, callee, .. } => Some((*f, *callee)),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no Call: {:?}", f.code));
+        assert_eq!(callee, base, "{src}: {:?}", f.code);
+        assert!(f.code.iter().any(|i| matches!(i, Instr::Move { dst, src: 1 } if *dst == base)), "{src}: {:?}", f.code);
+    }
 }
 
 // ---- the temporal dead zone ------------------------------------------------------------
