@@ -217,6 +217,7 @@ impl<'p> Disasm<'p> {
         use Instr::*;
         match *ins {
             Move { dst, src } => format!("{}, {}", r(dst), r(src)),
+            Move2 { dst, src, dst2, src2 } => format!("{}, {}; {}, {}", r(dst), r(src), r(dst2), r(src2)),
             LoadK { dst, k } => format!("{}, {}", r(dst), self.k(f, k)),
             LoadInt { dst, v } => format!("{}, {v}", r(dst)),
             LoadUndef { dst }
@@ -264,7 +265,9 @@ impl<'p> Disasm<'p> {
             | InstanceOf { dst, a, b } => format!("{}, {}, {}", r(dst), r(a), r(b)),
             AddI { dst, src, imm, plus } => format!("{}, {}, {imm}{}", r(dst), r(src), if plus { " (+)" } else { "" }),
             MulI { dst, src, imm } | ModI { dst, src, imm } => format!("{}, {}, {imm}", r(dst), r(src)),
-            StrictEqI { dst, src, imm, ne } => format!("{}, {}, {imm}{}", r(dst), r(src), if ne { " (!==)" } else { "" }),
+            StrictEqI { dst, src, imm, ne } => {
+                format!("{}, {}, {imm}{}", r(dst), r(src), if ne { " (!==)" } else { "" })
+            }
             Neg { dst, src }
             | ToNumber { dst, src }
             | BitNot { dst, src }
@@ -378,6 +381,7 @@ fn mnemonic(i: &Instr) -> &'static str {
     use Instr::*;
     match i {
         Move { .. } => "Move",
+        Move2 { .. } => "Move2",
         LoadK { .. } => "LoadK",
         LoadInt { .. } => "LoadInt",
         LoadUndef { .. } => "LoadUndef",

@@ -121,6 +121,16 @@ pub enum Instr {
         dst: Reg,
         src: Reg,
     },
+    /// R[dst] = R[src], then R[dst2] = R[src2]: two `Move`s in a row (a
+    /// call's arguments read from locals), one dispatch. The compiler
+    /// merges a `Move` into the one before it unless a jump may land
+    /// between them (`Codegen::emit`).
+    Move2 {
+        dst: Reg,
+        src: Reg,
+        dst2: Reg,
+        src2: Reg,
+    },
     /// R[dst] = K[k] (number or string)
     LoadK {
         dst: Reg,

@@ -1041,10 +1041,7 @@ impl<'a> Codegen<'a> {
                 // `g(x)` with `g` a local: `Call` reads it from its register
                 // (no argument can change it first), as `CallMethod` does a
                 // local receiver.
-                match self
-                    .local_reg(cu)
-                    .filter(|_| !(optional || spread || spawn || args.iter().any(arg_has_assign)))
-                {
+                match self.local_reg(cu).filter(|_| !(optional || spread || spawn || args.iter().any(arg_has_assign))) {
                     Some(r) => callee = r,
                     None => self.chain_into(cu, f, sc),
                 }

@@ -1700,6 +1700,10 @@ impl<'rt> TaskInterpreter<'rt> {
                 ip = unsafe { ip.add(1) };
                 match *ins {
                     Instr::Move { dst, src } => set!(dst, reg!(src)),
+                    Instr::Move2 { dst, src, dst2, src2 } => {
+                        set!(dst, reg!(src));
+                        set!(dst2, reg!(src2));
+                    }
                     Instr::LoadK { dst, k } => set!(dst, konst!(k)),
                     Instr::LoadInt { dst, v } => set!(dst, Value::number(v as f64)),
                     Instr::LoadUndef { dst } => set!(dst, Value::UNDEFINED),
