@@ -18,7 +18,9 @@
 //!
 //! To call, the caller puts the callee in `R[f]`, the receiver (`this`) in
 //! `R[f+1]` and the arguments in `R[f+2 ..= f+1+argc]`, then executes
-//! `Call { f, argc }`. The callee's frame starts at the caller's `R[f+1]`
+//! `Call { f, argc, .. }` (which can itself fill `R[f]` and `R[f+1]` from
+//! other registers, or `R[f+1]` with `undefined`: see `Instr::Call`). The
+//! callee's frame starts at the caller's `R[f+1]`
 //! (so its register 0 is `this` and the arguments are already its
 //! parameters — no copying). The result is written to `R[f]`. Everything
 //! above `R[f]` is clobbered by a call, so `f` is always the highest live
