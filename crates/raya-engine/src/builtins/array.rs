@@ -59,6 +59,7 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
     let class = realm.classes.array;
     b.static_native(class, "isArray", is_array);
     b.static_native(class, "__fromNative", from);
+    b.static_native(class, "__withCapacityOf", with_capacity_of);
     b.static_native(class, "of", of);
     let call = b.native("Array", array_call);
     Builder::class_data(class).call = call;
@@ -761,6 +762,20 @@ fn of(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value>
 }
 
 /// `Array(...)` called without `new`: the same as `new Array(...)`.
+/// `Array.__withCapacityOf(a)`: an empty array with room for as many
+/// elements as the array `a` has (none when `a` is not an array). The
+/// prelude's `map` fills its result by index up to `a`'s length, so the
+/// storage is allocated once instead of grown by doubling (each growth a
+/// copy of everything so far). Only an array's own length is trusted: an
+/// array-like's `length` is any number a script chose.
+fn with_capacity_of(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
+    let n = ops::array_data(arg(args, 0)).map_or(0, |a| a.len());
+    match ops::array_with_capacity(n) {
+        Ok(items) => Ok(ctx.array(items)),
+        Err(f) => Err(ctx.fault(f)),
+    }
+}
+
 fn array_call(ctx: &mut NativeCtx, _this: Value, args: &[Value]) -> Result<Value, Value> {
     construct_array(ctx, args)
 }

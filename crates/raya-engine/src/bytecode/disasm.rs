@@ -217,6 +217,7 @@ impl<'p> Disasm<'p> {
         use Instr::*;
         match *ins {
             Move { dst, src } => format!("{}, {}", r(dst), r(src)),
+            Move2 { dst, src, dst2, src2 } => format!("{}, {}; {}, {}", r(dst), r(src), r(dst2), r(src2)),
             LoadK { dst, k } => format!("{}, {}", r(dst), self.k(f, k)),
             LoadInt { dst, v } => format!("{}, {v}", r(dst)),
             LoadUndef { dst }
@@ -263,6 +264,10 @@ impl<'p> Disasm<'p> {
             | In { dst, a, b }
             | InstanceOf { dst, a, b } => format!("{}, {}, {}", r(dst), r(a), r(b)),
             AddI { dst, src, imm, plus } => format!("{}, {}, {imm}{}", r(dst), r(src), if plus { " (+)" } else { "" }),
+            MulI { dst, src, imm } | ModI { dst, src, imm } => format!("{}, {}, {imm}", r(dst), r(src)),
+            StrictEqI { dst, src, imm, ne } => {
+                format!("{}, {}, {imm}{}", r(dst), r(src), if ne { " (!==)" } else { "" })
+            }
             Neg { dst, src }
             | ToNumber { dst, src }
             | BitNot { dst, src }
@@ -300,9 +305,19 @@ impl<'p> Disasm<'p> {
             GetSuper { dst, name } => format!("{}, {}", r(dst), self.k(f, name)),
             GetSuperIndex { dst, key } => format!("{}, {}", r(dst), r(key)),
             HasPrivate { dst, obj, name } => format!("{}, {}, {}", r(dst), r(obj), self.k(f, name)),
-            Call { f: fr, argc } | New { f: fr, argc } | SuperCall { f: fr, argc } | Spawn { f: fr, argc } => {
-                format!("{}, {argc}", r(fr))
+            Call { f: fr, argc, callee, this } => {
+                let mut s = format!("{}, {argc}", r(fr));
+                if callee != fr {
+                    s += &format!(", fn {}", r(callee));
+                }
+                if this == super::NO_THIS {
+                    s += ", this undefined";
+                } else if this != fr + 1 {
+                    s += &format!(", this {}", r(this));
+                }
+                s
             }
+            New { f: fr, argc } | SuperCall { f: fr, argc } | Spawn { f: fr, argc } => format!("{}, {argc}", r(fr)),
             CallMethod { f: fr, name, argc, recv } if recv == fr + 1 => {
                 format!("{}, {}, {argc}", r(fr), self.k(f, name))
             }
@@ -370,6 +385,7 @@ fn mnemonic(i: &Instr) -> &'static str {
     use Instr::*;
     match i {
         Move { .. } => "Move",
+        Move2 { .. } => "Move2",
         LoadK { .. } => "LoadK",
         LoadInt { .. } => "LoadInt",
         LoadUndef { .. } => "LoadUndef",
@@ -394,6 +410,9 @@ fn mnemonic(i: &Instr) -> &'static str {
         Mod { .. } => "Mod",
         Pow { .. } => "Pow",
         AddI { .. } => "AddI",
+        MulI { .. } => "MulI",
+        ModI { .. } => "ModI",
+        StrictEqI { .. } => "StrictEqI",
         BitAnd { .. } => "BitAnd",
         BitOr { .. } => "BitOr",
         BitXor { .. } => "BitXor",

@@ -18,7 +18,9 @@
 //!
 //! To call, the caller puts the callee in `R[f]`, the receiver (`this`) in
 //! `R[f+1]` and the arguments in `R[f+2 ..= f+1+argc]`, then executes
-//! `Call { f, argc }`. The callee's frame starts at the caller's `R[f+1]`
+//! `Call { f, argc, .. }` (which can itself fill `R[f]` and `R[f+1]` from
+//! other registers, or `R[f+1]` with `undefined`: see `Instr::Call`). The
+//! callee's frame starts at the caller's `R[f+1]`
 //! (so its register 0 is `this` and the arguments are already its
 //! parameters — no copying). The result is written to `R[f]`. Everything
 //! above `R[f]` is clobbered by a call, so `f` is always the highest live
@@ -66,6 +68,11 @@ use std::sync::Arc;
 
 /// A register operand (frame slot).
 pub type Reg = u16;
+
+/// `Instr::Call`'s `this` operand for a call whose receiver is
+/// `undefined` (no register is this high: a function has at most
+/// `u16::MAX` registers, numbered from 0).
+pub const NO_THIS: Reg = u16::MAX;
 /// Index into [`FuncProto::consts`].
 pub type ConstIdx = u32;
 
@@ -115,6 +122,16 @@ pub enum Instr {
     Move {
         dst: Reg,
         src: Reg,
+    },
+    /// R[dst] = R[src], then R[dst2] = R[src2]: two `Move`s in a row (a
+    /// call's arguments read from locals), one dispatch. The compiler
+    /// merges a `Move` into the one before it unless a jump may land
+    /// between them (`Codegen::emit`).
+    Move2 {
+        dst: Reg,
+        src: Reg,
+        dst2: Reg,
+        src2: Reg,
     },
     /// R[dst] = K[k] (number or string)
     LoadK {
@@ -245,6 +262,29 @@ pub enum Instr {
         src: Reg,
         imm: i16,
         plus: bool,
+    },
+    /// R[dst] = R[src] * imm (`x * 2`): numbers only, anything else is
+    /// `Mul`'s TypeError. One instruction instead of `LoadInt` + `Mul`.
+    MulI {
+        dst: Reg,
+        src: Reg,
+        imm: i16,
+    },
+    /// R[dst] = R[src] % imm (`i % 2`, `x % 3`), as `Mod` with the number
+    /// `imm`.
+    ModI {
+        dst: Reg,
+        src: Reg,
+        imm: i16,
+    },
+    /// R[dst] = (R[src] === imm), negated when `ne` (`x === 0`,
+    /// `k !== 1`): true only for the number `imm` (so for `-0` when `imm`
+    /// is 0), as `StrictEq` with it.
+    StrictEqI {
+        dst: Reg,
+        src: Reg,
+        imm: i16,
+        ne: bool,
     },
     BitAnd {
         dst: Reg,
@@ -543,10 +583,18 @@ pub enum Instr {
     },
 
     // ---- calls -------------------------------------------------------------
-    /// See "Calling convention" above. R[f] = R[f](this = R[f+1], R[f+2..]).
+    /// See "Calling convention" above. R[f] = R[f](this = R[f+1], R[f+2..]),
+    /// after setting R[f] = R[callee] and R[f+1] = R[this] (undefined
+    /// when `this` is [`NO_THIS`]). The operands let a call read a local
+    /// function and a local receiver where they are and give a plain
+    /// call its `undefined` without a `Move` or a `LoadUndef` of their
+    /// own; `callee == f` and `this == f + 1` are the window used as it
+    /// is ([`Instr::call`]).
     Call {
         f: Reg,
         argc: u16,
+        callee: Reg,
+        this: Reg,
     },
     /// Method call: copies the receiver R[recv] to R[f+1] (the compiler
     /// reads a local receiver in place instead of moving it there), looks
@@ -871,6 +919,14 @@ pub enum SelectCaseDesc {
     Default {
         target: i32,
     },
+}
+
+impl Instr {
+    /// `Call` on a window the caller filled: the callee in R[f], `this` in
+    /// R[f+1].
+    pub fn call(f: Reg, argc: u16) -> Instr {
+        Instr::Call { f, argc, callee: f, this: f + 1 }
+    }
 }
 
 /// A compiled function.

@@ -179,7 +179,7 @@ impl<'a> Codegen<'a> {
         // Its `super` is the class's parent, as in a static method.
         self.emit(Instr::SetHome { func: fr, class }, pos);
         self.emit(Instr::Move { dst: this_r, src: class }, pos);
-        self.emit(Instr::Call { f: fr, argc: 0 }, pos);
+        self.emit(Instr::call(fr, 0), pos);
         self.free_to(m);
     }
 

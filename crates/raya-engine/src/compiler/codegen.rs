@@ -131,6 +131,8 @@ pub(crate) const MAX_CONSTS: usize = 65_535;
 
 pub(crate) struct FnState<'a> {
     pub proto: FuncProto,
+    /// The last position `here` gave (a possible jump target).
+    target: Option<usize>,
     const_map: HashMap<ConstKey, u32>,
     /// Binding captured by each upvalue, parallel to `proto.captures`.
     upvals: Vec<BindingId>,
@@ -233,6 +235,7 @@ impl<'a> Codegen<'a> {
             span,
             const_regs: HashMap::new(),
             async_gen: false,
+            target: None,
         });
     }
 
@@ -278,13 +281,30 @@ impl<'a> Codegen<'a> {
 
     pub(crate) fn emit(&mut self, i: Instr, pos: u32) -> usize {
         let f = self.f();
+        let at = f.proto.code.len();
+        // A `Move` right after a `Move` joins it as one `Move2`, unless
+        // its position was asked for (`here`): only a jump target is, so
+        // no jump can land between the two. (Every target comes from
+        // `here`; a `Move` can neither fault nor suspend, so the pair
+        // keeps the first one's span.)
+        if let (Instr::Move { dst: dst2, src: src2 }, Some(&Instr::Move { dst, src })) = (i, f.proto.code.last()) {
+            if f.target != Some(at) {
+                f.proto.code[at - 1] = Instr::Move2 { dst, src, dst2, src2 };
+                return at - 1;
+            }
+        }
         f.proto.code.push(i);
         f.proto.spans.push(pos);
-        f.proto.code.len() - 1
+        at
     }
 
+    /// The position of the next instruction, which may become a jump
+    /// target: it is not merged into the one before it (see `emit`).
     pub(crate) fn here(&mut self) -> usize {
-        self.f().proto.code.len()
+        let f = self.f();
+        let at = f.proto.code.len();
+        f.target = Some(at);
+        at
     }
 
     pub(crate) fn emit_jmp(&mut self, pos: u32) -> usize {
@@ -1016,7 +1036,7 @@ impl<'a> Codegen<'a> {
                     if let Some(n) = num_of(a) {
                         add(n);
                     }
-                    if super::expr::addi_imm(*op, b).is_none() {
+                    if super::expr::imm_operand(*op, b).is_none() {
                         if let Some(n) = num_of(b) {
                             add(n);
                         }

@@ -58,6 +58,34 @@ fn cmp_imm(k: &Expr) -> Option<i16> {
     (n.fract() == 0.0 && n >= i16::MIN as f64 && n <= i16::MAX as f64).then_some(n as i16)
 }
 
+/// The `imm` of an instruction with a small-integer right operand:
+/// `AddI` ([`addi_imm`]), `MulI` (`x * 2`), `ModI` (`x % 3`) and
+/// `StrictEqI` (`x === 0`, `x !== 1`). Not `-0`, whose product and
+/// remainder differ from `0`'s.
+pub(crate) fn imm_operand(op: BinaryOp, k: &Expr) -> Option<i16> {
+    if let Some(imm) = addi_imm(op, k) {
+        return Some(imm);
+    }
+    if !matches!(op, BinaryOp::Mul | BinaryOp::Rem | BinaryOp::StrictEq | BinaryOp::StrictNotEq) {
+        return None;
+    }
+    let n = number_literal(k)?;
+    (n.fract() == 0.0 && n >= i16::MIN as f64 && n <= i16::MAX as f64 && !(n == 0.0 && n.is_sign_negative()))
+        .then_some(n as i16)
+}
+
+/// The instruction for `x op k` where [`imm_operand`] gave `imm`.
+fn imm_op(op: BinaryOp, dst: Reg, src: Reg, imm: i16) -> Instr {
+    match op {
+        BinaryOp::Mul => Instr::MulI { dst, src, imm },
+        BinaryOp::Rem => Instr::ModI { dst, src, imm },
+        BinaryOp::StrictEq | BinaryOp::StrictNotEq => {
+            Instr::StrictEqI { dst, src, imm, ne: op == BinaryOp::StrictNotEq }
+        }
+        _ => addi(op, dst, src, imm),
+    }
+}
+
 /// `AddI` for `x op k` where [`addi_imm`] gave `imm`: with `+`'s meaning
 /// for anything but numbers when `op` is `+`.
 pub(crate) fn addi(op: BinaryOp, dst: Reg, src: Reg, imm: i16) -> Instr {
@@ -450,9 +478,9 @@ impl<'a> Codegen<'a> {
             return;
         }
         let m = self.mark();
-        if let Some(imm) = addi_imm(op, b) {
+        if let Some(imm) = imm_operand(op, b) {
             let ra = self.expr_reg(a);
-            self.emit(addi(op, dst, ra, imm), pos);
+            self.emit(imm_op(op, dst, ra, imm), pos);
         } else if self.is_temp(dst) && !self.is_register_operand(a) {
             // The left operand is computed straight into the (temporary)
             // destination: a chain `a + b + c + …` needs no more registers
@@ -591,6 +619,7 @@ impl<'a> Codegen<'a> {
         // A member tag is looked up and called by `CallMethod` (which names
         // it in its error), after the arguments.
         let mut method = None;
+        let mut this = this_r;
         match &t.kind {
             ExprKind::Member { object, property, .. } if !matches!(object.kind, ExprKind::Super) => {
                 self.chain_into(object, this_r, &mut sc);
@@ -605,7 +634,7 @@ impl<'a> Codegen<'a> {
             }
             _ => {
                 self.expr(tag, f);
-                self.emit(Instr::LoadUndef { dst: this_r }, pos);
+                this = NO_THIS;
             }
         }
         let strings = self.alloc();
@@ -618,7 +647,7 @@ impl<'a> Codegen<'a> {
         let argc = (1 + exprs.len()).min(u16::MAX as usize) as u16;
         match method {
             Some((name, at)) => self.emit(Instr::CallMethod { f, name, argc, recv: this_r }, at),
-            None => self.emit(Instr::Call { f, argc }, pos),
+            None => self.emit(Instr::Call { f, argc, callee: f, this }, pos),
         };
         self.finish_call(f, dst, m);
         self.land_short_circuit(sc, dst, pos);
@@ -926,13 +955,29 @@ impl<'a> Codegen<'a> {
             // receiver register holds `thisArg` instead of `undefined`.
             let (Argument::Expr(fe), Argument::Expr(te)) = (&args[0], &args[1]) else { unreachable!() };
             let pos = cu.span.start;
-            self.expr(fe, f);
+            // A local function and `thisArg` are read by `Call` where they
+            // are (the prelude's `map`, `filter`, ... pass their
+            // parameters), unless a later argument could assign them.
+            let in_place = !(spawn || spread);
+            let callee = match self.local_reg(fe).filter(|_| in_place && !args[1..].iter().any(arg_has_assign)) {
+                Some(r) => r,
+                None => {
+                    self.expr(fe, f);
+                    f
+                }
+            };
             let this_r = self.alloc();
-            self.expr(te, this_r);
+            let this = match self.local_reg(te).filter(|_| in_place && !args[2..].iter().any(arg_has_assign)) {
+                Some(r) => r,
+                None => {
+                    self.expr(te, this_r);
+                    this_r
+                }
+            };
             let i = match (spawn, self.push_args(&args[2..], pos)) {
                 (true, Some(argc)) => Instr::Spawn { f, argc },
                 (true, None) => Instr::SpawnSpread { f },
-                (false, Some(argc)) => Instr::Call { f, argc },
+                (false, Some(argc)) => Instr::Call { f, argc, callee, this },
                 (false, None) => Instr::CallSpread { f },
             };
             self.emit(i, pos);
@@ -940,6 +985,9 @@ impl<'a> Codegen<'a> {
             return;
         }
         let mut method = None;
+        // What `Call` reads as the callee and `this` (see `Instr::Call`).
+        let mut callee = f;
+        let mut this = f + 1;
         let pos;
         match &cu.kind {
             ExprKind::Super => {
@@ -964,7 +1012,11 @@ impl<'a> Codegen<'a> {
                     self.load_access(a, this_r, pos);
                 } else if let Some(g) = self.namespace_member(object, &property.name) {
                     self.emit(Instr::GetGlobal { dst: f, idx: g }, pos);
-                    self.emit(Instr::LoadUndef { dst: this_r }, pos);
+                    if spread || spawn {
+                        self.emit(Instr::LoadUndef { dst: this_r }, pos);
+                    } else {
+                        this = NO_THIS;
+                    }
                 } else if let Some(r) = self
                     .local_reg(object)
                     .filter(|_| !(optional || spread || spawn || *member_opt || args.iter().any(arg_has_assign)))
@@ -1011,9 +1063,19 @@ impl<'a> Codegen<'a> {
             }
             _ => {
                 pos = cu.span.start;
-                self.chain_into(cu, f, sc);
+                // `g(x)` with `g` a local: `Call` reads it from its register
+                // (no argument can change it first), as `CallMethod` does a
+                // local receiver.
+                match self.local_reg(cu).filter(|_| !(optional || spread || spawn || args.iter().any(arg_has_assign))) {
+                    Some(r) => callee = r,
+                    None => self.chain_into(cu, f, sc),
+                }
                 let this_r = self.alloc();
-                self.emit(Instr::LoadUndef { dst: this_r }, pos);
+                if optional || spread || spawn {
+                    self.emit(Instr::LoadUndef { dst: this_r }, pos);
+                } else {
+                    this = NO_THIS;
+                }
             }
         }
         if optional && method.is_none() {
@@ -1024,7 +1086,7 @@ impl<'a> Codegen<'a> {
             (true, _, Some(argc)) => Instr::Spawn { f, argc },
             (true, _, None) => Instr::SpawnSpread { f },
             (false, Some((name, recv)), Some(argc)) => Instr::CallMethod { f, name, argc, recv },
-            (false, _, Some(argc)) => Instr::Call { f, argc },
+            (false, _, Some(argc)) => Instr::Call { f, argc, callee, this },
             (false, _, None) => Instr::CallSpread { f },
         };
         self.emit(i, pos);

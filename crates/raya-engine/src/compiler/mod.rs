@@ -906,7 +906,7 @@ fn compile_here(
             cg.emit(Instr::Closure { dst: f, proto: idx }, 0);
             let this = cg.alloc();
             cg.emit(Instr::LoadUndef { dst: this }, 0);
-            cg.emit(Instr::Call { f, argc: 0 }, 0);
+            cg.emit(Instr::call(f, 0), 0);
             cg.free_to(f as u32);
         }
         for (m, proto) in bodies {
@@ -915,7 +915,7 @@ fn compile_here(
             cg.emit(Instr::Closure { dst: f, proto: idx }, 0);
             let this = cg.alloc();
             cg.emit(Instr::LoadUndef { dst: this }, 0);
-            cg.emit(Instr::Call { f, argc: 0 }, 0);
+            cg.emit(Instr::call(f, 0), 0);
             if let Some(slot) = linker.modules[m].ns_slot {
                 let o = f;
                 cg.emit(Instr::NewObject { dst: o }, 0);

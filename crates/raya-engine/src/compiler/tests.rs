@@ -3,7 +3,7 @@
 //! the disassembler.
 
 use super::*;
-use crate::bytecode::{Capture, Instr};
+use crate::bytecode::{Capture, Instr, NO_THIS};
 
 fn compile(src: &str) -> Program {
     match compile_source("test.raya", src) {
@@ -526,20 +526,58 @@ fn method_calls_use_call_method_and_spans_point_at_the_name() {
 }
 
 #[test]
-fn call_with_puts_this_arg_in_the_receiver_register() {
+fn call_with_reads_the_function_and_this_arg_in_place() {
     let p = compile("function f(g, t) { return __callWith(g, t, 1, 2); }");
     let f = func(&p, "f");
-    // (R0 is `this`.) g -> R[f], t -> R[f+1], then two arguments: a plain
-    // call, no lookup of `__callWith` itself.
+    // (R0 is `this`.) `Call` reads g (R1) as the callee and t (R2) as
+    // `this` where they are, then two arguments: a plain call, no lookup
+    // of `__callWith` itself and no `Move` into the window.
     let call = f.code.iter().find_map(|i| match i {
-        Instr::Call { f, argc } => Some((*f, *argc)),
+        Instr::Call { argc, callee, this, .. } => Some((*argc, *callee, *this)),
         _ => None,
     });
-    let (base, argc) = call.unwrap_or_else(|| panic!("no Call: {:?}", f.code));
-    assert_eq!(argc, 2);
-    assert!(f.code.iter().any(|i| matches!(i, Instr::Move { dst, src: 1 } if *dst == base)), "{:?}", f.code);
-    assert!(f.code.iter().any(|i| matches!(i, Instr::Move { dst, src: 2 } if *dst == base + 1)), "{:?}", f.code);
+    assert_eq!(call, Some((2, 1, 2)), "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::Move { .. })), 0, "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::GetGlobal { .. } | Instr::LoadUndef { .. })), 0, "{:?}", f.code);
+}
+
+#[test]
+fn call_of_a_local_reads_it_in_place_with_this_undefined() {
+    let p = compile("function f(g, x) { return g(x); }");
+    let f = func(&p, "f");
+    let call = f.code.iter().find_map(|i| match i {
+        Instr::Call { argc, callee, this, .. } => Some((*argc, *callee, *this)),
+        _ => None,
+    });
+    assert_eq!(call, Some((1, 1, NO_THIS)), "{:?}", f.code);
+    // Only the argument is moved; no `LoadUndef` for `this`.
+    assert_eq!(count(f, |i| matches!(i, Instr::Move { .. })), 1, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadUndef { .. })), 0, "{:?}", f.code);
+}
+
+#[test]
+fn call_of_a_local_an_argument_assigns_copies_it_first() {
+    // JS evaluates the callee before the arguments: `g` must be the
+    // function it was before `g = h` ran.
+    for src in ["function f(g, h) { return g(g = h); }", "function f(g, h, t) { return __callWith(g, t, g = h); }"] {
+        let p = compile(src);
+        let f = func(&p, "f");
+        let (base, callee) = f
+            .code
+            .iter()
+            .find_map(|i| match i {
+                Instr::Call { f, callee, .. } => Some((*f, *callee)),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no Call: {:?}", f.code));
+        assert_eq!(callee, base, "{src}: {:?}", f.code);
+        let moves_g = |i: &Instr| match *i {
+            Instr::Move { dst, src } => dst == base && src == 1,
+            Instr::Move2 { dst, src, dst2, src2 } => (dst == base && src == 1) || (dst2 == base && src2 == 1),
+            _ => false,
+        };
+        assert!(f.code.iter().any(moves_g), "{src}: {:?}", f.code);
+    }
 }
 
 // ---- the temporal dead zone ------------------------------------------------------------
@@ -891,7 +929,48 @@ fn error_positions_follow_v8() {
     assert_eq!(pos_of(&p, f, |i| matches!(i, Instr::GetProp { .. })), (2, 5));
     assert_eq!(pos_of(&p, f, |i| matches!(i, Instr::SetProp { .. })), (2, 9));
     assert_eq!(pos_of(&p, f, |i| matches!(i, Instr::GetIndex { .. })), (3, 14));
-    assert_eq!(pos_of(&p, f, |i| matches!(i, Instr::Mul { .. })), (4, 14));
+    assert_eq!(pos_of(&p, f, |i| matches!(i, Instr::MulI { .. })), (4, 14));
+}
+
+#[test]
+fn consecutive_moves_join_as_one_move2() {
+    // A call's arguments read from locals: two `Move`s become one `Move2`.
+    let p = compile("function f(g, a, b) { return g(a, b); }");
+    let f = func(&p, "f");
+    assert_eq!(count(f, |i| matches!(i, Instr::Move2 { src: 2, src2: 3, .. })), 1, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::Move { .. })), 0, "{:?}", f.code);
+    // The loop's first `Move` is the back edge's target: it does not join
+    // the `Move`s before the loop (the jump would run them again), only the
+    // one after it.
+    let p =
+        compile("function f(a, b, c) { let x = a; let y = b; do { y = x; x = c; c = y; } while (y !== 3); return x; }");
+    let f = func(&p, "f");
+    let (at, off) = f
+        .code
+        .iter()
+        .enumerate()
+        .find_map(|(at, i)| match *i {
+            Instr::JmpIfTrue { off, .. } if off < 0 => Some((at, off)),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no back edge: {:?}", f.code));
+    let top = (at as i64 + 1 + off as i64) as usize;
+    assert!(matches!(f.code[top - 1], Instr::Move2 { dst: 4, src: 1, dst2: 5, src2: 2 }), "{:?}", f.code);
+    assert!(matches!(f.code[top], Instr::Move2 { dst: 5, src: 4, dst2: 4, src2: 3 }), "{:?}", f.code);
+}
+
+#[test]
+fn small_integer_right_operands_are_immediates() {
+    let p = compile("function f(x, y) { return [x * 2, x % 3, x === 0, x !== -1, x * -0, x % 40000, y * x]; }");
+    let f = func(&p, "f");
+    assert_eq!(count(f, |i| matches!(i, Instr::MulI { imm: 2, .. })), 1, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::ModI { imm: 3, .. })), 1, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::StrictEqI { imm: 0, ne: false, .. })), 1, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::StrictEqI { imm: -1, ne: true, .. })), 1, "{:?}", f.code);
+    // `-0` (whose product differs from 0's), constants past i16 and two
+    // registers keep the general forms.
+    assert_eq!(count(f, |i| matches!(i, Instr::Mul { .. })), 2, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::Mod { .. })), 1, "{:?}", f.code);
 }
 
 #[test]
@@ -904,12 +983,15 @@ fn literal_constants_are_inlined() {
 
 #[test]
 fn loop_constants_are_loaded_once_before_the_loop() {
-    let p = compile("function f(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s + i * 3) % 1000; } return s; }");
+    // (Constants past `i16`: smaller ones are immediate operands.)
+    let p = compile(
+        "function f(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s + i * 40000) % 1000003; } return s; }",
+    );
     let f = func(&p, "f");
     let top = f.code.iter().position(|i| matches!(i, Instr::JmpIfNotLt { .. })).unwrap();
     let body = &f.code[top..back_edge(f)];
     assert!(!body.iter().any(|i| matches!(i, Instr::LoadInt { .. } | Instr::LoadK { .. })), "{body:?}");
-    assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 3, .. } | Instr::LoadInt { v: 1000, .. })), 2);
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 40000, .. } | Instr::LoadInt { v: 1000003, .. })), 2);
 }
 
 /// A chain nests the tree one level per link: up to the nesting limit it

@@ -36,7 +36,7 @@ use super::strbuf::{self, StrBuf};
 use super::task::{flags, AwaitScan, Frame, Handler, Task};
 use super::value::Value;
 use crate::builtins::numconv;
-use crate::bytecode::{Capture, Instr, MethodKind, SelectCaseDesc, SelectDesc};
+use crate::bytecode::{Capture, Instr, MethodKind, SelectCaseDesc, SelectDesc, NO_THIS};
 use crate::sync::{Outcome, Resume, TaskCell, Wait};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -1720,6 +1720,10 @@ impl<'rt> TaskInterpreter<'rt> {
                 ip = unsafe { ip.add(1) };
                 match *ins {
                     Instr::Move { dst, src } => set!(dst, reg!(src)),
+                    Instr::Move2 { dst, src, dst2, src2 } => {
+                        set!(dst, reg!(src));
+                        set!(dst2, reg!(src2));
+                    }
                     Instr::LoadK { dst, k } => set!(dst, konst!(k)),
                     Instr::LoadInt { dst, v } => set!(dst, Value::number(v as f64)),
                     Instr::LoadUndef { dst } => set!(dst, Value::UNDEFINED),
@@ -1826,6 +1830,25 @@ impl<'rt> TaskInterpreter<'rt> {
                             let sym = if imm < 0 { "-" } else { "+" };
                             fault!(operand_fault(sym, x, Value::number(imm.unsigned_abs() as f64)));
                         }
+                    }
+                    Instr::MulI { dst, src, imm } => {
+                        let x = reg!(src);
+                        if !x.is_number() {
+                            fault!(operand_fault("*", x, Value::number(imm as f64)));
+                        }
+                        set!(dst, Value::number_arith(x.as_number() * imm as f64));
+                    }
+                    Instr::ModI { dst, src, imm } => {
+                        let x = reg!(src);
+                        if !x.is_number() {
+                            fault!(operand_fault("%", x, Value::number(imm as f64)));
+                        }
+                        set!(dst, Value::number_arith(js_rem(x.as_number(), imm as f64)));
+                    }
+                    Instr::StrictEqI { dst, src, imm, ne } => {
+                        let x = reg!(src);
+                        let eq = x.is_number() && x.as_number() == imm as f64;
+                        set!(dst, Value::bool(eq != ne));
                     }
                     Instr::BitAnd { dst, a, b } => int_op!(dst, a, b, "&", |p, q| (p & q) as f64),
                     Instr::BitOr { dst, a, b } => int_op!(dst, a, b, "|", |p, q| (p | q) as f64),
@@ -2216,12 +2239,18 @@ impl<'rt> TaskInterpreter<'rt> {
                         set!(dst, Value::bool(r))
                     }
 
-                    Instr::Call { f, argc } => {
+                    Instr::Call { f, argc, callee, this } => {
                         safepoint!(1);
                         // SAFETY: the running frame is on top (see `closure!`).
                         unsafe { task.frames.last_mut().unwrap_unchecked() }.pc = pc!() as u32;
                         let fa = base + f as usize;
-                        let callee = reg!(f);
+                        // The window as the calling convention has it. The
+                        // sources are below `f` or the window itself, so a
+                        // call re-run after preemption copies the same.
+                        let callee = reg!(callee);
+                        let this = if this == NO_THIS { Value::UNDEFINED } else { reg!(this) };
+                        set!(f, callee);
+                        set!(f + 1, this);
                         // Fast path: a plain closure call.
                         if let Some(c) = closure_of(callee) {
                             let p = &c.proto.proto;
