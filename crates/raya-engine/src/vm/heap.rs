@@ -148,9 +148,20 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-/// The smallest heap goal: a collection never starts before the heap
-/// holds this much (see "Pacing" in `design/memory.md`).
+/// The floor of the heap goal for a heap that keeps a MiB or more: a
+/// collection never starts before the heap holds this much (see "Pacing"
+/// in `design/memory.md`).
 const MIN_THRESHOLD: usize = 8 << 20;
+
+/// The floor of the heap goal for a heap that keeps almost nothing: a
+/// cycle's allocation then still fits in a core's L2 cache when the sweep
+/// reads its marks and the allocator hands its blocks out again.
+const SMALL_FLOOR: usize = 1 << 20;
+
+/// The floor is at least this many times the live heap (up to
+/// [`MIN_THRESHOLD`]), so that what a cycle marks and sweeps again — the
+/// survivors — stays under an eighth of what it frees.
+const FLOOR_PER_LIVE: usize = 9;
 
 /// Default growth of the heap between collections, in percent of the live
 /// heap (Go's `GOGC` default).
@@ -177,14 +188,14 @@ impl Default for GcConfig {
 }
 
 /// The heap goal after a collection that left `live` bytes: the counted
-/// heap may reach `live × (1 + percent/100)`, never less than
-/// [`MIN_THRESHOLD`], and never more than the heap limit (so a collection
+/// heap may reach `live × (1 + percent/100)`, never less than the floor
+/// ([`heap_floor`]), and never more than the heap limit (so a collection
 /// starts before the limit is reached). `usize::MAX`: never.
 pub fn heap_goal(live: usize, cfg: &GcConfig) -> usize {
     let paced = match cfg.percent {
         Some(p) => {
             let grown = (live as u128 * (100 + p as u128) / 100).min(usize::MAX as u128) as usize;
-            grown.max(MIN_THRESHOLD)
+            grown.max(heap_floor(live))
         }
         None => usize::MAX,
     };
@@ -192,6 +203,75 @@ pub fn heap_goal(live: usize, cfg: &GcConfig) -> usize {
         Some(limit) => paced.min(limit),
         None => paced,
     }
+}
+
+/// The smallest goal for a live heap of `live` bytes: [`FLOOR_PER_LIVE`]
+/// times it, between [`SMALL_FLOOR`] and [`MIN_THRESHOLD`]. A program that
+/// keeps almost nothing (its built-ins: about 0.1 MiB) collects every MiB,
+/// while what it made since the last cycle is still in cache; one that
+/// keeps more collects less often, so that marking and sweeping its
+/// survivors again costs little beside the garbage each cycle frees.
+pub fn heap_floor(live: usize) -> usize {
+    live.saturating_mul(FLOOR_PER_LIVE).clamp(SMALL_FLOOR, MIN_THRESHOLD)
+}
+
+/// The strings of at most one byte — `""` and the 128 one-character ASCII
+/// strings (a one-byte string is always ASCII) —, made once per process and
+/// shared by every program: never allocated, counted, swept or freed.
+/// `split` on spaces makes such words, and `s[i]`, `charAt` and
+/// `split("")` of ASCII text make nothing else; each was an 80-byte object
+/// for the sweep to free.
+///
+/// Invariants that make an object outside every heap safe:
+/// - **Marked forever.** Each is born marked and is on no thread's
+///   allocation list and in no sweep segment, so no sweep or
+///   `Sweep::clear_marks` ever clears its mark: the marker's swap and the
+///   barrier's shade see it marked and neither queue nor trace it (it
+///   holds no reference, so there is nothing to trace), the live size does
+///   not count it, and the end-of-marking check finds it marked. In
+///   generational mode marked means old; an old object that holds no
+///   reference never needs the remembered set. Its `born` is 0, which is
+///   no cycle's epoch.
+/// - **Immutable.** A string's body never changes, and `frozen` is an
+///   array's flag, so the only writes the objects ever see are the
+///   markers' swaps of an already-set mark (atomic, harmless to share).
+/// - **Never freed.** They live in a static for the life of the process,
+///   so a program's teardown, which frees what its lists and sweep hold,
+///   never meets them, and a value naming one stays valid in any program.
+static SHARED_STRS: std::sync::OnceLock<Box<[Obj]>> = std::sync::OnceLock::new();
+
+/// The shared string of `b` if it has at most one byte (see
+/// [`SHARED_STRS`]). `b` must be the bytes of a string (one byte is then
+/// ASCII).
+#[inline]
+pub fn shared_str(b: &[u8]) -> Option<Value> {
+    match *b {
+        [] => Some(shared_at(128)),
+        [c] => {
+            debug_assert!(c.is_ascii());
+            Some(shared_at(c as usize & 127))
+        }
+        _ => None,
+    }
+}
+
+#[inline]
+fn shared_at(i: usize) -> Value {
+    let all = SHARED_STRS.get_or_init(|| {
+        (0..=128u8)
+            .map(|i| {
+                let text = if i == 128 { String::new() } else { char::from(i).to_string() };
+                let header = Header { marked: true.into(), frozen: false.into(), born: 0 };
+                Obj { header, body: Body::Str(JsStr::ascii_from(&text)) }
+            })
+            .collect()
+    });
+    Value::object(&all[i])
+}
+
+/// Whether `o` is one of the process's shared strings (see [`SHARED_STRS`]).
+pub fn is_shared(o: &Obj) -> bool {
+    SHARED_STRS.get().is_some_and(|all| all.as_ptr_range().contains(&(o as *const Obj)))
 }
 
 /// The text of the heap-limit RangeError's message.
@@ -1048,7 +1128,7 @@ impl Heap {
             lists: Mutex::new(Vec::new()),
             slots: Mutex::new(Vec::new()),
             allocated_since_gc: AtomicUsize::new(0),
-            threshold: AtomicUsize::new(MIN_THRESHOLD),
+            threshold: AtomicUsize::new(SMALL_FLOOR),
             requested: AtomicBool::new(false),
             stop: AtomicBool::new(false),
             gate: Mutex::new(()),
@@ -1249,7 +1329,11 @@ impl Heap {
     }
 
     pub fn alloc_str(&mut self, s: impl Into<Box<str>>) -> Value {
-        self.alloc(Body::Str(JsStr::new(s.into())))
+        let s = s.into();
+        if let Some(v) = shared_str(s.as_bytes()) {
+            return v;
+        }
+        self.alloc(Body::Str(JsStr::new(s)))
     }
 
     /// A string of WTF-8 bytes (see `crate::wtf8`): a lone surrogate kept.
@@ -1270,6 +1354,9 @@ impl Heap {
     /// `alloc_str` of a borrowed string: a short one is copied straight
     /// into its object.
     pub fn alloc_str_copy(&mut self, s: &str) -> Value {
+        if let Some(v) = shared_str(s.as_bytes()) {
+            return v;
+        }
         self.alloc(Body::Str(JsStr::copy_of(s)))
     }
 
@@ -1278,6 +1365,9 @@ impl Heap {
     pub fn alloc_ascii_str(&mut self, s: &str) -> Value {
         debug_assert!(s.is_ascii());
         let n = s.len();
+        if let Some(v) = shared_str(s.as_bytes()) {
+            return v;
+        }
         if n > INLINE_STR {
             let text = StrText::Heap(s.into());
             // SAFETY: the body is written whole.
@@ -2037,10 +2127,15 @@ mod tests {
         assert_eq!(heap_goal(100 * MB, &pct(Some(300))), 400 * MB);
         // 0: collect as soon as anything was allocated past the live heap.
         assert_eq!(heap_goal(100 * MB, &pct(Some(0))), 100 * MB);
-        // A small live heap: the minimum, so tiny programs do not collect
-        // all the time.
+        // A small live heap: the floor, so that small programs do not
+        // collect all the time: nine times the live heap, at least 1 MiB
+        // (a cycle's allocation stays in cache), at most 8 MiB.
         assert_eq!(heap_goal(MB, &pct(Some(100))), MIN_THRESHOLD);
-        assert_eq!(heap_goal(0, &pct(Some(100))), MIN_THRESHOLD);
+        assert_eq!(heap_goal(MB / 2, &pct(Some(100))), 9 * MB / 2);
+        assert_eq!(heap_goal(MB / 10, &pct(Some(100))), SMALL_FLOOR);
+        assert_eq!(heap_goal(0, &pct(Some(100))), SMALL_FLOOR);
+        // A high percent still grows a small heap by that percent.
+        assert_eq!(heap_goal(MB / 2, &pct(Some(1000))), 11 * MB / 2);
         // Off: no goal.
         assert_eq!(heap_goal(100 * MB, &pct(None)), usize::MAX);
         // A limit caps the goal, so a collection starts before the limit.
@@ -2414,6 +2509,56 @@ mod tests {
         assert!(!marked(y));
     }
 
+    /// The strings of at most one byte are the process's shared objects
+    /// (`SHARED_STRS`): every way of making one gives the same object, and
+    /// none is on the heap. Collections of each kind — full, concurrent
+    /// with the barrier shading one, minor — leave them marked (never
+    /// queued, traced or counted) and whole, and free the garbage around
+    /// them as before.
+    #[test]
+    fn strings_of_one_byte_are_shared_marked_and_never_swept() {
+        let mut heap = Heap::new();
+        let a = heap.alloc_ascii_str("a");
+        assert_eq!(a, heap.alloc_str("a"));
+        assert_eq!(a, heap.alloc_str_copy("a"));
+        assert_eq!(a, shared_str(b"a").unwrap());
+        assert_ne!(a, heap.alloc_ascii_str("b"));
+        let empty = heap.alloc_str(String::new());
+        assert_eq!(empty, heap.alloc_ascii_str(""));
+        assert!(is_shared(a.as_obj().unwrap()) && is_shared(empty.as_obj().unwrap()));
+        assert_eq!((ops::to_display(a), ops::to_display(empty)), ("a".to_string(), String::new()));
+        assert_eq!(heap.object_count(), 0, "on no list");
+        assert_eq!(heap.counted_bytes(), 0, "not counted");
+        let two = heap.alloc_ascii_str("ab");
+        assert!(!is_shared(two.as_obj().unwrap()));
+        let arr = heap.alloc_array(vec![a, empty, two]);
+        for _ in 0..100 {
+            heap.alloc_ascii_str("garbage");
+        }
+        heap.collect(|m| m.mark(arr));
+        assert_eq!(heap.object_count(), 2, "the array and \"ab\"");
+        assert_eq!(heap.stats().freed, 100);
+        assert!(marked(a) && marked(empty), "a sweep never clears a shared mark");
+        // Concurrent: the store that drops `a` shades nothing (already
+        // marked), and the cycle's end traces nothing of it.
+        begin_cycle(&mut heap, &[arr]);
+        ops::array_data(arr).unwrap()[0] = Value::NULL;
+        assert!(!heap.shared().grey.lock().contains(&(a.as_obj().unwrap() as *const Obj as usize)));
+        end_cycle(&mut heap);
+        assert!(marked(a));
+        // Generational: marked means old, and an old string holds nothing,
+        // so a minor cycle neither remembers nor frees it.
+        heap.set_generational(true);
+        ops::array_data(arr).unwrap()[0] = a;
+        assert!(heap.shared().remembered.lock().bodies.len() <= 1);
+        heap.collect_cycle(Some(false), |m| m.mark(arr));
+        heap.finish_sweep();
+        heap.collect(|m| m.mark(arr));
+        assert!(marked(a) && marked(empty));
+        assert_eq!(ops::to_display(ops::array_data(arr).unwrap()[0]), "a");
+        assert_eq!(heap.object_count(), 2);
+    }
+
     /// The classic lost object: `x` moves from a place the marker has not
     /// scanned (`a`) into one it has (`b`) while marking runs; without the
     /// barrier on `a`'s store it would be freed while `b` holds it.
@@ -2668,7 +2813,10 @@ mod tests {
         fn survivors_are_old_until_a_full_cycle() {
             let mut heap = generational_heap();
             let root = heap.alloc_array(vec![]);
-            let n = sized(10_000, 200);
+            // Old objects within half the first cycle's budget (the floor
+            // of an empty heap, `SMALL_FLOOR`), so that the next cycle is
+            // a minor one.
+            let n = sized(4_000, 200);
             for i in 0..n {
                 let s = heap.alloc_str(format!("old string {i}"));
                 ops::array_data(root).unwrap().push(s);

@@ -258,6 +258,7 @@ fn sweep_segment(seg: &mut Vec<*mut Obj>, sticky: bool) -> u64 {
         // heap, held by this sweeper alone; an unmarked one is unreachable
         // (the module's first invariant) and freed exactly once, here.
         let o = unsafe { &*p };
+        debug_assert!(!super::heap::is_shared(o), "a shared string is on no list");
         // A load and a store, not a swap: no other thread writes this mark
         // while the segment is swept (the module's last invariant), and a
         // locked read-modify-write on every object was a measurable part
