@@ -68,6 +68,9 @@ const p = producer(6);
 const c1 = consumer(3);
 const c2 = consumer(3);
 await [p, c1, c2];
+// The sleeper's wait outlasts main's by this much, however long its
+// cancellation takes to be delivered on a loaded machine.
+sleep(100);
 s.cancel();
 try { await s; } catch (e) {}
 console.log(total);
