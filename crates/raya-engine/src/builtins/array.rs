@@ -830,6 +830,23 @@ mod tests {
         assert_eq!(t.rt.heap.counted_bytes() - before, cap * 8 + removed);
     }
 
+    /// `map`'s result starts empty with room for the source's elements, so
+    /// filling it by index never grows it; an array-like source (whose
+    /// `length` a script chose) gets no room.
+    #[test]
+    fn with_capacity_of_reserves_the_source_arrays_length() {
+        let mut t = T::new();
+        let src = t.nums(&[1.0; 1000]);
+        let out = with_capacity_of(&mut t.ctx(), Value::UNDEFINED, &[src]).unwrap();
+        let a = ops::array_data(out).unwrap();
+        assert_eq!((a.len(), a.capacity()), (0, 1000));
+        drop(a);
+        for v in [n(1e9), Value::UNDEFINED] {
+            let out = with_capacity_of(&mut t.ctx(), Value::UNDEFINED, &[v]).unwrap();
+            assert_eq!(ops::array_data(out).unwrap().capacity(), 0);
+        }
+    }
+
     #[test]
     fn push_pop_shift_unshift() {
         let mut t = T::new();
