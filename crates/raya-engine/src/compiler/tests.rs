@@ -3,7 +3,7 @@
 //! the disassembler.
 
 use super::*;
-use crate::bytecode::{Capture, Instr, NO_THIS};
+use crate::bytecode::{Capture, Instr, Reg, NO_THIS};
 
 fn compile(src: &str) -> Program {
     match compile_source("test.raya", src) {
@@ -525,6 +525,14 @@ fn method_calls_use_call_method_and_spans_point_at_the_name() {
     assert_eq!((line, col), (1, 26));
 }
 
+/// `(argc, callee, this)` of the first `Call` in `f`.
+fn first_call(f: &FuncProto) -> Option<(u16, Reg, Reg)> {
+    f.code.iter().find_map(|i| match *i {
+        Instr::Call { argc, callee, this, .. } => Some((argc, callee, this)),
+        _ => None,
+    })
+}
+
 #[test]
 fn call_with_reads_the_function_and_this_arg_in_place() {
     let p = compile("function f(g, t) { return __callWith(g, t, 1, 2); }");
@@ -532,11 +540,7 @@ fn call_with_reads_the_function_and_this_arg_in_place() {
     // (R0 is `this`.) `Call` reads g (R1) as the callee and t (R2) as
     // `this` where they are, then two arguments: a plain call, no lookup
     // of `__callWith` itself and no `Move` into the window.
-    let call = f.code.iter().find_map(|i| match i {
-        Instr::Call { argc, callee, this, .. } => Some((*argc, *callee, *this)),
-        _ => None,
-    });
-    assert_eq!(call, Some((2, 1, 2)), "{:?}", f.code);
+    assert_eq!(first_call(f), Some((2, 1, 2)), "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::Move { .. })), 0, "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::GetGlobal { .. } | Instr::LoadUndef { .. })), 0, "{:?}", f.code);
 }
@@ -545,11 +549,7 @@ fn call_with_reads_the_function_and_this_arg_in_place() {
 fn call_of_a_local_reads_it_in_place_with_this_undefined() {
     let p = compile("function f(g, x) { return g(x); }");
     let f = func(&p, "f");
-    let call = f.code.iter().find_map(|i| match i {
-        Instr::Call { argc, callee, this, .. } => Some((*argc, *callee, *this)),
-        _ => None,
-    });
-    assert_eq!(call, Some((1, 1, NO_THIS)), "{:?}", f.code);
+    assert_eq!(first_call(f), Some((1, 1, NO_THIS)), "{:?}", f.code);
     // Only the argument is moved; no `LoadUndef` for `this`.
     assert_eq!(count(f, |i| matches!(i, Instr::Move { .. })), 1, "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::LoadUndef { .. })), 0, "{:?}", f.code);
