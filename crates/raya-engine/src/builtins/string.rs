@@ -794,11 +794,33 @@ fn split(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Valu
         return Ok(ctx.array(out));
     }
     if let [c] = sep.as_bytes() {
+        let (c, bytes) = (*c, js.s.as_bytes());
+        if js.is_ascii() && bytes.len() <= SHORT_SCAN {
+            // A short ASCII string (a line, a record): one scan keeps the
+            // separators' offsets on the stack, then the pieces are made
+            // together at the array's exact size.
+            // (Left uninitialised: zeroing it was a `memset` per call.)
+            let mut at = [const { std::mem::MaybeUninit::<u32>::uninit() }; SHORT_SCAN];
+            let mut k = 0;
+            swar::each(bytes, c, &mut |i| {
+                at[k].write(i as u32);
+                k += 1;
+                true
+            });
+            // SAFETY: the first `k` entries were written above.
+            let found: &[u32] = unsafe { std::slice::from_raw_parts(at.as_ptr().cast(), k) };
+            // With a limit, the pieces after the `lim`-th are dropped: the
+            // text ends at the separator that ends that piece.
+            let (seps, end) = if k < lim { (found, bytes.len()) } else { (&found[..lim - 1], found[lim - 1] as usize) };
+            out.reserve_exact(seps.len() + 1);
+            ctx.heap().alloc_ascii_fields(&js.s[..end], seps, &mut out);
+            return Ok(ctx.array(out));
+        }
         // One ASCII byte: a byte scan. Every piece of an ASCII string is
         // ASCII, so its UTF-16 length is its byte length (no second scan).
         // The separators are counted first, so that the array is made at
         // its exact size.
-        let (c, ascii, bytes) = (*c, js.is_ascii(), js.s.as_bytes());
+        let ascii = js.is_ascii();
         let long = bytes.len() > SHORT_SCAN;
         let seps = if long { memchr::memchr_iter(c, bytes).count() } else { swar::count(bytes, c) };
         let n = (seps + 1).min(lim);

@@ -396,9 +396,12 @@ fn no_wait(e: &std::io::Error) -> Option<NoWait> {
 /// consumes.
 #[derive(Default)]
 pub struct ReadBuf {
-    /// `buf[pos..]` is read and not yet consumed.
+    /// `buf[pos..end]` is read and not yet consumed. Past `end` the buffer
+    /// is room for the next read, zeroed once when it is first made (so a
+    /// refill does not clear 64 KiB before the kernel overwrites them).
     buf: Vec<u8>,
     pos: usize,
+    end: usize,
     /// The stream ended after the buffered bytes.
     eof: bool,
     /// A refill failed: thrown by the next read, which consumes it.
@@ -409,7 +412,7 @@ pub struct ReadBuf {
 
 impl ReadBuf {
     fn buffered(&self) -> &[u8] {
-        &self.buf[self.pos..]
+        &self.buf[self.pos..self.end]
     }
 
     /// Whether a refill could change anything.
@@ -438,24 +441,26 @@ impl ReadBuf {
         nowait: bool,
     ) -> Result<(), NoWait> {
         if self.pos > 0 {
-            self.buf.drain(..self.pos);
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
             self.pos = 0;
         }
-        let len = self.buf.len();
-        self.buf.resize(len + CHUNK, 0);
+        let len = self.end;
+        if self.buf.len() < len + CHUNK {
+            self.buf.resize(len + CHUNK, 0);
+        }
         let got = loop {
-            match read(&mut self.buf[len..]) {
+            match read(&mut self.buf[len..len + CHUNK]) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 got => break got,
             }
         };
         match got {
             Ok(n) => {
-                self.buf.truncate(len + n);
+                self.end = len + n;
                 self.eof = n == 0;
             }
             Err(e) => {
-                self.buf.truncate(len);
                 if nowait {
                     if let Some(why) = no_wait(&e) {
                         return Err(why);
@@ -585,8 +590,8 @@ impl ReadBuf {
                     return Some(Ok(None));
                 }
                 let start = self.pos;
-                self.pos = self.buf.len();
-                &self.buf[start..]
+                self.pos = self.end;
+                &self.buf[start..self.end]
             }
         };
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -630,7 +635,7 @@ impl ReadBuf {
             return None;
         }
         let data = self.buffered().to_vec();
-        self.pos = self.buf.len();
+        self.pos = self.end;
         Some(Ok(data))
     }
 }
@@ -741,6 +746,26 @@ mod tests {
             assert_eq!(got, want, "step {step}");
             assert!(rb.try_line().is_some_and(|r| r.is_ok_and(|l| l.is_none())), "the end stays the end");
         }
+    }
+
+    #[test]
+    fn the_buffer_is_reused_across_refills_and_grows_only_for_a_long_line() {
+        // Lines that straddle every refill: what is left of one read moves
+        // to the front, and the room after it is not made again.
+        let text: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        let mut rb = ReadBuf::default();
+        let got = lines(&mut rb, &mut trickle(&text, CHUNK, false));
+        assert_eq!(got.len(), 20_001);
+        assert!(got[..20_000].iter().enumerate().all(|(i, l)| *l == Ok(Some(format!("line {i}")))));
+        let room = rb.buf.len();
+        assert!((CHUNK..=CHUNK + "line 19999".len()).contains(&room), "one read's room beside a partial line: {room}");
+        // A line longer than a read grows the buffer to hold it whole.
+        let long = format!("a\n{}\nb", "x".repeat(3 * CHUNK));
+        let mut rb = ReadBuf::default();
+        let got = lines(&mut rb, &mut trickle(&long, CHUNK, false));
+        assert_eq!(got[1], Ok(Some("x".repeat(3 * CHUNK))));
+        assert_eq!(got[2], Ok(Some("b".into())));
+        assert!(rb.buf.len() >= 3 * CHUNK && rb.buf.len() <= 5 * CHUNK, "{}", rb.buf.len());
     }
 
     #[test]

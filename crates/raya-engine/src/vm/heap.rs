@@ -1400,6 +1400,63 @@ impl Heap {
         Value::object(p)
     }
 
+    /// The pieces of the ASCII text `s` between the one-byte separators at
+    /// the byte offsets `seps` (ascending), pushed to `out` in order: the
+    /// first piece starts at 0, each next one after a separator, the last
+    /// one runs to the end of `s`. `alloc_ascii_str` of every piece, with
+    /// what does not change between pieces (the cycle's colour and epoch,
+    /// the list's room, the byte count) done once.
+    pub fn alloc_ascii_fields(&mut self, s: &str, seps: &[u32], out: &mut Vec<Value>) {
+        debug_assert!(s.is_ascii() && seps.windows(2).all(|w| w[0] < w[1]));
+        let bytes = s.as_bytes();
+        out.reserve(seps.len() + 1);
+        // SAFETY: this thread owns the list and is not stopped.
+        unsafe { (*self.list.objects.get()).reserve(seps.len() + 1) };
+        let black = self.shared.alloc_black.load(Ordering::Relaxed);
+        let born = self.shared.alloc_born.load(Ordering::Relaxed);
+        let mut start = 0;
+        let mut counted = 0;
+        for end in seps.iter().map(|&e| e as usize).chain(std::iter::once(bytes.len())) {
+            let part = &bytes[start..end];
+            start = end + 1;
+            if let Some(v) = shared_str(part) {
+                out.push(v);
+                continue;
+            }
+            if part.len() > INLINE_STR {
+                // SAFETY: `s` is ASCII, so every piece is.
+                out.push(self.alloc_ascii_str(unsafe { std::str::from_utf8_unchecked(part) }));
+                continue;
+            }
+            // As in `alloc_with` and `alloc_ascii_str`: the header and the
+            // body written whole, then the bytes copied into it.
+            let mut b = Box::<Obj>::new_uninit();
+            let p = b.as_mut_ptr();
+            // SAFETY: both fields are written once, then the box is
+            // initialised; the bytes are ASCII, so the buffer is UTF-8.
+            let p = unsafe {
+                std::ptr::addr_of_mut!((*p).header).write(Header { marked: black.into(), frozen: false.into(), born });
+                let body = std::ptr::addr_of_mut!((*p).body);
+                body.write(Body::Str(JsStr {
+                    s: StrText::Inline { len: part.len() as u8, buf: [0; INLINE_STR] },
+                    utf16_len: part.len() as u32,
+                }));
+                if let Body::Str(JsStr { s: StrText::Inline { buf, .. }, .. }) = &mut *body {
+                    super::object::copy_short(buf, part);
+                }
+                Box::into_raw(b.assume_init())
+            };
+            // SAFETY: as above; the room was reserved.
+            unsafe { (*self.list.objects.get()).push(p) };
+            counted += std::mem::size_of::<Obj>();
+            out.push(Value::object(p));
+        }
+        self.local_bytes += counted;
+        if self.local_bytes >= LOCAL_CHUNK {
+            self.flush_count();
+        }
+    }
+
     pub fn alloc_array(&mut self, items: Vec<Value>) -> Value {
         self.alloc(Body::Array(ArrayBody { items: Mut::new(items), extras: None }))
     }
@@ -2614,6 +2671,33 @@ mod tests {
         heap.collect(|m| m.mark(root));
         assert_eq!(heap.object_count(), 2);
         assert_eq!(ops::to_display(young), "young".repeat(10));
+    }
+
+    /// The pieces made together are what `alloc_ascii_str` makes of each:
+    /// the same texts, shared one-byte strings, long pieces outside the
+    /// object, black while marking, each counted and swept like the rest.
+    #[test]
+    fn fields_are_made_like_single_strings() {
+        let mut heap = Heap::new();
+        heap.set_generational(false);
+        let long = "l".repeat(INLINE_STR + 1);
+        let text = format!(",a,{long},word,");
+        let seps: Vec<u32> = text.match_indices(',').map(|(i, _)| i as u32).collect();
+        let root = heap.alloc_array(vec![]);
+        begin_cycle(&mut heap, &[root]);
+        let before = heap.object_count();
+        let mut out = Vec::new();
+        heap.alloc_ascii_fields(&text, &seps, &mut out);
+        let texts: Vec<String> = out.iter().map(|&v| ops::to_display(v)).collect();
+        assert_eq!(texts, ["", "a", long.as_str(), "word", ""]);
+        assert!(out.iter().all(|&v| marked(v)), "born black while marking");
+        assert!(is_shared(out[0].as_obj().unwrap()) && is_shared(out[1].as_obj().unwrap()));
+        assert_eq!(heap.object_count(), before + 2, "the long piece and `word` are new objects");
+        ops::array_data(root).unwrap().push(out[3]);
+        end_cycle(&mut heap);
+        heap.collect(|m| m.mark(root));
+        assert_eq!(heap.object_count(), before + 1, "the dropped piece was swept, the kept one not");
+        assert_eq!(ops::to_display(ops::array_data(root).unwrap()[0]), "word");
     }
 
     /// A value only in the registers of a task that is not running (the
