@@ -798,23 +798,20 @@ fn json_quote_body(s: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            0x08 => Some("\\b"),
-            0x0C => Some("\\f"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x00..=0x1F => None,
-            _ => continue,
-        };
+    loop {
+        let i = next_json_escape(bytes, start);
         // Bytes < 0x80 are always whole chars, so slicing here is safe.
         out.push_str(&s[start..i]);
-        match esc {
-            Some(e) => out.push_str(e),
-            None => {
+        let Some(&b) = bytes.get(i) else { return };
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x08 => out.push_str("\\b"),
+            0x0C => out.push_str("\\f"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            _ => {
                 out.push_str("\\u00");
                 out.push(HEX[(b >> 4) as usize] as char);
                 out.push(HEX[(b & 0xF) as usize] as char);
@@ -822,13 +819,103 @@ fn json_quote_body(s: &str, out: &mut String) {
         }
         start = i + 1;
     }
-    out.push_str(&s[start..]);
+}
+
+/// The offset of the first byte at or after `i` that a JSON string must
+/// escape (`"`, `\`, a control character), or `b.len()`. Eight bytes at a
+/// time: a long string is mostly text to copy as it is. Written with plain
+/// operators and built-in indexing only, because a debug build (the test
+/// suite's) calls every helper: it runs this over whole megabytes.
+fn next_json_escape(b: &[u8], i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const QUOTE: u64 = ONES * b'"' as u64;
+    const BACKSLASH: u64 = ONES * b'\\' as u64;
+    let escaped = |c: u8| matches!(c, b'"' | b'\\' | 0x00..=0x1F);
+    let rest = &b[i..];
+    if rest.len() < 16 {
+        // A key or a word: fewer bytes than the words' set-up is worth.
+        let mut at = i;
+        while at < b.len() && !escaped(b[at]) {
+            at += 1;
+        }
+        return at;
+    }
+    // SAFETY: every bit pattern is a valid `u64`.
+    let (head, words, _) = unsafe { rest.align_to::<u64>() };
+    let mut at = 0;
+    while at < head.len() {
+        if escaped(head[at]) {
+            return i + at;
+        }
+        at += 1;
+    }
+    let mut k = 0;
+    while k < words.len() {
+        let w = words[k];
+        let (q, s) = (w ^ QUOTE, w ^ BACKSLASH);
+        // The high bit of each byte below 0x20, then of each zero byte of
+        // `q` and `s` (a `"` or `\` in `w`): the low seven bits plus
+        // `0x80 - n` carry into the high bit exactly when they reach `n`,
+        // and no sum carries out of its byte.
+        let hits = !(((w & LOW7) + ONES * 0x60) | w) | !(((q & LOW7) + LOW7) | q) | !(((s & LOW7) + LOW7) | s);
+        if hits & HIGH != 0 {
+            break;
+        }
+        k += 1;
+    }
+    let mut at = i + head.len() + 8 * k;
+    while at < b.len() && !escaped(b[at]) {
+        at += 1;
+    }
+    at
 }
 
 #[cfg(test)]
 #[allow(clippy::approx_constant, clippy::excessive_precision)]
 mod tests {
     use super::*;
+
+    /// Every byte JSON escapes, at every offset of a string longer than a
+    /// few eight-byte words, among text (ASCII, multi-byte, bytes just
+    /// above the control range) that it copies as it is.
+    #[test]
+    fn json_quote_escapes_at_every_offset() {
+        fn naive(s: &str) -> String {
+            let mut out = String::from("\"");
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\u{8}' => out.push_str("\\b"),
+                    '\u{c}' => out.push_str("\\f"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                    c => out.push(c),
+                }
+            }
+            out.push('"');
+            out
+        }
+        let filler: Vec<char> = "ab !#[]~\u{7f}é😀".chars().collect();
+        for special in ['"', '\\', '\u{0}', '\u{8}', '\u{c}', '\n', '\r', '\t', '\u{1f}', ' '] {
+            for at in 0..40 {
+                let text: String = (0..40).map(|i| if i == at { special } else { filler[i % filler.len()] }).collect();
+                // Every alignment of the text's start (the scan reads
+                // aligned words after a head of single bytes).
+                let padded = format!("01234567{text}");
+                for skip in 0..8 {
+                    let s = &padded[skip..];
+                    let mut got = String::new();
+                    json_quote(s, &mut got);
+                    assert_eq!(got, naive(s), "{special:?} at {at}, from {skip}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn locale_en_us_rounds_the_shortest_decimal_and_groups() {
