@@ -508,10 +508,20 @@ fn cancel_race(workers: usize, reps: usize) {
             h.store(0, SeqCst);
         }
         // Deadlines spread over the time the canceller takes to go through
-        // the keys, so both outcomes are common.
+        // the keys, so both outcomes are common; an eighth already due and
+        // an eighth a second away, so that both happen even when a loaded
+        // machine starts the canceller late.
         let start = Instant::now() + Duration::from_millis(1);
-        let mut keys: Vec<TimerKey> =
-            (0..N).map(|i| s.sleep_until(start + Duration::from_micros(rng.below(10_000)), i)).collect();
+        let mut keys: Vec<TimerKey> = (0..N)
+            .map(|i| {
+                let at = match i % 8 {
+                    0 => Instant::now(),
+                    1 => start + Duration::from_secs(1),
+                    _ => start + Duration::from_micros(rng.below(10_000)),
+                };
+                s.sleep_until(at, i)
+            })
+            .collect();
         for i in (1..N).rev() {
             keys.swap(i, rng.below(i as u64 + 1) as usize);
         }
