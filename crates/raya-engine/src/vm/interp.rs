@@ -515,9 +515,16 @@ impl<'rt> TaskInterpreter<'rt> {
     #[inline(never)]
     fn run_faulted(&mut self, task: &mut Task, budget: &mut u32, fault: Fault) -> RunOutcome {
         let mut first = Some(fault);
-        // Where the last heap-limit retry ran: an instruction is run again
-        // at most once in a row.
-        let mut retried_at = None;
+        // Where the last heap-limit retry ran, and the budget left when it
+        // failed: an instruction is run again at most once in a row. The
+        // same instruction failing again is a new run of it (a loop came
+        // round to it) only if the program passed another safepoint in
+        // between; one attempt spends at most one (a call's), so a budget
+        // at least two lower tells the two apart. Without that, a loop that
+        // makes garbage failed at its second collection; with no limit at
+        // all, an operation that allocates more than the slack before it
+        // fails would collect and retry for ever.
+        let mut retried_at: Option<(usize, u32, u32)> = None;
         loop {
             let r = match first.take() {
                 Some(fault) => Err(fault),
@@ -536,12 +543,11 @@ impl<'rt> TaskInterpreter<'rt> {
                         // RangeError is thrown.
                         let depth = task.frames.len();
                         if let Some(f) = task.frames.last_mut() {
-                            let at = (depth, f.pc);
-                            if f.pc > 0
-                                && retried_at != Some(at)
-                                && !spreads_args(f.proto().proto.code[f.pc as usize - 1])
-                            {
-                                retried_at = Some(at);
+                            let again = retried_at.is_some_and(|(d, pc, left)| {
+                                (d, pc) == (depth, f.pc) && left.saturating_sub(*budget) < 2
+                            });
+                            if f.pc > 0 && !again && !spreads_args(f.proto().proto.code[f.pc as usize - 1]) {
+                                retried_at = Some((depth, f.pc, *budget));
                                 f.pc -= 1;
                                 self.rt.collect_garbage_with(task, true);
                                 continue;
