@@ -1393,7 +1393,7 @@ fn stop_guarded(rt: &mut Runtime, cx: &Cx<'_>, cell: Arc<TaskCell>, exec: Box<Ta
     if !cell.cancel_delivered.swap(true, Ordering::AcqRel) {
         cell.cancel.store(true, Ordering::SeqCst);
         cell.run_on_cancel();
-        *cell.resume.lock() = Some(Resume::Cancel);
+        cell.resume.lock().set(Resume::Cancel);
         *cell.exec.lock() = Some(exec);
         cx.preempted(Job::Run(cell));
         return;
@@ -1753,7 +1753,7 @@ impl crate::scheduler::Runner<Job> for VmRunner {
                     let ts = rec.now();
                     rec.push(crate::trace::Event::TimerFire { ts, task: c.id });
                 }
-                *c.resume.lock() = Some(Resume::Value(Value::UNDEFINED));
+                c.resume.lock().set(Resume::Value(Value::UNDEFINED));
                 Some(c)
             }
             Job::Fire(t) => {
@@ -2250,7 +2250,7 @@ pub fn wake_waiters(rt: &mut Runtime, waiters: Vec<Waiter>, o: Outcome) {
             Outcome::Error(e) | Outcome::Cancelled(e) if w.is_await() => Resume::Throw(e),
             _ => Resume::Retry,
         };
-        *w.task.resume.lock() = Some(r);
+        w.task.resume.lock().set(r);
         Some(w.task)
     };
     if rt.woken.is_empty() && waiters.len() > WAKE_BATCH {
@@ -2300,7 +2300,7 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
             _ => true,
         };
         if settled && cell.token.claim(gen) {
-            *cell.resume.lock() = Some(Resume::Retry);
+            cell.resume.lock().set(Resume::Retry);
             rt.woken.push(cell.clone());
         }
         return gen;
@@ -2315,7 +2315,7 @@ fn park_all(rt: &mut Runtime, cell: &Arc<TaskCell>, array: Value) -> u64 {
         };
     }
     if any_settled && waiter.claim() {
-        *cell.resume.lock() = Some(Resume::Retry);
+        cell.resume.lock().set(Resume::Retry);
         rt.woken.push(cell.clone());
     }
     gen
@@ -2343,7 +2343,7 @@ fn park(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w:
     if cell.is_cancel_requested() {
         // Cancellation is sticky: every suspension of a cancelled task
         // throws at once.
-        *cell.resume.lock() = Some(Resume::Cancel);
+        cell.resume.lock().set(Resume::Cancel);
         cx.push_local(Job::Run(cell.clone()));
         return;
     }
@@ -2368,7 +2368,7 @@ fn register_and_recheck(shared: &Shared, rt: &mut Runtime, cx: &Cx<'_>, cell: &A
     if cell.claim_if_cancelled(gen) {
         // Registrations made for this generation are now stale; every
         // wait object drops those lazily, so none confuses the next wait.
-        *cell.resume.lock() = Some(Resume::Cancel);
+        cell.resume.lock().set(Resume::Cancel);
         rt.woken.push(cell.clone());
     }
 }
@@ -2393,7 +2393,7 @@ fn register_wait(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) -
                     _ => false,
                 };
                 if !registered && waiter.claim() {
-                    *cell.resume.lock() = Some(Resume::Retry);
+                    cell.resume.lock().set(Resume::Retry);
                     rt.woken.push(cell.clone());
                     return gen;
                 }
@@ -2403,7 +2403,7 @@ fn register_wait(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) -
             // `Task.yield()` / `sleep(0)`: straight to the back of this
             // worker's queue, no timer round trip.
             if waiter.claim() {
-                *cell.resume.lock() = Some(Resume::Value(Value::UNDEFINED));
+                cell.resume.lock().set(Resume::Value(Value::UNDEFINED));
                 cx.push_local(Job::Run(cell.clone()));
             }
         }
@@ -2430,13 +2430,13 @@ fn register_wait(rt: &mut Runtime, cx: &Cx<'_>, cell: &Arc<TaskCell>, w: Wait) -
                     Registered::Queued => {}
                     Registered::Ready(r) => {
                         // The object claimed the task for us.
-                        *cell.resume.lock() = Some(r);
+                        cell.resume.lock().set(r);
                         rt.woken.push(cell.clone());
                     }
                     Registered::Again => {
                         // Claimed, but the partner vanished: wait again.
                         if cell.is_cancel_requested() {
-                            *cell.resume.lock() = Some(Resume::Cancel);
+                            cell.resume.lock().set(Resume::Cancel);
                             rt.woken.push(cell.clone());
                         } else {
                             waiter.set_gen(cell.token.arm());

@@ -116,7 +116,7 @@ impl Evaluation {
         self.handle.on_runtime(Box::new(move |rt| {
             if let Some(cell) = st.cell.lock().clone() {
                 if cell.request_cancel() {
-                    *cell.resume.lock() = Some(crate::sync::Resume::Cancel);
+                    cell.resume.lock().set(crate::sync::Resume::Cancel);
                     rt.woken.push(cell);
                 }
             }

@@ -131,7 +131,7 @@ fn cancel(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Va
         rec.push(crate::trace::Event::Cancel { ts, by: ctx.task.id, task: t.id });
     }
     if t.request_cancel() {
-        *t.resume.lock() = Some(Resume::Cancel);
+        t.resume.lock().set(Resume::Cancel);
         ctx.rt.woken.push(t);
     }
     Ok(Value::UNDEFINED)

@@ -885,6 +885,11 @@ pub enum Instr {
     },
 }
 
+/// The most cases a `select` may have (the compiler refuses more): a
+/// woken task's pending resume keeps the index of the case that fired in
+/// 24 bits (`sync::task::ResumeSlot`).
+pub const MAX_SELECT_CASES: usize = 1 << 24;
+
 /// Static description of one `select` statement: cases in source order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SelectDesc {

@@ -1163,6 +1163,14 @@ impl<'l> Resolver<'l> {
                         None,
                     );
                 }
+                if let Some(c) = cases.get(crate::bytecode::MAX_SELECT_CASES) {
+                    self.error(
+                        c.span,
+                        format!("a `select` has more than {} cases", crate::bytecode::MAX_SELECT_CASES),
+                        "one case too many",
+                        None,
+                    );
+                }
                 self.with_jump(JumpKind::Select, labels, |r| {
                     for c in cases {
                         r.push_scope();

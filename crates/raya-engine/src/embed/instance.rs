@@ -530,7 +530,7 @@ impl CallState {
     fn deliver_cancel(&self, rt: &mut Runtime) {
         if let Some(cell) = self.cell.lock().clone() {
             if cell.request_cancel() {
-                *cell.resume.lock() = Some(Resume::Cancel);
+                cell.resume.lock().set(Resume::Cancel);
                 rt.woken.push(cell);
             }
         }

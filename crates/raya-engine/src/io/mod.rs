@@ -354,7 +354,7 @@ impl Source {
         for w in scratch.iter() {
             if w.claim() {
                 drop(w.task.take_cancel_hook());
-                *w.task.resume.lock() = Some(Resume::Retry);
+                w.task.resume.lock().set(Resume::Retry);
                 sink.wake(w.task.clone());
                 woken += 1;
             }

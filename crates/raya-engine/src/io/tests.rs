@@ -181,7 +181,7 @@ fn io_close_wakes_every_waiter_and_drops_the_socket() {
     let mut woken = Vec::new();
     assert!(src.close(&mut woken));
     assert_eq!(woken.len(), 2, "both waiters woken");
-    assert!(woken.iter().all(|t| matches!(*t.resume.lock(), Some(Resume::Retry))));
+    assert!(woken.iter().all(|t| matches!(t.resume.lock().get(), Some(Resume::Retry))));
     assert_eq!(sink.holds.load(Ordering::SeqCst), 0);
     assert!(src.enter().is_none(), "closed");
     assert!(src.take_woken_by_close(1));

@@ -175,7 +175,7 @@ struct YieldWait;
 impl WaitObject for YieldWait {
     fn register(&self, w: Waiter, _woken: &mut Vec<Arc<TaskCell>>, _timers: &mut Vec<Timer>) -> Registered {
         if w.claim() {
-            *w.task.resume.lock() = Some(Resume::Retry);
+            w.task.resume.lock().set(Resume::Retry);
             match crate::driver::current_handle() {
                 Some(h) => h.requeue(w.task.clone()),
                 None => return Registered::Ready(Resume::Retry),

@@ -166,7 +166,7 @@ impl Waiter {
 
     /// Step 3 for a claimed waiter: store the resume and queue the task.
     pub fn deliver(&self, r: Resume, woken: &mut Vec<Arc<TaskCell>>) {
-        *self.task.resume.lock() = Some(r);
+        self.task.resume.lock().set(r);
         woken.push(self.task.clone());
     }
 }

@@ -173,7 +173,7 @@ mod tests {
         assert!(matches!(sel.register(Waiter::new(t.clone(), gen), &mut woken, &mut timers), Registered::Queued));
         // b's sender wins; a's registration is now stale.
         assert_eq!(b.try_send(Value::number(2.0), &mut woken), super::super::channel::Sent::Sent);
-        assert!(matches!(*t.resume.lock(), Some(Resume::Case { case: 1, .. })));
+        assert!(matches!(t.resume.lock().get(), Some(Resume::Case { case: 1, .. })));
         assert_eq!(a.try_send(Value::number(1.0), &mut woken), super::super::channel::Sent::Full);
         assert_eq!(a.len(), 0, "no value went into the losing case's channel");
     }

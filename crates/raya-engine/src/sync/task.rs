@@ -47,6 +47,74 @@ impl Resume {
     }
 }
 
+/// A task's pending [`Resume`]: `Option<Resume>` in three 4-byte words,
+/// the variant in the low byte of the first and a select case's index in
+/// its other 24 bits (the compiler refuses a `select` of more cases,
+/// [`MAX_SELECT_CASES`](crate::bytecode::MAX_SELECT_CASES)). With its lock this takes two words of the cell
+/// where an `Option<Resume>` took three, which puts the cell in its `Arc`
+/// in the allocator's 112-byte class, apart from the 128-byte class of
+/// the task's execution state (design/memory.md, "Memory per task").
+#[derive(Clone, Copy, Default)]
+pub struct ResumeSlot {
+    head: u32,
+    value: [u32; 2],
+}
+
+impl ResumeSlot {
+    const NONE: u32 = 0;
+    const VALUE: u32 = 1;
+    const RETRY: u32 = 2;
+    const THROW: u32 = 3;
+    const CANCEL: u32 = 4;
+    const CLOSED: u32 = 5;
+    const CASE: u32 = 6;
+
+    /// Stores `r`, replacing whatever was pending.
+    #[inline]
+    pub fn set(&mut self, r: Resume) {
+        let (head, v) = match r {
+            Resume::Value(v) => (Self::VALUE, v),
+            Resume::Retry => (Self::RETRY, Value::UNDEFINED),
+            Resume::Throw(v) => (Self::THROW, v),
+            Resume::Cancel => (Self::CANCEL, Value::UNDEFINED),
+            Resume::Closed => (Self::CLOSED, Value::UNDEFINED),
+            Resume::Case { case, value } => {
+                debug_assert!((case as usize) < crate::bytecode::MAX_SELECT_CASES);
+                (Self::CASE | case << 8, value)
+            }
+        };
+        let bits = v.bits();
+        *self = ResumeSlot { head, value: [bits as u32, (bits >> 32) as u32] };
+    }
+
+    /// The pending resume, left in place.
+    #[inline]
+    pub fn get(&self) -> Option<Resume> {
+        let v = Value::from_bits(u64::from(self.value[0]) | u64::from(self.value[1]) << 32);
+        Some(match self.head & 0xff {
+            Self::NONE => return None,
+            Self::VALUE => Resume::Value(v),
+            Self::RETRY => Resume::Retry,
+            Self::THROW => Resume::Throw(v),
+            Self::CANCEL => Resume::Cancel,
+            Self::CLOSED => Resume::Closed,
+            _ => Resume::Case { case: self.head >> 8, value: v },
+        })
+    }
+
+    /// The pending resume, taken out.
+    #[inline]
+    pub fn take(&mut self) -> Option<Resume> {
+        let r = self.get();
+        self.head = Self::NONE;
+        r
+    }
+
+    pub fn is_some(&self) -> bool {
+        self.head != Self::NONE
+    }
+}
+
 pub struct TaskCell {
     pub id: u32,
     /// Bits of the heap `Task` object's value (valid while the task is
@@ -60,7 +128,7 @@ pub struct TaskCell {
     /// `t.cancel()` was called (sticky).
     pub cancel: AtomicBool,
     /// Set by the waker that claimed the task, read when it runs again.
-    pub resume: prim::Mutex<Option<Resume>>,
+    pub resume: prim::Mutex<ResumeSlot>,
     /// The task has run at least once.
     pub started: AtomicBool,
     /// A `TaskCancelledError` was already thrown (at a preemption check or
@@ -249,7 +317,7 @@ impl TaskCell {
             completion: Completion::default(),
             token: WaitToken::default(),
             cancel: AtomicBool::new(false),
-            resume: prim::Mutex::new(None),
+            resume: prim::Mutex::new(ResumeSlot::default()),
             started: AtomicBool::new(false),
             cancel_delivered: AtomicBool::new(false),
             timers_armed: AtomicBool::new(false),
@@ -450,6 +518,38 @@ pub fn outcome_name(o: Option<super::Outcome>) -> &'static str {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// Every resume comes back out of the compact slot as it went in: each
+    /// variant, values of every kind (a heap pointer, a negative number,
+    /// NaN), case indices up to the last the compiler allows; `take`
+    /// empties it and `set` replaces what was pending.
+    #[test]
+    fn a_resume_slot_keeps_every_resume() {
+        let obj = Value::from_bits(0x0007_ffff_1234_5678);
+        let values = [Value::UNDEFINED, Value::number(-2.5), Value::number(f64::NAN), obj];
+        let last = (crate::bytecode::MAX_SELECT_CASES - 1) as u32;
+        let mut slot = ResumeSlot::default();
+        assert!(!slot.is_some() && slot.get().is_none() && slot.take().is_none());
+        for &v in &values {
+            for r in [
+                Resume::Value(v),
+                Resume::Retry,
+                Resume::Throw(v),
+                Resume::Cancel,
+                Resume::Closed,
+                Resume::Case { case: 0, value: v },
+                Resume::Case { case: 1, value: v },
+                Resume::Case { case: last, value: v },
+            ] {
+                slot.set(Resume::Retry);
+                slot.set(r);
+                assert!(slot.is_some());
+                assert_eq!(format!("{:?}", slot.get()), format!("{:?}", Some(r)));
+                assert_eq!(format!("{:?}", slot.take()), format!("{:?}", Some(r)));
+                assert!(slot.get().is_none() && slot.take().is_none());
+            }
+        }
+    }
 
     /// Set once (a second value is handed back), read without a lock,
     /// and its `Arc` released by `clear` and by drop.

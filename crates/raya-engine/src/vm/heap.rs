@@ -927,7 +927,7 @@ impl Marker {
                         bytes = std::mem::size_of::<Task>() + t.capacity_bytes();
                     }
                 }
-                if let Some(v) = cell.resume.lock().as_ref().and_then(|r| r.value()) {
+                if let Some(v) = cell.resume.lock().get().and_then(|r| r.value()) {
                     self.mark(v);
                 }
                 base + std::mem::size_of::<crate::sync::TaskCell>() + bytes
@@ -979,7 +979,7 @@ impl Marker {
                         self.mark(v);
                     }
                 }
-                if let Some(v) = cell.resume.lock().as_ref().and_then(|r| r.value()) {
+                if let Some(v) = cell.resume.lock().get().and_then(|r| r.value()) {
                     self.mark(v);
                 }
             }

@@ -438,21 +438,31 @@ mod tests {
     /// allocation, against the allocator's size classes (mimalloc: exact
     /// words up to 64 bytes, then 80, 96, 112, 128, 160, ...): its
     /// execution state (`Task`, 128), its shared side in its `Arc`
-    /// (`TaskCell` and two counts, 128), its heap object (`Obj`, 80), one
+    /// (`TaskCell` and two counts, 112), its heap object (`Obj`, 80), one
     /// frame (40) and the registers of that call (a few words). With the
     /// live-table entry and the waiter on what it awaits (two words),
-    /// about 470 bytes (design/memory.md, "Memory per task"); the next
-    /// class up for either of the two large ones would add 32 bytes to
-    /// every suspended task. Rarely used state is boxed to stay within
+    /// about 455 bytes (design/memory.md, "Memory per task"); the next
+    /// class up for either of the two large ones would add 16 or 32 bytes
+    /// to every suspended task. Rarely used state is boxed to stay within
     /// them: `try` handlers, mutexes held, an `await [..]`'s progress; in
     /// the cell, in one box, an `await [..]`'s shared generation, a run's
     /// guard, timers and hooks; a completion's waiter and reaction lists.
+    ///
+    /// The two must also stay in *different* classes. A task's execution
+    /// state is freed when it ends, its cell only with its `Task` object.
+    /// Sharing a class, each new cell took the place of an ended task's
+    /// state, so the cells of tasks made in a row lay scattered over the
+    /// class's pages: awaiting a million finished tasks in order, and
+    /// marking them, missed the cache on every cell (`spawn` 25% slower,
+    /// design/performance.md, "The spawn regression").
     #[test]
     fn a_suspended_task_fits_its_size_classes() {
         use std::mem::size_of;
         assert!(size_of::<Task>() <= 128, "Task is {} bytes", size_of::<Task>());
+        assert!(size_of::<Task>() > 112, "Task is {} bytes: check the cell's class below", size_of::<Task>());
         let cell = size_of::<crate::sync::TaskCell>() + 16;
-        assert!(cell <= 128, "TaskCell in its Arc is {cell} bytes");
+        assert!(cell <= 112, "TaskCell in its Arc is {cell} bytes, in the class of Task");
+        assert_eq!(size_of::<crate::sync::prim::Mutex<crate::sync::task::ResumeSlot>>(), 16, "a pending resume");
         // What it waits with: one in the list of what it awaits, one for
         // each channel it waits on (the entry of a queue).
         assert_eq!(size_of::<crate::sync::Waiter>(), 16);
