@@ -129,6 +129,8 @@ enum Command {
   RAYA_GC_GENERATIONAL=1  mark and sweep mostly the objects made since the
                         last collection instead of the whole heap (less
                         collection time, a larger peak heap for now)
+  MIMALLOC_PURGE_DELAY=MS  how long freed memory stays with the allocator
+                        before it goes back to the system (default 10)
 
 --stats prints, on stderr at exit: scheduler counts; a row per worker (run
 time, tasks run, steals, parks); the peak number of tasks alive; GC cycles,

@@ -50,10 +50,11 @@ impl Resume {
 /// A task's pending [`Resume`]: `Option<Resume>` in three 4-byte words,
 /// the variant in the low byte of the first and a select case's index in
 /// its other 24 bits (the compiler refuses a `select` of more cases,
-/// [`MAX_SELECT_CASES`](crate::bytecode::MAX_SELECT_CASES)). With its lock this takes two words of the cell
-/// where an `Option<Resume>` took three, which puts the cell in its `Arc`
-/// in the allocator's 112-byte class, apart from the 128-byte class of
-/// the task's execution state (design/memory.md, "Memory per task").
+/// [`crate::bytecode::MAX_SELECT_CASES`]). With its lock this takes two
+/// words of the cell where an `Option<Resume>` took three, which puts the
+/// cell in its `Arc` in the allocator's 112-byte class, apart from the
+/// 128-byte class of the task's execution state (design/memory.md,
+/// "Memory per task").
 #[derive(Clone, Copy, Default)]
 pub struct ResumeSlot {
     head: u32,
@@ -108,10 +109,6 @@ impl ResumeSlot {
         let r = self.get();
         self.head = Self::NONE;
         r
-    }
-
-    pub fn is_some(&self) -> bool {
-        self.head != Self::NONE
     }
 }
 
@@ -529,7 +526,7 @@ mod tests {
         let values = [Value::UNDEFINED, Value::number(-2.5), Value::number(f64::NAN), obj];
         let last = (crate::bytecode::MAX_SELECT_CASES - 1) as u32;
         let mut slot = ResumeSlot::default();
-        assert!(!slot.is_some() && slot.get().is_none() && slot.take().is_none());
+        assert!(slot.get().is_none() && slot.take().is_none());
         for &v in &values {
             for r in [
                 Resume::Value(v),
@@ -543,7 +540,6 @@ mod tests {
             ] {
                 slot.set(Resume::Retry);
                 slot.set(r);
-                assert!(slot.is_some());
                 assert_eq!(format!("{:?}", slot.get()), format!("{:?}", Some(r)));
                 assert_eq!(format!("{:?}", slot.take()), format!("{:?}", Some(r)));
                 assert!(slot.get().is_none() && slot.take().is_none());
