@@ -826,7 +826,7 @@ impl<'rt> TaskInterpreter<'rt> {
         if task.frames.len() >= MAX_FRAMES {
             return Err(Fault::Range("Maximum call stack size exceeded".into()));
         }
-        let p = &c.proto.proto;
+        let p = &c.proto.call;
         let num_regs = p.num_regs as usize;
         let need = new_base + num_regs.max(argc + 1) + 1;
         if task.regs.len() < need {
@@ -1424,13 +1424,12 @@ impl<'rt> TaskInterpreter<'rt> {
                 return Ok(RunOutcome::Completed(task.regs.first().copied().unwrap_or(Value::UNDEFINED)));
             };
             // SAFETY: the frame's closure keeps the prototype alive.
-            let rtp: &RtProto = unsafe { &*frame.rt };
-            let code: &[Instr] = &rtp.proto.code;
-            let consts: &[Value] = &rtp.consts;
-            let atoms: &[Atom] = &rtp.atoms;
-            let base = frame.base as usize;
+            let mut rtp: &RtProto = unsafe { &*frame.rt };
+            let mut consts: &[Value] = &rtp.consts;
+            let mut atoms: &[Atom] = &rtp.atoms;
+            let mut base = frame.base as usize;
             // `ip` points at the next instruction; `pc!()` is its index.
-            let code_at: *const Instr = code.as_ptr();
+            let mut code_at: *const Instr = rtp.code_start();
             let mut ip: *const Instr = unsafe { code_at.add(frame.pc as usize) };
             // Pointer to this frame's register 0. Frames are sized when
             // pushed (`push_frame`), so every register operand the compiler
@@ -1439,6 +1438,24 @@ impl<'rt> TaskInterpreter<'rt> {
             // pointer after anything that can grow it.
             let mut rp: *mut Value = unsafe { task.regs.as_mut_ptr().add(base) };
 
+            // Enters the frame `push_frame` has just pushed for closure
+            // `$c` at register `$base`, as the top of 'frame would, but
+            // from what the call already holds: the callee's prototype is
+            // at hand, where the top of 'frame would load it again through
+            // the frame just written.
+            macro_rules! enter_pushed {
+                ($c:expr, $base:expr) => {{
+                    // SAFETY: the closure, now the new frame's, keeps its
+                    // prototype alive.
+                    rtp = unsafe { &*Arc::as_ptr(&$c.proto) };
+                    consts = &rtp.consts;
+                    atoms = &rtp.atoms;
+                    base = $base;
+                    code_at = rtp.code_start();
+                    ip = code_at;
+                    refresh!();
+                }};
+            }
             macro_rules! refresh {
                 () => {
                     rp = unsafe { task.regs.as_mut_ptr().add(base) }
@@ -2259,10 +2276,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         set!(f + 1, this);
                         // Fast path: a plain closure call.
                         if let Some(c) = closure_of(callee) {
-                            let p = &c.proto.proto;
-                            if !p.is_constructor && !p.is_async {
+                            if c.proto.call.plain {
                                 tri!(self.push_frame(task, callee, c, fa + 1, argc as usize, fa, 0));
-                                continue 'frame;
+                                enter_pushed!(c, fa + 1);
+                                continue;
                             }
                         }
                         invoked!(self.invoke(task, callee, fa, argc as usize, fa, 0));
@@ -2387,10 +2404,10 @@ impl<'rt> TaskInterpreter<'rt> {
                         // A method that is a plain closure: its frame at
                         // once, as `Call` does.
                         if let Some(c) = closure_of(m) {
-                            let p = &c.proto.proto;
-                            if !p.is_constructor && !p.is_async {
+                            if c.proto.call.plain {
                                 tri!(self.push_frame(task, m, c, fa + 1, argc as usize, fa, 0));
-                                continue 'frame;
+                                enter_pushed!(c, fa + 1);
+                                continue;
                             }
                         }
                         invoked!(self.invoke(task, m, fa, argc as usize, fa, 0));

@@ -17,6 +17,12 @@ use std::sync::Arc;
 
 pub struct RtProto {
     pub proto: Arc<FuncProto>,
+    /// `proto.code`'s first instruction. Entering a frame starts from it,
+    /// one load from the prototype instead of two (through the `Arc`).
+    code: CodeStart,
+    /// What a call needs to know of the function, beside `code` for the
+    /// same reason.
+    pub call: CallShape,
     /// `consts[i]` is constant i as a value.
     pub consts: Box<[Value]>,
     /// `atoms[i]` is constant i as a property name (numbers in their
@@ -36,7 +42,36 @@ pub struct RtProto {
     methods: Box<[MethodEntry]>,
 }
 
+/// The facts about a function that every call of it reads (copied from
+/// its `FuncProto`).
+#[derive(Clone, Copy, Debug)]
+pub struct CallShape {
+    /// Frame size in registers (`FuncProto::num_regs`).
+    pub num_regs: u16,
+    /// Declared parameters (`FuncProto::arity`).
+    pub arity: u16,
+    pub has_rest: bool,
+    /// Neither a class constructor nor async: a call pushes its frame and
+    /// runs it on the caller's task.
+    pub plain: bool,
+}
+
+/// The address of a prototype's first instruction.
+struct CodeStart(*const Instr);
+
+// SAFETY: it points into the `Vec` of the `Arc<FuncProto>` beside it in
+// `RtProto`, which no one changes once it is shared, and which lives as
+// long as the `RtProto`.
+unsafe impl Send for CodeStart {}
+unsafe impl Sync for CodeStart {}
+
 impl RtProto {
+    /// The address of the first instruction.
+    #[inline(always)]
+    pub fn code_start(&self) -> *const Instr {
+        self.code.0
+    }
+
     /// The inline-cache word of the instruction at `byte_offset` bytes
     /// into the code.
     ///
@@ -159,6 +194,13 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, linked: &mut Linked) -> Arc
     let children = proto.protos.iter().map(|p| link(p, heap, linked)).collect();
     Arc::new(RtProto {
         proto: proto.clone(),
+        code: CodeStart(proto.code.as_ptr()),
+        call: CallShape {
+            num_regs: proto.num_regs,
+            arity: proto.arity,
+            has_rest: proto.has_rest,
+            plain: !proto.is_constructor && !proto.is_async,
+        },
         consts: consts.into_boxed_slice(),
         atoms: atoms.into_boxed_slice(),
         children,
