@@ -284,6 +284,29 @@ mod tests {
         }
     }
 
+    /// The call facts and the code start an `RtProto` keeps are its
+    /// `FuncProto`'s, for every kind of function a call tells apart.
+    #[test]
+    fn call_facts_are_the_prototypes() {
+        let kinds = [
+            FuncProto { num_regs: 7, arity: 2, ..Default::default() },
+            FuncProto { num_regs: 5, arity: 1, has_rest: true, ..Default::default() },
+            FuncProto { num_regs: 3, is_async: true, ..Default::default() },
+            FuncProto { num_regs: 3, is_constructor: true, ..Default::default() },
+        ];
+        let mut heap = Heap::new();
+        let mut linked = Linked::default();
+        for mut p in kinds {
+            p.code = vec![Instr::LoadUndef { dst: 0 }, Instr::ReturnUndef];
+            let p = Arc::new(p);
+            let rt = link(&p, &mut heap, &mut linked);
+            assert_eq!(rt.code_start(), p.code.as_ptr());
+            let c = rt.call;
+            assert_eq!((c.num_regs, c.arity, c.has_rest), (p.num_regs, p.arity, p.has_rest));
+            assert_eq!(c.plain, !p.is_async && !p.is_constructor);
+        }
+    }
+
     /// Every instruction has a cache word of its own, found by its byte
     /// offset; a method call's word names its method cache in the high
     /// half, which the 32-bit view (the low half) never touches.
