@@ -922,6 +922,19 @@ fn replace_all(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value
     if !pat.is_empty() && !s.contains(&*pat) {
         return Ok(this);
     }
+    if !repl.contains('$') {
+        // Every match becomes `repl` as it is, so the result's length is
+        // known before any of it is built: one past the limit fails here,
+        // not after writing up to the limit's size first.
+        let (n, r) = (js.utf16_len as usize, strbuf::utf16_len(&repl));
+        let total = if pat.is_empty() {
+            (n + 1).checked_mul(r).and_then(|x| x.checked_add(n))
+        } else {
+            let count = s.match_indices(&*pat).count();
+            count.checked_mul(r).and_then(|x| (n - count * strbuf::utf16_len(&pat)).checked_add(x))
+        };
+        built(ctx, strbuf::check_len(total.unwrap_or(usize::MAX)))?;
+    }
     let r = (|| {
         let mut out = StrBuf::with_capacity(s.len())?;
         if pat.is_empty() {
