@@ -126,9 +126,9 @@ enum Command {
                         values freed while reachable; very slow)
   RAYA_GC_CONCURRENT=0  mark with every worker stopped instead of beside
                         the program (longer pauses; for comparison)
-  RAYA_GC_GENERATIONAL=1  mark and sweep mostly the objects made since the
-                        last collection instead of the whole heap (less
-                        collection time, a larger peak heap for now)
+  RAYA_GC_GENERATIONAL=0  every collection marks and sweeps the whole heap
+                        (by default most mark and sweep only the objects
+                        that have not yet survived two collections)
   MIMALLOC_PURGE_DELAY=MS  how long freed memory stays with the allocator
                         before it goes back to the system (default 10)
 

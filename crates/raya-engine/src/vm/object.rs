@@ -36,7 +36,7 @@ use crate::bytecode::FuncProto;
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// Interior-mutable state of a heap object (see "Locking" above).
@@ -224,12 +224,13 @@ impl<T: LockLevel> Mut<T> {
     /// The marker's read of a body it traces, with the guard held: the
     /// values it holds are passed to `f` unless the write barrier already
     /// shaded them in this cycle (`epoch`; 0: a stopped-world mark, which
-    /// always reads). In a full cycle no barrier is needed after this
-    /// until the cycle ends.
+    /// always reads). In a cycle of the non-generational collector no
+    /// barrier is needed after this until the cycle ends.
     ///
-    /// In a minor cycle the body is not stamped: its first change after
-    /// this read must still pass the barrier, which remembers it. The
-    /// body is marked now, so it is old when the cycle ends, and what that
+    /// In a generational cycle (minor or full) the body is not stamped: its
+    /// first change after this read must still pass the barrier, which
+    /// remembers it. The body is marked now, so it may be old when the
+    /// cycle ends, and what that
     /// change stores may be an object made during the cycle, which the
     /// cycle neither marks nor sweeps: young, and reachable only through
     /// this body, which the next minor cycle must therefore trace. (The
@@ -390,11 +391,36 @@ pub struct Header {
     /// `Object.freeze` was applied to an array (plain objects keep the
     /// flag in `ObjectData`).
     pub frozen: AtomicBool,
+    /// Generational state (`Header::OLD`, `SURVIVOR`, `TENURE`; see
+    /// "Generational mode" in `vm::heap`); 0 outside generational mode.
+    /// Written by markers (`fetch_or`) while a cycle marks and by the
+    /// sweeper holding the object's segment while it sweeps, never both
+    /// at once.
+    pub gen: AtomicU8,
     /// The minor marking cycle (`vm::heap` epoch) during which the object
     /// was made, or 0: such an object is neither marked nor traced by that
     /// cycle, and stays young (see "Generational mode" in `vm::heap`).
     /// Written once, before the object is published.
     pub born: u32,
+}
+
+impl Header {
+    /// Promoted: survived the cycles that make an object old, so minor
+    /// cycles neither trace nor sweep it (its mark stays set until a full
+    /// cycle's sweep clears both).
+    pub const OLD: u8 = 1;
+    /// Young, but survived one minor cycle (its mark was cleared again):
+    /// marked by the next one, it is promoted.
+    pub const SURVIVOR: u8 = 2;
+    /// Reached, in the minor cycle that is marking, from an object that
+    /// will be old when it ends: promoted with it, whatever its age, so
+    /// that no old object points to a young one it was not remembered
+    /// for.
+    pub const TENURE: u8 = 4;
+
+    pub fn new(marked: bool, born: u32) -> Header {
+        Header { marked: marked.into(), frozen: false.into(), gen: AtomicU8::new(0), born }
+    }
 }
 
 impl Obj {

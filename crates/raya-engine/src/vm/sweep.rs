@@ -63,6 +63,26 @@ pub(crate) const CHUNK: usize = 4 << 10;
 /// should still be given back.
 const BACKGROUND_DELAY: Duration = Duration::from_millis(50);
 
+/// What a sweep does to the objects that survive it (see "Generational
+/// mode" in `vm::heap`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum SweepMode {
+    /// Marks cleared (the collector is not generational).
+    #[default]
+    Clear,
+    /// A generational cycle's sweep, with a minor cycle next: a survivor
+    /// that was old or a survivor before, or was reached from an object
+    /// that will be old (`OLD`, `SURVIVOR`, `TENURE`), is old: mark kept,
+    /// `OLD` set. Any other has its mark cleared and `SURVIVOR` set, and
+    /// is kept apart, young, for the next minor cycle
+    /// ([`Sweep::take_survivors`]).
+    Age,
+    /// As `Age`, with a full cycle next: every mark is cleared, the old
+    /// generation's too (its objects keep `OLD`), and all stay here for
+    /// the full cycle, which takes every object.
+    AgeAndClear,
+}
+
 /// Objects of one program, in no particular order.
 pub(crate) struct Segment(pub(crate) Vec<*mut Obj>);
 
@@ -85,9 +105,11 @@ struct State {
     /// When the current sweep started (the background sweeper waits
     /// [`BACKGROUND_DELAY`] from then).
     started: Option<Instant>,
-    /// This sweep keeps the marks of the survivors: they are the old
-    /// generation of the next (minor) cycle.
-    sticky: bool,
+    /// What happens to the survivors.
+    mode: SweepMode,
+    /// Young survivors of the last minor sweep (`SweepMode::Age`): the
+    /// next minor cycle's young objects, with the threads' lists.
+    survivors: Vec<*mut Obj>,
     freed: u64,
     /// CPU time spent sweeping, by every thread.
     sweep_ns: u64,
@@ -108,17 +130,22 @@ impl Sweep {
     /// the previous sweep finished ([`Sweep::finish`]). With `old`, the
     /// swept survivors of earlier cycles (the old generation) join the new
     /// segments (after a full cycle, or before one); without, they are not
-    /// touched (a minor sweep, proportional to the young objects). With
-    /// `sticky`, survivors keep their marks.
-    pub(crate) fn start(self: &Arc<Self>, lists: impl Iterator<Item = Vec<*mut Obj>>, old: bool, sticky: bool) {
+    /// touched (a minor sweep, proportional to the young objects). The
+    /// young survivors of the last minor sweep count as old here: a minor
+    /// cycle has taken them first ([`Sweep::take_survivors`]).
+    pub(crate) fn start(self: &Arc<Self>, lists: impl Iterator<Item = Vec<*mut Obj>>, old: bool, mode: SweepMode) {
         let mut st = self.state.lock();
         debug_assert!(st.pending.is_empty() && st.active == 0, "a sweep is still running");
-        st.sticky = sticky;
+        debug_assert!(mode != SweepMode::Age || st.survivors.is_empty(), "a minor cycle takes the survivors");
+        st.mode = mode;
         let mut pending = Vec::new();
         if old {
             pending = std::mem::take(&mut st.swept);
             if !st.merge.is_empty() {
                 pending.push(Segment(std::mem::take(&mut st.merge)));
+            }
+            if !st.survivors.is_empty() {
+                pending.push(Segment(std::mem::take(&mut st.survivors)));
             }
         }
         pending.extend(lists.filter(|l| !l.is_empty()).map(Segment));
@@ -147,10 +174,11 @@ impl Sweep {
     /// object's drop could want (a dead object's drop touches no script
     /// object, only what it owns).
     pub(crate) fn help_one(&self) -> bool {
-        let Some((mut seg, sticky)) = self.take() else { return false };
+        let Some((mut seg, mode)) = self.take() else { return false };
         let t = thread_cpu_ns();
-        let freed = sweep_segment(&mut seg.0, sticky);
-        self.give_back(seg, freed, thread_cpu_ns() - t);
+        let mut young = Vec::new();
+        let freed = sweep_segment(&mut seg.0, mode, &mut young);
+        self.give_back(seg, young, freed, thread_cpu_ns() - t);
         true
     }
 
@@ -186,7 +214,16 @@ impl Sweep {
     /// Objects held here (swept or not). Only meaningful when finished.
     pub(crate) fn object_count(&self) -> usize {
         let st = self.state.lock();
-        st.pending.iter().chain(st.swept.iter()).map(|s| s.0.len()).sum::<usize>() + st.merge.len()
+        st.pending.iter().chain(st.swept.iter()).map(|s| s.0.len()).sum::<usize>() + st.merge.len() + st.survivors.len()
+    }
+
+    /// The young survivors of the last sweep, for the minor cycle that
+    /// begins (world stopped, sweep finished).
+    pub(crate) fn take_survivors(&self) -> Option<Segment> {
+        let mut st = self.state.lock();
+        debug_assert!(st.pending.is_empty() && st.active == 0);
+        let v = std::mem::take(&mut st.survivors);
+        (!v.is_empty()).then_some(Segment(v))
     }
 
     /// Clears the mark of every object held here (the old generation), for
@@ -210,12 +247,15 @@ impl Sweep {
         if !st.merge.is_empty() {
             all.push(Segment(std::mem::take(&mut st.merge)));
         }
+        if !st.survivors.is_empty() {
+            all.push(Segment(std::mem::take(&mut st.survivors)));
+        }
         all
     }
 
     /// At most [`CHUNK`] objects out of `pending` (from the tail of a
     /// segment, so splitting a big list copies each pointer once).
-    fn take(&self) -> Option<(Segment, bool)> {
+    fn take(&self) -> Option<(Segment, SweepMode)> {
         let mut st = self.state.lock();
         let mut seg = st.pending.pop()?;
         if seg.0.len() > CHUNK {
@@ -224,12 +264,17 @@ impl Sweep {
             seg = Segment(tail);
         }
         st.active += 1;
-        Some((seg, st.sticky))
+        Some((seg, st.mode))
     }
 
-    fn give_back(&self, seg: Segment, freed: u64, ns: u64) {
+    fn give_back(&self, seg: Segment, young: Vec<*mut Obj>, freed: u64, ns: u64) {
         let mut st = self.state.lock();
         st.active -= 1;
+        if st.survivors.is_empty() {
+            st.survivors = young;
+        } else {
+            st.survivors.extend_from_slice(&young);
+        }
         st.freed += freed;
         st.sweep_ns += ns;
         if seg.0.len() < CHUNK / 2 {
@@ -247,11 +292,10 @@ impl Sweep {
     }
 }
 
-/// Frees the unmarked objects of `seg` and clears the marks of the others
-/// unless `sticky` (generational mode: the survivors are old, and an old
-/// object is a marked one until the next full cycle); returns how many
-/// were freed.
-fn sweep_segment(seg: &mut Vec<*mut Obj>, sticky: bool) -> u64 {
+/// Frees the unmarked objects of `seg` and treats the others as `mode`
+/// says (moving the young survivors of `SweepMode::Age` to `young`);
+/// returns how many were freed.
+fn sweep_segment(seg: &mut Vec<*mut Obj>, mode: SweepMode, young: &mut Vec<*mut Obj>) -> u64 {
     let mut freed = 0;
     seg.retain(|&p| {
         // SAFETY: every pointer of a segment is a live allocation of the
@@ -263,9 +307,20 @@ fn sweep_segment(seg: &mut Vec<*mut Obj>, sticky: bool) -> u64 {
         // while the segment is swept (the module's last invariant), and a
         // locked read-modify-write on every object was a measurable part
         // of the sweep.
+        // The same holds for the generational state.
         if o.header.marked.load(Ordering::Relaxed) {
-            if !sticky {
+            if mode == SweepMode::Clear {
                 o.header.marked.store(false, Ordering::Relaxed);
+                return true;
+            }
+            let old = o.header.gen.load(Ordering::Relaxed) & (Header::OLD | Header::SURVIVOR | Header::TENURE) != 0;
+            o.header.gen.store(if old { Header::OLD } else { Header::SURVIVOR }, Ordering::Relaxed);
+            if mode == SweepMode::AgeAndClear || !old {
+                o.header.marked.store(false, Ordering::Relaxed);
+            }
+            if mode == SweepMode::Age && !old {
+                young.push(p);
+                return false;
             }
             true
         } else {
@@ -362,7 +417,7 @@ mod tests {
     /// A heap object for the sweep: a string (in its object when short,
     /// boxed when long), marked or not.
     fn obj(s: &str, marked: bool) -> *mut Obj {
-        let header = Header { marked: marked.into(), frozen: false.into(), born: 0 };
+        let header = Header::new(marked, 0);
         Box::into_raw(Box::new(Obj { header, body: Body::Str(JsStr::copy_of(s)) }))
     }
 
@@ -384,7 +439,7 @@ mod tests {
                 obj(&s, i % 4 == 0)
             })
             .collect();
-        assert_eq!(sweep_segment(&mut seg, false), 75);
+        assert_eq!(sweep_segment(&mut seg, SweepMode::Clear, &mut Vec::new()), 75);
         let kept: Vec<String> = seg.iter().map(|&p| text(p)).collect();
         let want: Vec<String> = (0..100)
             .filter(|i| i % 4 == 0)
@@ -396,15 +451,55 @@ mod tests {
             // SAFETY: live objects of the test.
             assert!(!unsafe { &*p }.header.marked.load(Ordering::Relaxed));
         }
-        assert_eq!(sweep_segment(&mut seg, false), 25);
+        assert_eq!(sweep_segment(&mut seg, SweepMode::Clear, &mut Vec::new()), 25);
         assert!(seg.is_empty());
+    }
+
+    /// The generational sweep: a first survival ages (mark cleared, kept
+    /// apart as young), a second one or a promotion makes old (mark kept);
+    /// with a full cycle next, every mark is cleared and all stay.
+    #[test]
+    fn an_aging_sweep_keeps_the_young_survivors_apart() {
+        let gen = |p: *mut Obj| unsafe { &*p }.header.gen.load(Ordering::Relaxed);
+        let mark = |p: *mut Obj| unsafe { &*p }.header.marked.load(Ordering::Relaxed);
+        let fresh = obj("fresh", true);
+        let second = obj("second", true);
+        set_gen(second, Header::SURVIVOR);
+        let reached = obj("reached from an old one", true);
+        set_gen(reached, Header::TENURE);
+        let dead = obj("dead", false);
+        let mut seg = vec![fresh, second, reached, dead];
+        let mut young = Vec::new();
+        assert_eq!(sweep_segment(&mut seg, SweepMode::Age, &mut young), 1);
+        assert_eq!(young, vec![fresh]);
+        assert_eq!((gen(fresh), mark(fresh)), (Header::SURVIVOR, false));
+        assert_eq!(seg, vec![second, reached]);
+        for p in [second, reached] {
+            assert_eq!((gen(p), mark(p)), (Header::OLD, true));
+        }
+        // Before a full cycle: ages kept, marks cleared, nothing set apart.
+        unsafe { &*fresh }.header.marked.store(true, Ordering::Relaxed);
+        let mut seg = vec![fresh, second, reached];
+        let mut young = Vec::new();
+        assert_eq!(sweep_segment(&mut seg, SweepMode::AgeAndClear, &mut young), 0);
+        assert!(young.is_empty());
+        assert_eq!(seg.iter().map(|&p| (gen(p), mark(p))).collect::<Vec<_>>(), vec![(Header::OLD, false); 3]);
+        for p in seg {
+            // SAFETY: boxes of the test, freed once.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+
+    fn set_gen(p: *mut Obj, g: u8) {
+        // SAFETY: a live object of the test.
+        unsafe { &*p }.header.gen.store(g, Ordering::Relaxed);
     }
 
     #[test]
     fn a_quiet_programs_garbage_is_freed_by_the_background_sweeper() {
         let sw = Arc::new(Sweep::default());
         let list: Vec<*mut Obj> = (0..CHUNK + 10).map(|i| obj(&i.to_string(), false)).collect();
-        sw.start(std::iter::once(list), false, false);
+        sw.start(std::iter::once(list), false, SweepMode::Clear);
         // Nobody helps: the background thread sweeps it after its delay.
         let t = Instant::now();
         while !sw.is_idle() {
@@ -431,7 +526,7 @@ mod tests {
         assert_eq!(sw.state.lock().active, 3);
         // Nothing to free in these fake segments: give them back as swept.
         for s in [a, b, c] {
-            sw.give_back(s, 0, 0);
+            sw.give_back(s, Vec::new(), 0, 0);
         }
         assert!(sw.is_idle());
         assert_eq!(sw.object_count(), CHUNK * 2 + 5);
