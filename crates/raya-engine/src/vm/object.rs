@@ -38,7 +38,7 @@ use std::cell::UnsafeCell;
 use std::hash::{Hash, Hasher};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 /// Interior-mutable state of a heap object (see "Locking" above).
 pub struct Mut<T> {
@@ -1179,37 +1179,50 @@ impl Hash for MapKey {
 /// entries after it are exactly those not reached yet, including the ones
 /// added since, as JS requires. Compaction moves entries, so an iterator
 /// that has left the start holds its position in a cursor shared with the
-/// map (an `Arc`), and the map keeps a `Weak` to each one: compaction moves
-/// every live cursor from position `p` to the number of live entries before
-/// `p`, which is where the first entry at or after `p` goes; entries before
-/// `p` (already visited) stay before it, and those at or after it keep
-/// their order after it. So every entry live at the start of an iteration
-/// and not deleted before it is reached is visited once, and every entry
-/// added during it is visited, however many compactions happen meanwhile
-/// and whichever iterator steps in between. `clear` moves every cursor to
-/// 0. An iterator still at the start needs no cursor (position 0 never
-/// moves), and a finished one gives its cursor up. A cursor is read and
-/// written only under the map's lock (an iterator's step locks its map), so
-/// the atomic is for `Sync` alone. The `Weak`s of cursors whose iterator
-/// was collected are dropped when the list would grow and at each
-/// compaction, so the list is as long as the live iterators that have
-/// stepped, give or take a doubling.
+/// map (an `Arc` that the map keeps too): compaction moves every cursor
+/// that an iterator holds from position `p` to the number of live entries
+/// before `p`, which is where the first entry at or after `p` goes; entries
+/// before `p` (already visited) stay before it, and those at or after it
+/// keep their order after it. So every entry live at the start of an
+/// iteration and not deleted before it is reached is visited once, and
+/// every entry added during it is visited, however many compactions happen
+/// meanwhile and whichever iterator steps in between. `clear` moves every
+/// cursor to 0. An iterator still at the start needs no cursor (position 0
+/// never moves), and a finished one gives its cursor up. A cursor is read
+/// and written only under the map's lock (an iterator's step locks its
+/// map), so the atomic is for `Sync` alone.
+///
+/// A cursor that only the map holds (its iterator finished, or was
+/// collected) is free: no one else can take it, as an iterator never
+/// copies its cursor, only drops it. The next iterator to step takes the
+/// last cursor of the list again if it is free, so a loop over a map
+/// after another allocates nothing; otherwise a new one is pushed, and
+/// the free ones are dropped when the list would grow. So the list is as
+/// long as the most iterators that were live at once (not yet collected),
+/// give or take a doubling.
 pub struct MapData {
     entries: Entries,
     index: HashTable<u32>,
-    /// Boxed: few maps ever have an iterator that steps.
+    /// Made at an iterator's first step, boxed: most maps have none.
     cursors: Option<Box<Cursors>>,
 }
 
-/// The `Weak` side of the cursors of a map's iterators.
+/// The map's side of its iterators' cursors (see "Iterators and
+/// compaction").
 #[derive(Default)]
 struct Cursors {
-    list: Vec<Weak<AtomicU32>>,
+    list: Vec<Arc<AtomicU32>>,
+}
+
+impl Cursors {
+    /// Held by the map alone.
+    fn free(c: &Arc<AtomicU32>) -> bool {
+        Arc::strong_count(c) == 1
+    }
 }
 
 /// The bytes of one cursor's allocation (an `Arc<AtomicU32>`: two counts
-/// and the position, rounded to the counts' alignment), which the map's
-/// `Weak` keeps allocated until it drops the `Weak`.
+/// and the position, rounded to the counts' alignment).
 const CURSOR_BYTES: usize = (2 * std::mem::size_of::<usize>() + std::mem::size_of::<AtomicU32>()).next_multiple_of(8);
 
 impl Default for MapData {
@@ -1325,7 +1338,7 @@ impl MapData {
             + self.index.allocation_size()
             + self.cursors.as_ref().map_or(0, |c| {
                 std::mem::size_of::<Cursors>()
-                    + c.list.capacity() * std::mem::size_of::<Weak<AtomicU32>>()
+                    + c.list.capacity() * std::mem::size_of::<Arc<AtomicU32>>()
                     + c.list.len() * CURSOR_BYTES
             })
     }
@@ -1351,7 +1364,10 @@ impl MapData {
         self.entries = Entries::new();
         self.index = HashTable::new();
         if let Some(cs) = &mut self.cursors {
-            cs.list.retain(|w| w.upgrade().map(|c| c.store(0, Ordering::Relaxed)).is_some());
+            cs.list.retain(|c| !Cursors::free(c));
+            for c in &cs.list {
+                c.store(0, Ordering::Relaxed);
+            }
             if cs.list.is_empty() {
                 self.cursors = None;
             }
@@ -1389,9 +1405,10 @@ impl MapData {
             *i = moved(*i);
         }
         if let Some(cs) = &mut self.cursors {
-            cs.list.retain(|w| {
-                w.upgrade().map(|c| c.store(moved(c.load(Ordering::Relaxed)), Ordering::Relaxed)).is_some()
-            });
+            // A free cursor's position is set again when it is taken.
+            for c in cs.list.iter().filter(|c| !Cursors::free(c)) {
+                c.store(moved(c.load(Ordering::Relaxed)), Ordering::Relaxed);
+            }
         }
         let s = self.entries.as_mut_slice();
         let mut w = 0;
@@ -1406,15 +1423,26 @@ impl MapData {
     }
 
     /// A cursor at position `at`, which compaction moves (see "Iterators
-    /// and compaction"); its bytes count as the map's.
+    /// and compaction"): the last one of the list if it is free (nothing
+    /// grows), or a new one, whose bytes count as the map's.
     fn cursor(&mut self, at: usize) -> Arc<AtomicU32> {
+        let c = match self.cursors.as_ref().and_then(|cs| cs.list.last()) {
+            Some(c) if Cursors::free(c) => c.clone(),
+            _ => self.new_cursor(),
+        };
+        c.store(at as u32, Ordering::Relaxed);
+        c
+    }
+
+    #[inline(never)]
+    fn new_cursor(&mut self) -> Arc<AtomicU32> {
         let before = self.capacity_bytes();
-        let c = Arc::new(AtomicU32::new(at as u32));
         let cs = &mut self.cursors.get_or_insert_with(Default::default).list;
         if cs.len() == cs.capacity() {
-            cs.retain(|w| w.strong_count() > 0);
+            cs.retain(|c| !Cursors::free(c));
         }
-        cs.push(Arc::downgrade(&c));
+        let c = Arc::new(AtomicU32::new(0));
+        cs.push(c.clone());
         let after = self.capacity_bytes();
         if after > before {
             super::heap::count_growth(after - before);
@@ -1456,23 +1484,35 @@ impl MapPos {
 
     /// The next live entry of `m`, the map this iterator is over, and steps
     /// past it; None at the end, and from then on.
+    #[inline(always)]
     pub fn next(&mut self, m: &mut MutRef<'_, MapData>) -> Option<(Value, Value)> {
-        let from = self.at();
         let e = m.entries.as_slice();
-        let Some(i) = e.get(from..).and_then(|rest| rest.iter().position(|&(k, _)| k != Value::DELETED)) else {
-            // Giving the cursor up lets the map drop it.
-            *self = MapPos::Done;
-            return None;
-        };
-        let at = from + i;
-        let entry = e[at];
-        match self {
-            MapPos::At(c) => c.store(at as u32 + 1, Ordering::Relaxed),
-            // The first step: the map now keeps track of this position (a
-            // change of its body, so through `deref_mut`, the barrier).
-            _ => *self = MapPos::At(m.cursor(at + 1)),
+        let mut at = self.at();
+        while let Some(&entry) = e.get(at) {
+            at += 1;
+            if entry.0 != Value::DELETED {
+                match self {
+                    MapPos::At(c) => c.store(at as u32, Ordering::Relaxed),
+                    _ => self.first_step(m, at),
+                }
+                return Some(entry);
+            }
         }
-        Some(entry)
+        self.finish();
+        None
+    }
+
+    /// The first step: the map now keeps track of this position (a change
+    /// of its body, so through `deref_mut`, the barrier).
+    #[inline(never)]
+    fn first_step(&mut self, m: &mut MutRef<'_, MapData>, at: usize) {
+        *self = MapPos::At(m.cursor(at));
+    }
+
+    /// Giving the cursor up frees it for the map's next iterator.
+    #[inline(never)]
+    fn finish(&mut self) {
+        *self = MapPos::Done;
     }
 
     /// The live entries of `m` not reached yet, without stepping.
@@ -1904,22 +1944,43 @@ mod tests {
         }
 
         #[test]
-        fn dropped_iterators_cursors_are_dropped() {
+        fn cursors_of_finished_and_dropped_iterators_are_taken_again() {
             let m = Mut::new(MapData::default());
             for i in 0..4 {
                 m.lock().set(n(i), n(i));
             }
+            let cursors = |m: &Mut<MapData>| m.lock().cursors.as_ref().map_or(0, |c| c.list.len());
+            // Iterators dropped after a step, one after another: one cursor.
             for _ in 0..1000 {
                 let mut pos = MapPos::Start;
                 step(&m, &mut pos);
             }
-            // The list is pruned when it would grow: it never does.
-            let cursors = m.lock().cursors.as_ref().map_or(0, |c| c.list.capacity());
-            assert!(cursors <= 4, "room for {cursors} cursors");
-            // A finished iterator gives its cursor up.
-            let mut pos = MapPos::Start;
-            while step(&m, &mut pos).is_some() {}
-            assert!(m.lock().cursors.as_ref().unwrap().list.iter().all(|w| w.strong_count() == 0));
+            assert_eq!(cursors(&m), 1);
+            // Live at once: one each. A finished iterator gives its cursor
+            // up, and the next one takes it.
+            let mut live: Vec<MapPos> = (0..3).map(|_| MapPos::Start).collect();
+            for pos in &mut live {
+                step(&m, pos);
+            }
+            assert_eq!(cursors(&m), 3);
+            while step(&m, &mut live[2]).is_some() {}
+            let mut next = MapPos::Start;
+            assert_eq!((step(&m, &mut next), step(&m, &mut next)), (Some(0), Some(1)));
+            assert_eq!(cursors(&m), 3);
+            // The others kept their places.
+            assert_eq!((step(&m, &mut live[0]), step(&m, &mut live[1])), (Some(1), Some(1)));
+            // Free cursors are dropped when the list would grow.
+            drop(live);
+            let mut more: Vec<MapPos> = (0..4).map(|_| MapPos::Start).collect();
+            for pos in &mut more {
+                step(&m, pos);
+            }
+            assert!(cursors(&m) <= 5, "{} cursors", cursors(&m));
+            m.lock().clear();
+            drop(more);
+            drop(next);
+            m.lock().clear();
+            assert!(m.lock().cursors.is_none());
         }
 
         /// A few thousand random operations on a map and three iterators,
@@ -1961,7 +2022,8 @@ mod tests {
                         model.iter_mut().for_each(|e| *e = None);
                     }
                     _ => {
-                        let (pos, at, done) = &mut its[rand(3) as usize];
+                        let i = rand(3) as usize;
+                        let (pos, at, done) = &mut its[i];
                         let want = if *done {
                             None
                         } else {
@@ -1977,10 +2039,11 @@ mod tests {
                             }
                         };
                         assert_eq!(step(&m, pos), want);
-                        if *done && rand(2) == 0 {
-                            // A new iterator in its place.
-                            its[0] = (MapPos::Start, 0, false);
-                            its.rotate_left(1);
+                        // Now and then a finished iterator, or one left
+                        // half-way (a loop that breaks), is dropped and a
+                        // new one takes its place.
+                        if rand(if *done { 2 } else { 50 }) == 0 {
+                            its[i] = (MapPos::Start, 0, false);
                         }
                     }
                 }
