@@ -207,11 +207,9 @@ fn iter_rest(ctx: &mut NativeCtx, it: &IterState) -> Vec<Value> {
             }
             out
         }
-        IterState::Map { map, next, kind } => {
+        IterState::Map { map, ref pos, kind } => {
             let entries: Vec<(Value, Value)> = match map.as_obj().map(|o| &o.body) {
-                Some(Body::Map(m)) | Some(Body::Set(m)) => {
-                    m.lock().entries.get(next..).unwrap_or(&[]).iter().flatten().copied().collect()
-                }
+                Some(Body::Map(m)) | Some(Body::Set(m)) => pos.rest(&m.lock()).collect(),
                 _ => Vec::new(),
             };
             let is_set = matches!(map.as_obj().map(|o| &o.body), Some(Body::Set(_)));

@@ -9,7 +9,7 @@
 use super::array::{iterable_values, not_iterable_message};
 use super::object::entry_pair;
 use crate::vm::native::{arg, NativeCtx};
-use crate::vm::object::{Body, IterState, MapData, Mut, MutRef};
+use crate::vm::object::{Body, IterState, MapData, MapPos, Mut, MutRef};
 use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
 use crate::vm::value::Value;
@@ -133,17 +133,17 @@ fn map_clear(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
 // insertion order, as in JS.
 fn map_keys(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     drop(this_map(ctx, this, "keys")?);
-    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 0 }))
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, pos: MapPos::Start, kind: 0 }))
 }
 
 fn map_values(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     drop(this_map(ctx, this, "values")?);
-    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 1 }))
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, pos: MapPos::Start, kind: 1 }))
 }
 
 fn map_entries(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     drop(this_map(ctx, this, "entries")?);
-    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 2 }))
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, pos: MapPos::Start, kind: 2 }))
 }
 
 // ---------------------------------------------------------------------------
@@ -151,11 +151,9 @@ fn map_entries(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Valu
 // ---------------------------------------------------------------------------
 
 fn set_add(ctx: &mut NativeCtx, this: Value, args: &[Value]) -> Result<Value, Value> {
-    let mut s = this_set(ctx, this, "add")?;
-    let v = arg(args, 0);
-    if !s.has(v) {
-        s.set(v, Value::UNDEFINED);
-    }
+    // A value already there keeps its place (its unused value is
+    // rewritten with the same undefined).
+    this_set(ctx, this, "add")?.set(arg(args, 0), Value::UNDEFINED);
     Ok(this)
 }
 
@@ -174,13 +172,13 @@ fn set_clear(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value,
 
 fn set_values(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     drop(this_set(ctx, this, "values")?);
-    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 0 }))
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, pos: MapPos::Start, kind: 0 }))
 }
 
 /// `[v, v]` pairs.
 fn set_entries(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Value, Value> {
     drop(this_set(ctx, this, "entries")?);
-    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, next: 0, kind: 2 }))
+    Ok(crate::builtins::array::new_iter(ctx, IterState::Map { map: this, pos: MapPos::Start, kind: 2 }))
 }
 
 #[cfg(test)]

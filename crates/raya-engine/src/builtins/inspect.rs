@@ -20,7 +20,7 @@
 
 use crate::builtins::{json, numconv};
 use crate::vm::atom::{names, Atom};
-use crate::vm::object::{Body, BuiltinKind, ClassData, Function, IterState, JsStr, Obj, ObjectData};
+use crate::vm::object::{Body, BuiltinKind, ClassData, Function, IterState, JsStr, Mut, Obj, ObjectData};
 use crate::vm::ops;
 use crate::vm::strbuf::{self, StrBuf};
 use crate::vm::value::Value;
@@ -556,10 +556,7 @@ impl Inspector {
                 };
                 self.set(p, &items, len, recurse, indent)
             }
-            Body::Iter(it) => {
-                let it = it.lock().clone();
-                self.iterator(p, &it, recurse, indent)
-            }
+            Body::Iter(it) => self.iterator(p, it, recurse, indent),
             Body::Task(t) => format!("Task {{ id: {}, state: '{}' }}", t.id, crate::sync::task::state_name(t)),
             Body::Promise(p) => {
                 format!("Promise {{ state: '{}' }}", crate::sync::task::outcome_name(p.completion.outcome()))
@@ -887,33 +884,31 @@ impl Inspector {
 
     /// Iterators: `Object [Array Iterator] {}`, `[Map Entries] { [ 1, 2 ] }`,
     /// `[Set Iterator] { 5 }`, ... (the entries not yet produced).
-    fn iterator(&mut self, p: *const Obj, it: &IterState, recurse: usize, indent: usize) -> String {
-        let (map, next, kind) = match it {
-            IterState::Array { .. } | IterState::Indexed { .. } => return "Object [Array Iterator] {}".into(),
-            IterState::Str { .. } => return "Object [String Iterator] {}".into(),
-            IterState::Channel { .. } => return "Object [Channel Iterator] {}".into(),
-            IterState::Host { .. } | IterState::GenLoop { .. } | IterState::User { .. } => {
-                return "Object [Iterator] {}".into()
-            }
-            IterState::Gen(_) => return "Object [Generator] {}".into(),
-            IterState::Map { map, next, kind } => (*map, *next, *kind),
+    fn iterator(&mut self, p: *const Obj, it: &Mut<IterState>, recurse: usize, indent: usize) -> String {
+        // The entries not yet produced, read under the iterator's lock and
+        // then the collection's, both released before they are formatted
+        // (the lock order in `vm::object`: formatting an entry locks it).
+        let (rest, is_set, kind) = {
+            let st = it.lock();
+            let (map, pos, kind) = match &*st {
+                IterState::Array { .. } | IterState::Indexed { .. } => return "Object [Array Iterator] {}".into(),
+                IterState::Str { .. } => return "Object [String Iterator] {}".into(),
+                IterState::Channel { .. } => return "Object [Channel Iterator] {}".into(),
+                IterState::Host { .. } | IterState::GenLoop { .. } | IterState::User { .. } => {
+                    return "Object [Iterator] {}".into()
+                }
+                IterState::Gen(_) => return "Object [Generator] {}".into(),
+                IterState::Map { map, pos, kind } => (*map, pos, *kind),
+            };
+            let (data, is_set) = match map.as_obj().map(|o| &o.body) {
+                Some(Body::Map(m)) => (m.lock(), false),
+                Some(Body::Set(m)) => (m.lock(), true),
+                _ => return "Object [Iterator] {}".into(),
+            };
+            let rest: Vec<(Value, Value)> =
+                pos.rest(&data).map(|(k, v)| if is_set { (k, k) } else { (k, v) }).collect();
+            (rest, is_set, kind)
         };
-        let (data, is_set) = match map.as_obj().map(|o| &o.body) {
-            Some(Body::Map(m)) => (m.lock(), false),
-            Some(Body::Set(m)) => (m.lock(), true),
-            _ => return "Object [Iterator] {}".into(),
-        };
-        let rest: Vec<(Value, Value)> = data
-            .entries
-            .get(next..)
-            .unwrap_or(&[])
-            .iter()
-            .flatten()
-            .map(|&(k, v)| if is_set { (k, k) } else { (k, v) })
-            .collect();
-        // The entries are formatted without holding the map (the lock
-        // order in `vm::object`: formatting an entry locks it).
-        drop(data);
         let label = match (is_set, kind) {
             (false, 2) => "[Map Entries] {",
             (false, _) => "[Map Iterator] {",

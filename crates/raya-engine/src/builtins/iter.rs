@@ -15,7 +15,7 @@
 use crate::builtins::global_slot;
 use crate::vm::atom::{names, Atom};
 use crate::vm::native::{arg, NativeCtx};
-use crate::vm::object::{Body, BuiltinKind, GenMode, GenResume, IterState, Mut, ObjectData, PropMap};
+use crate::vm::object::{Body, BuiltinKind, GenMode, GenResume, IterState, MapPos, Mut, ObjectData, PropMap};
 use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
 use crate::vm::value::Value;
@@ -117,8 +117,8 @@ fn iterator_of(ctx: &mut NativeCtx, this: Value, _args: &[Value]) -> Result<Valu
     let state = match this.as_obj().map(|o| &o.body) {
         Some(Body::Array(_)) => IterState::Array { arr: this, next: 0 },
         Some(Body::Str(_)) => IterState::Str { s: this, next: 0 },
-        Some(Body::Map(_)) => IterState::Map { map: this, next: 0, kind: 2 },
-        Some(Body::Set(_)) => IterState::Map { map: this, next: 0, kind: 0 },
+        Some(Body::Map(_)) => IterState::Map { map: this, pos: MapPos::Start, kind: 2 },
+        Some(Body::Set(_)) => IterState::Map { map: this, pos: MapPos::Start, kind: 0 },
         _ => return Err(ctx.type_error("not iterable")),
     };
     Ok(ctx.heap().alloc(Body::Iter(Mut::new(state))))
@@ -220,25 +220,19 @@ fn step(_ctx: &mut NativeCtx, st: &mut IterState) -> Step {
                 None => Step::Done,
             }
         }
-        IterState::Map { map, next, kind } => {
-            let (m, is_set) = match map.as_obj().map(|o| &o.body) {
+        IterState::Map { map, pos, kind } => {
+            let (mut m, is_set) = match map.as_obj().map(|o| &o.body) {
                 Some(Body::Map(m)) => (m.lock(), false),
                 Some(Body::Set(m)) => (m.lock(), true),
                 _ => return Step::Unsupported,
             };
-            while *next < m.entries.len() {
-                let e = m.entries[*next];
-                *next += 1;
-                if let Some((k, v)) = e {
-                    let v = if is_set { k } else { v };
-                    return match kind {
-                        0 => Step::Value(k),
-                        1 => Step::Value(v),
-                        _ => Step::Pair(k, v),
-                    };
-                }
+            let Some((k, v)) = pos.next(&mut m) else { return Step::Done };
+            let v = if is_set { k } else { v };
+            match kind {
+                0 => Step::Value(k),
+                1 => Step::Value(v),
+                _ => Step::Pair(k, v),
             }
-            Step::Done
         }
         _ => Step::Unsupported,
     }

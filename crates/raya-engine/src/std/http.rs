@@ -405,7 +405,7 @@ fn reason(status: u16) -> &'static str {
 fn header_pairs(ctx: &mut NativeCtx, v: Value) -> Result<Vec<(String, String)>, Value> {
     let pairs: Vec<(Value, Value)> = match v.as_obj().map(|o| &o.body) {
         // Copied out so that no lock is held while converting.
-        Some(Body::Map(m)) => m.lock().entries.iter().flatten().copied().collect(),
+        Some(Body::Map(m)) => m.lock().iter().collect(),
         _ => match ops::array_data(v).map(|a| a.clone()) {
             Some(items) => items
                 .into_iter()

@@ -26,8 +26,8 @@ use super::heap;
 use super::link::RtProto;
 use super::native::NativeCtx;
 use super::object::{
-    Accessor, Body, BuiltinKind, ClassData, Closure, Function, GenMode, GenResume, GenRun, GenState, IterState, Mut,
-    MutRef, ObjectData, PropMap, Upvals, USER_DONE, USER_GOT_ITER, USER_GOT_METHOD, USER_GOT_NEXT, USER_PENDING,
+    Accessor, Body, BuiltinKind, ClassData, Closure, Function, GenMode, GenResume, GenRun, GenState, IterState, MapPos,
+    Mut, MutRef, ObjectData, PropMap, Upvals, USER_DONE, USER_GOT_ITER, USER_GOT_METHOD, USER_GOT_NEXT, USER_PENDING,
     USER_READY, USER_START,
 };
 use super::ops::{self, Fault, Got, Put};
@@ -1270,8 +1270,8 @@ impl<'rt> TaskInterpreter<'rt> {
         let state = match v.as_obj().map(|o| &o.body) {
             Some(Body::Array(_)) | Some(Body::Bytes(_)) => IterState::Array { arr: v, next: 0 },
             Some(Body::Str(_)) => IterState::Str { s: v, next: 0 },
-            Some(Body::Map(_)) => IterState::Map { map: v, next: 0, kind: 2 },
-            Some(Body::Set(_)) => IterState::Map { map: v, next: 0, kind: 0 },
+            Some(Body::Map(_)) => IterState::Map { map: v, pos: MapPos::Start, kind: 2 },
+            Some(Body::Set(_)) => IterState::Map { map: v, pos: MapPos::Start, kind: 0 },
             Some(Body::Channel(_)) => IterState::Channel { ch: v, waiting: false },
             Some(Body::Host(h)) if h.desc.next.is_some() => IterState::Host { obj: v },
             Some(Body::Iter(st)) => {
@@ -1334,26 +1334,21 @@ impl<'rt> TaskInterpreter<'rt> {
                 *next += 1;
                 Some(if *entries { self.rt.heap.alloc_array(vec![k, v]) } else { k })
             }
-            IterState::Map { map, next, kind } => {
-                let (m, is_set) = match map.as_obj().map(|o| &o.body) {
+            IterState::Map { map, pos, kind } => {
+                let (mut m, is_set) = match map.as_obj().map(|o| &o.body) {
                     Some(Body::Map(m)) => (m.lock(), false),
                     Some(Body::Set(m)) => (m.lock(), true),
                     _ => return None,
                 };
-                while *next < m.entries.len() {
-                    let e = m.entries[*next];
-                    *next += 1;
-                    if let Some((k, v)) = e {
-                        // A Set's entry holds its value as the key.
-                        let v = if is_set { k } else { v };
-                        return Some(match kind {
-                            0 => k,
-                            1 => v,
-                            _ => self.rt.heap.alloc_array(vec![k, v]),
-                        });
-                    }
-                }
-                None
+                let (k, v) = pos.next(&mut m)?;
+                drop(m);
+                // A Set's entry holds its value as the key.
+                let v = if is_set { k } else { v };
+                Some(match kind {
+                    0 => k,
+                    1 => v,
+                    _ => self.rt.heap.alloc_array(vec![k, v]),
+                })
             }
         }
     }

@@ -33,9 +33,10 @@
 use super::atom::Atom;
 use super::value::Value;
 use crate::bytecode::FuncProto;
+use hashbrown::HashTable;
 use std::cell::UnsafeCell;
-use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::Arc;
 
@@ -1044,7 +1045,6 @@ pub struct Accessor {
     pub set: Value,
 }
 
-#[derive(Clone)]
 pub enum IterState {
     /// Arrays (and for-in key lists): next index.
     Array { arr: Value, next: usize },
@@ -1053,8 +1053,9 @@ pub enum IterState {
     Indexed { arr: Value, next: usize, entries: bool },
     /// Strings: next byte offset (iterates code points).
     Str { s: Value, next: usize },
-    /// Maps: entry index; `kind` 0 = keys, 1 = values, 2 = [k, v] entries.
-    Map { map: Value, next: usize, kind: u8 },
+    /// Maps and Sets: where in the entries (see [`MapPos`]); `kind` 0 =
+    /// keys, 1 = values, 2 = [k, v] entries.
+    Map { map: Value, pos: MapPos, kind: u8 },
     /// A host object whose class has a `next` native (`vm::host`).
     Host { obj: Value },
     /// Channels (`for (const v of ch)`): receives until closed and
@@ -1176,12 +1177,90 @@ impl Hash for MapKey {
     }
 }
 
-/// Insertion-ordered hash map with O(1) delete (tombstones, compacted when
-/// they outnumber live entries).
-#[derive(Default)]
+/// Insertion-ordered hash map: the body of a Map, and of a Set (whose
+/// values are unused).
+///
+/// # Layout
+///
+/// `entries` holds every entry added since the last compaction, in
+/// insertion order, as a (key, value) pair of 16 bytes; a deleted entry
+/// stays in place as a tombstone, keyed [`Value::DELETED`] (its value
+/// cleared, so that it keeps nothing alive). `index` is a SwissTable of
+/// 32-bit positions into `entries` (4 bytes and a control byte a slot),
+/// of the live entries only: it is hashed with [`ProcessKeys`]' SipHash of
+/// the [`MapKey`] at that position and compares by reading the key there,
+/// so no key is stored twice; when it grows, each hash is computed again
+/// from the entry.
+///
+/// Tombstones are dropped (compaction) only when an entry is added to a
+/// full `entries`, and only when at least half of it is tombstones (then
+/// compaction instead of growth; otherwise growth): a deletion moves
+/// nothing, and each compaction's cost is paid for by the deletions that
+/// made its tombstones. `clear` frees both tables.
+///
+/// # Iterators and compaction
+///
+/// An iterator stands at a position in `entries` ([`MapPos`]). Appending
+/// and deleting never move an entry, so that position stays right: the
+/// entries after it are exactly those not reached yet, including the ones
+/// added since, as JS requires. Compaction moves entries, so an iterator
+/// that has left the start holds its position in a cursor shared with the
+/// map (an `Arc` that the map keeps too): compaction moves every cursor
+/// that an iterator holds from position `p` to the number of live entries
+/// before `p`, which is where the first entry at or after `p` goes; entries
+/// before `p` (already visited) stay before it, and those at or after it
+/// keep their order after it. So every entry live at the start of an
+/// iteration and not deleted before it is reached is visited once, and
+/// every entry added during it is visited, however many compactions happen
+/// meanwhile and whichever iterator steps in between. `clear` moves every
+/// cursor to 0. An iterator still at the start needs no cursor (position 0
+/// never moves), and a finished one gives its cursor up. A cursor is read
+/// and written only under the map's lock (an iterator's step locks its
+/// map), so the atomic is for `Sync` alone.
+///
+/// A cursor that only the map holds (its iterator finished, or was
+/// collected) is free: no one else can take it, as an iterator never
+/// copies its cursor, only drops it. The next iterator to step takes the
+/// last cursor of the list again if it is free, so a loop over a map
+/// after another allocates nothing; otherwise a new one is pushed, and
+/// the free ones are dropped when the list would grow. So the list is as
+/// long as the most iterators that were live at once (not yet collected),
+/// give or take a doubling.
 pub struct MapData {
-    pub entries: Vec<Option<(Value, Value)>>,
-    index: HashMap<MapKey, usize, ProcessKeys>,
+    entries: Entries,
+    index: HashTable<u32>,
+    /// Made at an iterator's first step, boxed: most maps have none.
+    cursors: Option<Box<Cursors>>,
+}
+
+/// The map's side of its iterators' cursors (see "Iterators and
+/// compaction").
+#[derive(Default)]
+struct Cursors {
+    list: Vec<Arc<AtomicU32>>,
+}
+
+impl Cursors {
+    /// Held by the map alone.
+    fn free(c: &Arc<AtomicU32>) -> bool {
+        Arc::strong_count(c) == 1
+    }
+}
+
+/// The bytes of one cursor's allocation (an `Arc<AtomicU32>`: two counts
+/// and the position, rounded to the counts' alignment).
+const CURSOR_BYTES: usize = (2 * std::mem::size_of::<usize>() + std::mem::size_of::<AtomicU32>()).next_multiple_of(8);
+
+impl Default for MapData {
+    fn default() -> MapData {
+        MapData { entries: Entries::new(), index: HashTable::new(), cursors: None }
+    }
+}
+
+impl std::fmt::Debug for MapData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
 }
 
 /// SipHash keyed once per process, at random: the hashing of
@@ -1201,6 +1280,12 @@ impl std::hash::BuildHasher for ProcessKeys {
     }
 }
 
+#[inline]
+fn key_hash(key: MapKey) -> u64 {
+    use std::hash::BuildHasher;
+    ProcessKeys.hash_one(key)
+}
+
 impl MapData {
     pub fn len(&self) -> usize {
         self.index.len()
@@ -1210,72 +1295,349 @@ impl MapData {
         self.index.is_empty()
     }
 
+    /// Position of the live entry with this (normalised) key.
+    #[inline]
+    fn find(&self, key: MapKey, hash: u64) -> Option<usize> {
+        let e = self.entries.as_slice();
+        self.index.find(hash, |&i| MapKey(e[i as usize].0) == key).map(|&i| i as usize)
+    }
+
     pub fn get(&self, k: Value) -> Option<Value> {
-        self.index.get(&MapKey::normalize(k)).map(|&i| self.entries[i].unwrap().1)
+        let key = MapKey::normalize(k);
+        self.find(key, key_hash(key)).map(|i| self.entries.as_slice()[i].1)
     }
 
     pub fn has(&self, k: Value) -> bool {
-        self.index.contains_key(&MapKey::normalize(k))
+        let key = MapKey::normalize(k);
+        self.find(key, key_hash(key)).is_some()
     }
 
     pub fn set(&mut self, k: Value, v: Value) {
+        debug_assert!(k != Value::DELETED, "a tombstone is no key");
         let key = MapKey::normalize(k);
-        if let Some(&i) = self.index.get(&key) {
-            if let Some(e) = &mut self.entries[i] {
-                e.1 = v;
-            }
+        let hash = key_hash(key);
+        if let Some(i) = self.find(key, hash) {
+            self.entries.as_mut_slice()[i].1 = v;
             return;
         }
         if self.entries.len() < self.entries.capacity() && self.index.len() < self.index.capacity() {
-            self.index.insert(key, self.entries.len());
-            self.entries.push(Some((key.0, v)));
-            return;
+            self.append(key.0, v, hash);
+        } else {
+            self.append_growing(key.0, v, hash);
         }
+    }
+
+    /// Appends a new entry; `entries` has room.
+    #[inline]
+    fn append(&mut self, k: Value, v: Value, hash: u64) {
+        let MapData { entries, index, .. } = self;
+        let e = entries.as_slice();
+        index.insert_unique(hash, e.len() as u32, |&i| key_hash(MapKey(e[i as usize].0)));
+        entries.push((k, v));
+    }
+
+    /// Appends a new entry when `entries` or `index` is full: compacts
+    /// `entries` if at least half of it is tombstones, grows it otherwise,
+    /// and counts what either table grew by.
+    #[inline(never)]
+    fn append_growing(&mut self, k: Value, v: Value, hash: u64) {
         let before = self.capacity_bytes();
-        self.index.insert(key, self.entries.len());
-        self.entries.push(Some((key.0, v)));
+        let len = self.entries.len();
+        if len == self.entries.capacity() {
+            if self.index.len() < len && self.index.len() * 2 <= len {
+                self.compact();
+            } else {
+                self.entries.grow();
+            }
+        }
+        self.append(k, v, hash);
         let after = self.capacity_bytes();
         if after > before {
             super::heap::count_growth(after - before);
         }
     }
 
-    /// Bytes reserved for the entries and the index (for the collector's
-    /// accounting).
+    /// Bytes reserved for the entries, the index and the iterators'
+    /// cursors (for the collector's accounting).
     pub fn capacity_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Option<(Value, Value)>>()
-            + self.index.capacity() * (std::mem::size_of::<(MapKey, usize)>() + 1)
+        self.entries.capacity() * std::mem::size_of::<(Value, Value)>()
+            + self.index.allocation_size()
+            + self.cursors.as_ref().map_or(0, |c| {
+                std::mem::size_of::<Cursors>()
+                    + c.list.capacity() * std::mem::size_of::<Arc<AtomicU32>>()
+                    + c.list.len() * CURSOR_BYTES
+            })
     }
 
+    /// Leaves a tombstone where the entry was (see "Layout"): nothing moves.
     pub fn delete(&mut self, k: Value) -> bool {
-        match self.index.remove(&MapKey::normalize(k)) {
-            Some(i) => {
-                self.entries[i] = None;
-                if self.entries.len() > 32 && self.index.len() * 2 < self.entries.len() {
-                    self.compact();
-                }
+        let key = MapKey::normalize(k);
+        let MapData { entries, index, .. } = self;
+        let e = entries.as_slice();
+        match index.find_entry(key_hash(key), |&i| MapKey(e[i as usize].0) == key) {
+            Ok(found) => {
+                let (i, _) = found.remove();
+                entries.as_mut_slice()[i as usize] = (Value::DELETED, Value::UNDEFINED);
                 true
             }
-            None => false,
+            Err(_) => false,
         }
     }
 
+    /// Empties the map and frees its tables; live iterators move to the
+    /// start, where the entries added from now on begin.
     pub fn clear(&mut self) {
-        self.entries.clear();
-        self.index.clear();
+        self.entries = Entries::new();
+        self.index = HashTable::new();
+        if let Some(cs) = &mut self.cursors {
+            cs.list.retain(|c| !Cursors::free(c));
+            for c in &cs.list {
+                c.store(0, Ordering::Relaxed);
+            }
+            if cs.list.is_empty() {
+                self.cursors = None;
+            }
+        }
     }
 
+    /// Drops the tombstones, keeping the live entries' order, and moves
+    /// every position that refers to `entries` (the index's, the
+    /// iterators' cursors) to the same entry's new place, or for a cursor
+    /// at a tombstone or at the end, to the next live entry's (see
+    /// "Iterators and compaction"). Capacities stay as they are.
     fn compact(&mut self) {
-        self.entries.retain(|e| e.is_some());
-        for (i, e) in self.entries.iter().enumerate() {
-            let (k, _) = e.unwrap();
-            self.index.insert(MapKey(k), i);
+        // Which entries are live, 64 to a block, with the number of live
+        // entries before each block: a position's new place is the number
+        // of live entries before it.
+        let e = self.entries.as_slice();
+        let mut blocks: Vec<(u64, u32)> = Vec::with_capacity(e.len().div_ceil(64));
+        let mut live = 0u32;
+        for chunk in e.chunks(64) {
+            let mut bits = 0u64;
+            for (j, &(k, _)) in chunk.iter().enumerate() {
+                bits |= u64::from(k != Value::DELETED) << j;
+            }
+            blocks.push((bits, live));
+            live += bits.count_ones();
         }
+        let moved = |p: u32| -> u32 {
+            let p = p as usize;
+            match blocks.get(p / 64) {
+                Some(&(bits, before)) => before + (bits & ((1u64 << (p % 64)) - 1)).count_ones(),
+                None => live,
+            }
+        };
+        for i in self.index.iter_mut() {
+            *i = moved(*i);
+        }
+        if let Some(cs) = &mut self.cursors {
+            // A free cursor's position is set again when it is taken.
+            for c in cs.list.iter().filter(|c| !Cursors::free(c)) {
+                c.store(moved(c.load(Ordering::Relaxed)), Ordering::Relaxed);
+            }
+        }
+        let s = self.entries.as_mut_slice();
+        let mut w = 0;
+        for r in 0..s.len() {
+            if s[r].0 != Value::DELETED {
+                s[w] = s[r];
+                w += 1;
+            }
+        }
+        debug_assert_eq!(w, live as usize);
+        self.entries.truncate(w);
+    }
+
+    /// A cursor at position `at`, which compaction moves (see "Iterators
+    /// and compaction"): the last one of the list if it is free (nothing
+    /// grows), or a new one, whose bytes count as the map's.
+    fn cursor(&mut self, at: usize) -> Arc<AtomicU32> {
+        let c = match self.cursors.as_ref().and_then(|cs| cs.list.last()) {
+            Some(c) if Cursors::free(c) => c.clone(),
+            _ => self.new_cursor(),
+        };
+        c.store(at as u32, Ordering::Relaxed);
+        c
+    }
+
+    #[inline(never)]
+    fn new_cursor(&mut self) -> Arc<AtomicU32> {
+        let before = self.capacity_bytes();
+        let cs = &mut self.cursors.get_or_insert_with(Default::default).list;
+        if cs.len() == cs.capacity() {
+            cs.retain(|c| !Cursors::free(c));
+        }
+        let c = Arc::new(AtomicU32::new(0));
+        cs.push(c.clone());
+        let after = self.capacity_bytes();
+        if after > before {
+            super::heap::count_growth(after - before);
+        }
+        c
     }
 
     /// Live entries in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (Value, Value)> + '_ {
-        self.entries.iter().flatten().copied()
+        live(self.entries.as_slice())
+    }
+}
+
+fn live(e: &[(Value, Value)]) -> impl Iterator<Item = (Value, Value)> + '_ {
+    e.iter().copied().filter(|&(k, _)| k != Value::DELETED)
+}
+
+/// Where an iterator over a Map's or Set's entries stands
+/// ([`IterState::Map`]; see "Iterators and compaction" on [`MapData`]).
+pub enum MapPos {
+    /// Before the first entry, which compaction never moves.
+    Start,
+    /// Before the entry at this position of the map's `entries`: a cursor
+    /// the map moves when it compacts.
+    At(Arc<AtomicU32>),
+    /// Finished: a Map or Set iterator that has said it is done stays done,
+    /// as in JS, whatever is added later.
+    Done,
+}
+
+impl MapPos {
+    fn at(&self) -> usize {
+        match self {
+            MapPos::Start => 0,
+            MapPos::At(c) => c.load(Ordering::Relaxed) as usize,
+            MapPos::Done => usize::MAX,
+        }
+    }
+
+    /// The next live entry of `m`, the map this iterator is over, and steps
+    /// past it; None at the end, and from then on.
+    #[inline(always)]
+    pub fn next(&mut self, m: &mut MutRef<'_, MapData>) -> Option<(Value, Value)> {
+        let e = m.entries.as_slice();
+        let mut at = self.at();
+        while let Some(&entry) = e.get(at) {
+            at += 1;
+            if entry.0 != Value::DELETED {
+                match self {
+                    MapPos::At(c) => c.store(at as u32, Ordering::Relaxed),
+                    _ => self.first_step(m, at),
+                }
+                return Some(entry);
+            }
+        }
+        self.finish();
+        None
+    }
+
+    /// The first step: the map now keeps track of this position (a change
+    /// of its body, so through `deref_mut`, the barrier).
+    #[inline(never)]
+    fn first_step(&mut self, m: &mut MutRef<'_, MapData>, at: usize) {
+        *self = MapPos::At(m.cursor(at));
+    }
+
+    /// Giving the cursor up frees it for the map's next iterator.
+    #[inline(never)]
+    fn finish(&mut self) {
+        *self = MapPos::Done;
+    }
+
+    /// The live entries of `m` not reached yet, without stepping.
+    pub fn rest<'a>(&self, m: &'a MapData) -> impl Iterator<Item = (Value, Value)> + 'a {
+        live(m.entries.as_slice().get(self.at()..).unwrap_or(&[]))
+    }
+}
+
+/// `MapData`'s entries: a `Vec<(Value, Value)>` with a 32-bit length and
+/// capacity, 16 bytes instead of a `Vec`'s 24. That leaves room in a
+/// `MapData`, whose size bounds every object's box (the assertion at the
+/// end of this file), for the cursors of [`MapPos`]. Positions in the index
+/// are 32-bit anyway; 2^32 entries would take 64 GiB.
+struct Entries {
+    ptr: NonNull<(Value, Value)>,
+    len: u32,
+    cap: u32,
+}
+
+// SAFETY: `Entries` owns its buffer as a `Vec` of `Copy` values does.
+unsafe impl Send for Entries {}
+unsafe impl Sync for Entries {}
+
+impl Entries {
+    const fn new() -> Entries {
+        Entries { ptr: NonNull::dangling(), len: 0, cap: 0 }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    #[inline]
+    fn capacity(&self) -> usize {
+        self.cap as usize
+    }
+
+    #[inline]
+    fn as_slice(&self) -> &[(Value, Value)] {
+        // SAFETY: `ptr`, `len` and `cap` are a `Vec`'s (`put_vec`), and
+        // only `push` has written past that `Vec`'s length, within its
+        // capacity; dangling with length 0 is an empty slice.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len as usize) }
+    }
+
+    #[inline]
+    fn as_mut_slice(&mut self) -> &mut [(Value, Value)] {
+        // SAFETY: as in `as_slice`, and `&mut self` is exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len as usize) }
+    }
+
+    /// Appends within the capacity.
+    #[inline]
+    fn push(&mut self, e: (Value, Value)) {
+        assert!(self.len < self.cap);
+        // SAFETY: slot `len` is inside the buffer (`len < cap`).
+        unsafe { self.ptr.as_ptr().add(self.len as usize).write(e) };
+        self.len += 1;
+    }
+
+    /// Forgets every entry from `n` on (they own nothing).
+    fn truncate(&mut self, n: usize) {
+        if n < self.len() {
+            self.len = n as u32;
+        }
+    }
+
+    /// Doubles the capacity (4 at first), as a `Vec` does.
+    fn grow(&mut self) {
+        let mut v = self.take_vec();
+        let want = (v.capacity() * 2).clamp(4, u32::MAX as usize);
+        assert!(want > v.len(), "a Map or Set holds fewer than 2^32 entries");
+        v.reserve_exact(want - v.len());
+        self.put_vec(v);
+    }
+
+    /// The buffer as the `Vec` it came from, leaving `self` empty.
+    fn take_vec(&mut self) -> Vec<(Value, Value)> {
+        let (ptr, len, cap) = (self.ptr, self.len as usize, self.cap as usize);
+        (self.ptr, self.len, self.cap) = (NonNull::dangling(), 0, 0);
+        // SAFETY: see `as_slice`: the parts of a `Vec` (a dangling pointer
+        // with capacity 0 is `Vec::new`'s), now owned by the result alone.
+        unsafe { Vec::from_raw_parts(ptr.as_ptr(), len, cap) }
+    }
+
+    fn put_vec(&mut self, v: Vec<(Value, Value)>) {
+        debug_assert_eq!(self.cap, 0, "the old buffer was taken");
+        assert!(v.capacity() <= u32::MAX as usize);
+        let mut v = std::mem::ManuallyDrop::new(v);
+        // A `Vec`'s pointer is never null (dangling when nothing is allocated).
+        self.ptr = NonNull::new(v.as_mut_ptr()).expect("a Vec's pointer");
+        (self.len, self.cap) = (v.len() as u32, v.capacity() as u32);
+    }
+}
+
+impl Drop for Entries {
+    fn drop(&mut self) {
+        drop(self.take_vec());
     }
 }
 
@@ -1404,5 +1766,320 @@ mod tests {
         let cell = Mut::new(Value::UNDEFINED);
         let _ga = arr.lock();
         *cell.lock() = Value::number(1.0);
+    }
+
+    /// Map and Set bodies: tombstones, compaction, iterator positions.
+    mod maps {
+        use super::*;
+
+        fn n(i: u32) -> Value {
+            Value::number(f64::from(i))
+        }
+
+        fn keys(m: &MapData) -> Vec<u32> {
+            m.iter().map(|(k, _)| k.as_number() as u32).collect()
+        }
+
+        #[test]
+        fn deletion_leaves_a_tombstone_that_nothing_sees() {
+            let mut m = MapData::default();
+            for i in 0..10 {
+                m.set(n(i), n(i + 100));
+            }
+            let cap = m.entries.capacity();
+            for i in [0, 3, 9] {
+                assert!(m.delete(n(i)));
+                assert!(!m.delete(n(i)), "deleted once");
+            }
+            // Nothing moved: the positions of the other entries stand.
+            assert_eq!((m.entries.len(), m.entries.capacity(), m.len()), (10, cap, 7));
+            assert_eq!(m.entries.as_slice()[3], (Value::DELETED, Value::UNDEFINED));
+            assert_eq!(m.entries.as_slice()[4], (n(4), n(104)));
+            assert_eq!(keys(&m), [1, 2, 4, 5, 6, 7, 8]);
+            assert_eq!((m.get(n(3)), m.has(n(3)), m.get(n(4))), (None, false, Some(n(104))));
+            let mut traced = Vec::new();
+            m.values(&mut |v| traced.push(v));
+            assert_eq!(traced.len(), 14);
+            assert!(!traced.contains(&Value::DELETED) && !traced.contains(&Value::UNDEFINED));
+            assert_eq!(format!("{m:?}"), "{1: 101, 2: 102, 4: 104, 5: 105, 6: 106, 7: 107, 8: 108}");
+            // A key added again goes to the end, as in JS; -0 is 0.
+            m.set(n(3), n(3));
+            m.set(Value::number(-0.0), n(0));
+            assert_eq!(keys(&m), [1, 2, 4, 5, 6, 7, 8, 3, 0]);
+            assert_eq!(m.get(n(0)), Some(n(0)));
+        }
+
+        #[test]
+        fn a_full_table_compacts_when_half_is_tombstones_and_grows_otherwise() {
+            let mut m = MapData::default();
+            for i in 0..16 {
+                m.set(n(i), n(i));
+            }
+            assert_eq!((m.entries.len(), m.entries.capacity()), (16, 16));
+            // 7 tombstones of 16: fewer than half, so the next add grows.
+            for i in 0..7 {
+                m.delete(n(i * 2));
+            }
+            m.set(n(100), n(100));
+            assert_eq!((m.entries.len(), m.entries.capacity()), (17, 32));
+            // Fill it, then make half of it tombstones: the next add
+            // compacts instead of growing, and keeps the order.
+            for i in 101..116 {
+                m.set(n(i), n(i));
+            }
+            assert_eq!((m.entries.len(), m.entries.capacity(), m.len()), (32, 32, 25));
+            let mut gone = 0;
+            for i in 101..116 {
+                if gone < 9 {
+                    m.delete(n(i));
+                    gone += 1;
+                }
+            }
+            assert_eq!(m.len(), 16);
+            let before = keys(&m);
+            m.set(n(200), n(200));
+            assert_eq!((m.entries.len(), m.entries.capacity()), (17, 32), "compacted in place");
+            assert!(m.entries.as_slice().iter().all(|&(k, _)| k != Value::DELETED));
+            let mut want = before.clone();
+            want.push(200);
+            assert_eq!(keys(&m), want);
+            // The index follows the entries to their new places.
+            for &k in &want {
+                assert_eq!(m.get(n(k)), Some(n(k)), "key {k}");
+            }
+            assert_eq!(m.get(n(0)), None);
+            assert!(m.delete(n(200)) && m.delete(n(1)) && !m.has(n(1)));
+        }
+
+        #[test]
+        fn clear_frees_both_tables() {
+            let mut m = MapData::default();
+            for i in 0..1000 {
+                m.set(n(i), n(i));
+            }
+            assert!(m.capacity_bytes() > 1000 * 16);
+            m.clear();
+            assert_eq!((m.len(), m.capacity_bytes()), (0, 0));
+            m.set(n(5), n(6));
+            assert_eq!((keys(&m), m.get(n(5))), (vec![5], Some(n(6))));
+        }
+
+        #[test]
+        fn entries_that_strings_key_are_found_by_content() {
+            let k1 = Box::leak(Box::new(Obj {
+                header: Header { marked: AtomicBool::new(false), frozen: AtomicBool::new(false), born: 0 },
+                body: Body::Str(JsStr::new("a key".into())),
+            }));
+            let k2 = Box::leak(Box::new(Obj {
+                header: Header { marked: AtomicBool::new(false), frozen: AtomicBool::new(false), born: 0 },
+                body: Body::Str(JsStr::new("a key".into())),
+            }));
+            let (a, b) = (Value::object(k1), Value::object(k2));
+            let mut m = MapData::default();
+            for i in 0..100 {
+                m.set(n(i), n(i));
+            }
+            m.set(a, n(1));
+            assert_eq!(m.get(b), Some(n(1)));
+            for i in 0..100 {
+                m.delete(n(i));
+            }
+            // Compaction and the index's growth both hash again from the
+            // entries.
+            for i in 0..300 {
+                m.set(n(i + 1000), n(i));
+            }
+            assert_eq!(m.get(b), Some(n(1)));
+            assert!(m.delete(b) && !m.has(a));
+        }
+
+        /// Steps the iterator at `pos` over `m`.
+        fn step(m: &Mut<MapData>, pos: &mut MapPos) -> Option<u32> {
+            pos.next(&mut m.lock()).map(|(k, _)| k.as_number() as u32)
+        }
+
+        #[test]
+        fn deleting_what_an_iterator_reached_visits_everything() {
+            let m = Mut::new(MapData::default());
+            for i in 0..1000 {
+                m.lock().set(n(i), n(i));
+            }
+            let mut pos = MapPos::Start;
+            let mut seen = Vec::new();
+            while let Some(k) = step(&m, &mut pos) {
+                seen.push(k);
+                m.lock().delete(n(k));
+            }
+            assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+            assert!(m.lock().is_empty());
+            assert!(matches!(pos, MapPos::Done));
+            // Done stays done, whatever is added.
+            m.lock().set(n(1), n(1));
+            assert_eq!(step(&m, &mut pos), None);
+        }
+
+        #[test]
+        fn compaction_moves_live_cursors_with_their_entries() {
+            let m = Mut::new(MapData::default());
+            for i in 0..64 {
+                m.lock().set(n(i), n(i));
+            }
+            let (mut a, mut b, mut idle) = (MapPos::Start, MapPos::Start, MapPos::Start);
+            for _ in 0..10 {
+                step(&m, &mut a);
+            }
+            for _ in 0..40 {
+                step(&m, &mut b);
+            }
+            assert_eq!(step(&m, &mut idle), Some(0));
+            // Delete one and add one, each step of `a`, for several
+            // compactions; `b` and `idle` stand still meanwhile.
+            let mut from_a = Vec::new();
+            for new_key in 1000..1200 {
+                let Some(k) = step(&m, &mut a) else { break };
+                from_a.push(k);
+                let mut g = m.lock();
+                g.delete(n(k));
+                g.set(n(new_key), n(0));
+            }
+            let compacted = m.lock().entries.len() < 64 + 200;
+            assert!(compacted);
+            // `a` saw 10..64, then every key added, in order.
+            let want: Vec<u32> = (10..64).chain(1000..1146).collect();
+            assert_eq!(from_a, want);
+            // `b` resumes at 40, `idle` at 1 (of the keys still there:
+            // 0..10 were never deleted, 10..64 were).
+            let rest = |pos: &MapPos| pos.rest(&m.lock()).map(|(k, _)| k.as_number() as u32).collect::<Vec<_>>();
+            let left: Vec<u32> = m.lock().iter().map(|(k, _)| k.as_number() as u32).collect();
+            assert_eq!(rest(&b), left[10..]);
+            assert_eq!(rest(&idle), left[1..]);
+            assert_eq!(step(&m, &mut idle), Some(1));
+        }
+
+        #[test]
+        fn clear_moves_iterators_to_what_is_added_next() {
+            let m = Mut::new(MapData::default());
+            for i in 0..10 {
+                m.lock().set(n(i), n(i));
+            }
+            let mut pos = MapPos::Start;
+            assert_eq!((step(&m, &mut pos), step(&m, &mut pos)), (Some(0), Some(1)));
+            m.lock().clear();
+            m.lock().set(n(50), n(50));
+            assert_eq!((step(&m, &mut pos), step(&m, &mut pos)), (Some(50), None));
+        }
+
+        #[test]
+        fn cursors_of_finished_and_dropped_iterators_are_taken_again() {
+            let m = Mut::new(MapData::default());
+            for i in 0..4 {
+                m.lock().set(n(i), n(i));
+            }
+            let cursors = |m: &Mut<MapData>| m.lock().cursors.as_ref().map_or(0, |c| c.list.len());
+            // Iterators dropped after a step, one after another: one cursor.
+            for _ in 0..1000 {
+                let mut pos = MapPos::Start;
+                step(&m, &mut pos);
+            }
+            assert_eq!(cursors(&m), 1);
+            // Live at once: one each. A finished iterator gives its cursor
+            // up, and the next one takes it.
+            let mut live: Vec<MapPos> = (0..3).map(|_| MapPos::Start).collect();
+            for pos in &mut live {
+                step(&m, pos);
+            }
+            assert_eq!(cursors(&m), 3);
+            while step(&m, &mut live[2]).is_some() {}
+            let mut next = MapPos::Start;
+            assert_eq!((step(&m, &mut next), step(&m, &mut next)), (Some(0), Some(1)));
+            assert_eq!(cursors(&m), 3);
+            // The others kept their places.
+            assert_eq!((step(&m, &mut live[0]), step(&m, &mut live[1])), (Some(1), Some(1)));
+            // Free cursors are dropped when the list would grow.
+            drop(live);
+            let mut more: Vec<MapPos> = (0..4).map(|_| MapPos::Start).collect();
+            for pos in &mut more {
+                step(&m, pos);
+            }
+            assert!(cursors(&m) <= 5, "{} cursors", cursors(&m));
+            m.lock().clear();
+            drop(more);
+            drop(next);
+            m.lock().clear();
+            assert!(m.lock().cursors.is_none());
+        }
+
+        /// A few thousand random operations on a map and three iterators,
+        /// against a model of JS's semantics (entries never move; a
+        /// deleted one is skipped; `clear` empties all of them).
+        #[test]
+        fn iterators_agree_with_a_model_that_never_compacts() {
+            let m = Mut::new(MapData::default());
+            let mut model: Vec<Option<u32>> = Vec::new();
+            let mut its: Vec<(MapPos, usize, bool)> = (0..3).map(|_| (MapPos::Start, 0, false)).collect();
+            let mut seed = 0x2545_f491_4f6c_dd1du64;
+            let mut rand = |n: u64| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed % n
+            };
+            let mut compactions = 0;
+            for _ in 0..if cfg!(miri) { 2_000 } else { 50_000 } {
+                let len_before = m.lock().entries.len();
+                match rand(100) {
+                    0..=34 => {
+                        let k = rand(64) as u32;
+                        m.lock().set(n(k), n(0));
+                        if !model.contains(&Some(k)) {
+                            model.push(Some(k));
+                        }
+                    }
+                    35..=69 => {
+                        let k = rand(64) as u32;
+                        let had = model.iter().position(|&e| e == Some(k));
+                        assert_eq!(m.lock().delete(n(k)), had.is_some());
+                        if let Some(i) = had {
+                            model[i] = None;
+                        }
+                    }
+                    70 => {
+                        m.lock().clear();
+                        model.iter_mut().for_each(|e| *e = None);
+                    }
+                    _ => {
+                        let i = rand(3) as usize;
+                        let (pos, at, done) = &mut its[i];
+                        let want = if *done {
+                            None
+                        } else {
+                            match model[*at..].iter().position(|e| e.is_some()) {
+                                Some(j) => {
+                                    *at += j + 1;
+                                    model[*at - 1]
+                                }
+                                None => {
+                                    *done = true;
+                                    None
+                                }
+                            }
+                        };
+                        assert_eq!(step(&m, pos), want);
+                        // Now and then a finished iterator, or one left
+                        // half-way (a loop that breaks), is dropped and a
+                        // new one takes its place.
+                        if rand(if *done { 2 } else { 50 }) == 0 {
+                            its[i] = (MapPos::Start, 0, false);
+                        }
+                    }
+                }
+                if m.lock().entries.len() < len_before {
+                    compactions += 1;
+                }
+                let live: Vec<u32> = model.iter().flatten().copied().collect();
+                assert_eq!(keys(&m.lock()), live);
+            }
+            assert!(compactions > 10, "{compactions} compactions");
+        }
     }
 }

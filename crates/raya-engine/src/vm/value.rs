@@ -36,6 +36,15 @@ impl Value {
     /// initialised. Only `CheckInit` looks at it; no script ever sees it:
     /// every read that could find it is checked.
     pub const HOLE: Value = Value(TAG_SPECIAL | 4);
+    /// The key of a deleted Map or Set entry (a tombstone in
+    /// `MapData`'s entries). No script value can have these bits: a
+    /// number is below `TAG_BASE` (NaNs are canonicalised), an object
+    /// carries `TAG_OBJ`, and the only specials made are the four above
+    /// and `HOLE`, which is never stored in a collection (every read that
+    /// could see it is checked). So no key a script passes can equal it,
+    /// and it is no object: the collector, which marks only `TAG_OBJ`
+    /// values, would skip it even if a walk of the entries did not.
+    pub const DELETED: Value = Value(TAG_SPECIAL | 5);
 
     #[inline(always)]
     pub fn number(f: f64) -> Value {
@@ -173,6 +182,8 @@ impl fmt::Debug for Value {
                 Value::NULL => write!(f, "null"),
                 Value::TRUE => write!(f, "true"),
                 Value::FALSE => write!(f, "false"),
+                Value::HOLE => write!(f, "<hole>"),
+                Value::DELETED => write!(f, "<deleted>"),
                 _ => write!(f, "<obj {:#x}>", self.0 & PTR_MASK),
             }
         }
@@ -205,7 +216,7 @@ mod tests {
 
     #[test]
     fn specials_are_distinct_and_not_numbers() {
-        let s = [Value::UNDEFINED, Value::NULL, Value::TRUE, Value::FALSE];
+        let s = [Value::UNDEFINED, Value::NULL, Value::TRUE, Value::FALSE, Value::HOLE, Value::DELETED];
         for (i, a) in s.iter().enumerate() {
             assert!(!a.is_number());
             assert!(!a.is_object());
@@ -215,6 +226,8 @@ mod tests {
         }
         assert!(Value::NULL.is_nullish() && Value::UNDEFINED.is_nullish());
         assert!(!Value::FALSE.is_nullish());
+        assert!(!Value::HOLE.is_nullish() && !Value::DELETED.is_nullish() && !Value::DELETED.is_bool());
+        assert_eq!(format!("{:?} {:?}", Value::HOLE, Value::DELETED), "<hole> <deleted>");
     }
 
     #[test]
