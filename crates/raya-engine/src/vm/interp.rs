@@ -1424,13 +1424,15 @@ impl<'rt> TaskInterpreter<'rt> {
                 return Ok(RunOutcome::Completed(task.regs.first().copied().unwrap_or(Value::UNDEFINED)));
             };
             // SAFETY: the frame's closure keeps the prototype alive.
+            // The constant tables and the code's start are read through
+            // `rtp` where an instruction needs them (`konst!`, `atom!`,
+            // `pc!`) rather than kept in locals: the optimiser kept such
+            // locals on the stack and stored all of them at every frame
+            // entry, that is at every call and every return.
             let mut rtp: &RtProto = unsafe { &*frame.rt };
-            let mut consts: &[Value] = &rtp.consts;
-            let mut atoms: &[Atom] = &rtp.atoms;
             let mut base = frame.base as usize;
             // `ip` points at the next instruction; `pc!()` is its index.
-            let mut code_at: *const Instr = rtp.code_start();
-            let mut ip: *const Instr = unsafe { code_at.add(frame.pc as usize) };
+            let mut ip: *const Instr = unsafe { rtp.code_start().add(frame.pc as usize) };
             // Pointer to this frame's register 0. Frames are sized when
             // pushed (`push_frame`), so every register operand the compiler
             // emits for this function is in bounds. The register vector may
@@ -1448,11 +1450,8 @@ impl<'rt> TaskInterpreter<'rt> {
                     // SAFETY: the closure, now the new frame's, keeps its
                     // prototype alive.
                     rtp = unsafe { &*Arc::as_ptr(&$c.proto) };
-                    consts = &rtp.consts;
-                    atoms = &rtp.atoms;
                     base = $base;
-                    code_at = rtp.code_start();
-                    ip = code_at;
+                    ip = rtp.code_start();
                     refresh!();
                 }};
             }
@@ -1477,32 +1476,32 @@ impl<'rt> TaskInterpreter<'rt> {
             // reads a constant as a value, `atom!` as a property name.
             macro_rules! konst {
                 ($k:expr) => {{
-                    debug_assert!(($k as usize) < consts.len());
-                    *unsafe { consts.get_unchecked($k as usize) }
+                    debug_assert!(($k as usize) < rtp.consts.len());
+                    *unsafe { rtp.consts.get_unchecked($k as usize) }
                 }};
             }
             macro_rules! atom {
                 ($k:expr) => {{
-                    debug_assert!(($k as usize) < atoms.len());
-                    *unsafe { atoms.get_unchecked($k as usize) }
+                    debug_assert!(($k as usize) < rtp.atoms.len());
+                    *unsafe { rtp.atoms.get_unchecked($k as usize) }
                 }};
             }
             macro_rules! pc {
                 () => {
-                    unsafe { ip.offset_from(code_at) as usize }
+                    unsafe { ip.offset_from(rtp.code_start()) as usize }
                 };
             }
             // The inline-cache entry of the instruction being executed.
             macro_rules! ic {
                 () => {
-                    unsafe { rtp.ic_at(ip as usize - code_at as usize - std::mem::size_of::<Instr>()) }
+                    unsafe { rtp.ic_at(ip as usize - rtp.code_start() as usize - std::mem::size_of::<Instr>()) }
                 };
             }
             // The same entry as a full word: a property instruction's
             // shape-and-slot cache (see `PropMap::cached`).
             macro_rules! ic64 {
                 () => {
-                    unsafe { rtp.ic64_at(ip as usize - code_at as usize - std::mem::size_of::<Instr>()) }
+                    unsafe { rtp.ic64_at(ip as usize - rtp.code_start() as usize - std::mem::size_of::<Instr>()) }
                 };
             }
             // The running closure, read from the frame where an instruction
