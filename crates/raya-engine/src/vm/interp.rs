@@ -1515,6 +1515,20 @@ impl<'rt> TaskInterpreter<'rt> {
                     unsafe { task.frames.last().unwrap_unchecked().closure }
                 };
             }
+            // Upvalue `$i` of the running closure. Every frame is pushed
+            // for a closure (`push_frame`, a generator's resumption), and
+            // the compiler emits upvalue operands only below the count of
+            // the function's captures, which is the count of upvalues
+            // `Instr::Closure` gave it: so neither is checked here, as
+            // register operands are not.
+            macro_rules! upval {
+                ($i:expr) => {{
+                    let c = closure_of(closure!());
+                    debug_assert!(c.is_some_and(|c| ($i as usize) < c.upvals.len()));
+                    // SAFETY: see above.
+                    unsafe { *c.unwrap_unchecked().upvals.get_unchecked($i as usize) }
+                }};
+            }
             macro_rules! save_pc {
                 () => {
                     if let Some(f) = task.frames.last_mut() {
@@ -1773,24 +1787,15 @@ impl<'rt> TaskInterpreter<'rt> {
                         Some(Body::Cell(c)) => *c.lock() = reg!(src),
                         _ => fault!(Fault::Type("internal: not a cell".into())),
                     },
-                    Instr::GetUpval { dst, idx } => {
-                        let c = closure_of(closure!()).expect("closure frame");
-                        match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
-                            Some(Body::Cell(cell)) => set!(dst, *cell.lock()),
-                            _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
-                        }
-                    }
-                    Instr::SetUpval { idx, src } => {
-                        let c = closure_of(closure!()).expect("closure frame");
-                        match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
-                            Some(Body::Cell(cell)) => *cell.lock() = reg!(src),
-                            _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
-                        }
-                    }
-                    Instr::GetCapture { dst, idx } => {
-                        let c = closure_of(closure!()).expect("closure frame");
-                        set!(dst, c.upvals[idx as usize])
-                    }
+                    Instr::GetUpval { dst, idx } => match upval!(idx).as_obj().map(|o| &o.body) {
+                        Some(Body::Cell(cell)) => set!(dst, *cell.lock()),
+                        _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
+                    },
+                    Instr::SetUpval { idx, src } => match upval!(idx).as_obj().map(|o| &o.body) {
+                        Some(Body::Cell(cell)) => *cell.lock() = reg!(src),
+                        _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
+                    },
+                    Instr::GetCapture { dst, idx } => set!(dst, upval!(idx)),
                     Instr::Closure { dst, proto } => {
                         let child = rtp.children[proto as usize].clone();
                         let parent = closure_of(closure!());
