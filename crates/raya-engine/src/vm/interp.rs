@@ -1419,13 +1419,15 @@ impl<'rt> TaskInterpreter<'rt> {
                 return Ok(RunOutcome::Completed(task.regs.first().copied().unwrap_or(Value::UNDEFINED)));
             };
             // SAFETY: the frame's closure keeps the prototype alive.
+            // The constant tables and the code's start are read through
+            // `rtp` where an instruction needs them (`konst!`, `atom!`,
+            // `pc!`) rather than kept in locals: the optimiser kept such
+            // locals on the stack and stored all of them at every frame
+            // entry, that is at every call and every return.
             let mut rtp: &RtProto = unsafe { &*frame.rt };
-            let mut consts: &[Value] = &rtp.consts;
-            let mut atoms: &[Atom] = &rtp.atoms;
             let mut base = frame.base as usize;
             // `ip` points at the next instruction; `pc!()` is its index.
-            let mut code_at: *const Instr = rtp.code_start();
-            let mut ip: *const Instr = unsafe { code_at.add(frame.pc as usize) };
+            let mut ip: *const Instr = unsafe { rtp.code_start().add(frame.pc as usize) };
             // Pointer to this frame's register 0. Frames are sized when
             // pushed (`push_frame`), so every register operand the compiler
             // emits for this function is in bounds. The register vector may
@@ -1443,11 +1445,8 @@ impl<'rt> TaskInterpreter<'rt> {
                     // SAFETY: the closure, now the new frame's, keeps its
                     // prototype alive.
                     rtp = unsafe { &*Arc::as_ptr(&$c.proto) };
-                    consts = &rtp.consts;
-                    atoms = &rtp.atoms;
                     base = $base;
-                    code_at = rtp.code_start();
-                    ip = code_at;
+                    ip = rtp.code_start();
                     refresh!();
                 }};
             }
@@ -1472,32 +1471,32 @@ impl<'rt> TaskInterpreter<'rt> {
             // reads a constant as a value, `atom!` as a property name.
             macro_rules! konst {
                 ($k:expr) => {{
-                    debug_assert!(($k as usize) < consts.len());
-                    *unsafe { consts.get_unchecked($k as usize) }
+                    debug_assert!(($k as usize) < rtp.consts.len());
+                    *unsafe { rtp.consts.get_unchecked($k as usize) }
                 }};
             }
             macro_rules! atom {
                 ($k:expr) => {{
-                    debug_assert!(($k as usize) < atoms.len());
-                    *unsafe { atoms.get_unchecked($k as usize) }
+                    debug_assert!(($k as usize) < rtp.atoms.len());
+                    *unsafe { rtp.atoms.get_unchecked($k as usize) }
                 }};
             }
             macro_rules! pc {
                 () => {
-                    unsafe { ip.offset_from(code_at) as usize }
+                    unsafe { ip.offset_from(rtp.code_start()) as usize }
                 };
             }
             // The inline-cache entry of the instruction being executed.
             macro_rules! ic {
                 () => {
-                    unsafe { rtp.ic_at(ip as usize - code_at as usize - std::mem::size_of::<Instr>()) }
+                    unsafe { rtp.ic_at(ip as usize - rtp.code_start() as usize - std::mem::size_of::<Instr>()) }
                 };
             }
             // The same entry as a full word: a property instruction's
             // shape-and-slot cache (see `PropMap::cached`).
             macro_rules! ic64 {
                 () => {
-                    unsafe { rtp.ic64_at(ip as usize - code_at as usize - std::mem::size_of::<Instr>()) }
+                    unsafe { rtp.ic64_at(ip as usize - rtp.code_start() as usize - std::mem::size_of::<Instr>()) }
                 };
             }
             // The running closure, read from the frame where an instruction
@@ -1510,6 +1509,20 @@ impl<'rt> TaskInterpreter<'rt> {
                     // stack (checked at the top of 'frame).
                     unsafe { task.frames.last().unwrap_unchecked().closure }
                 };
+            }
+            // Upvalue `$i` of the running closure. Every frame is pushed
+            // for a closure (`push_frame`, a generator's resumption), and
+            // the compiler emits upvalue operands only below the count of
+            // the function's captures, which is the count of upvalues
+            // `Instr::Closure` gave it: so neither is checked here, as
+            // register operands are not.
+            macro_rules! upval {
+                ($i:expr) => {{
+                    let c = closure_of(closure!());
+                    debug_assert!(c.is_some_and(|c| ($i as usize) < c.upvals.len()));
+                    // SAFETY: see above.
+                    unsafe { *c.unwrap_unchecked().upvals.get_unchecked($i as usize) }
+                }};
             }
             macro_rules! save_pc {
                 () => {
@@ -1769,24 +1782,15 @@ impl<'rt> TaskInterpreter<'rt> {
                         Some(Body::Cell(c)) => *c.lock() = reg!(src),
                         _ => fault!(Fault::Type("internal: not a cell".into())),
                     },
-                    Instr::GetUpval { dst, idx } => {
-                        let c = closure_of(closure!()).expect("closure frame");
-                        match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
-                            Some(Body::Cell(cell)) => set!(dst, *cell.lock()),
-                            _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
-                        }
-                    }
-                    Instr::SetUpval { idx, src } => {
-                        let c = closure_of(closure!()).expect("closure frame");
-                        match c.upvals[idx as usize].as_obj().map(|o| &o.body) {
-                            Some(Body::Cell(cell)) => *cell.lock() = reg!(src),
-                            _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
-                        }
-                    }
-                    Instr::GetCapture { dst, idx } => {
-                        let c = closure_of(closure!()).expect("closure frame");
-                        set!(dst, c.upvals[idx as usize])
-                    }
+                    Instr::GetUpval { dst, idx } => match upval!(idx).as_obj().map(|o| &o.body) {
+                        Some(Body::Cell(cell)) => set!(dst, *cell.lock()),
+                        _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
+                    },
+                    Instr::SetUpval { idx, src } => match upval!(idx).as_obj().map(|o| &o.body) {
+                        Some(Body::Cell(cell)) => *cell.lock() = reg!(src),
+                        _ => fault!(Fault::Type("internal: upvalue is not a cell".into())),
+                    },
+                    Instr::GetCapture { dst, idx } => set!(dst, upval!(idx)),
                     Instr::Closure { dst, proto } => {
                         let child = rtp.children[proto as usize].clone();
                         let parent = closure_of(closure!());
