@@ -1866,14 +1866,10 @@ mod tests {
 
         #[test]
         fn entries_that_strings_key_are_found_by_content() {
-            let k1 = Box::leak(Box::new(Obj {
-                header: Header { marked: AtomicBool::new(false), frozen: AtomicBool::new(false), born: 0 },
-                body: Body::Str(JsStr::new("a key".into())),
-            }));
-            let k2 = Box::leak(Box::new(Obj {
-                header: Header { marked: AtomicBool::new(false), frozen: AtomicBool::new(false), born: 0 },
-                body: Body::Str(JsStr::new("a key".into())),
-            }));
+            let k1 =
+                Box::leak(Box::new(Obj { header: Header::new(false, 0), body: Body::Str(JsStr::new("a key".into())) }));
+            let k2 =
+                Box::leak(Box::new(Obj { header: Header::new(false, 0), body: Body::Str(JsStr::new("a key".into())) }));
             let (a, b) = (Value::object(k1), Value::object(k2));
             let mut m = MapData::default();
             for i in 0..100 {
