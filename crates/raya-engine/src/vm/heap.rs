@@ -463,7 +463,7 @@ fn remember_slow(v: Value) {
         // (a young object, a survivor, or one marked by the last minor
         // cycle that the sweep will let age).
         let g = o.header.gen.load(Ordering::Relaxed);
-        if !o.header.marked.load(Ordering::Relaxed) || g & (Header::OLD | Header::SURVIVOR | Header::TENURE) == 0 {
+        if !o.header.marked.load(Ordering::Relaxed) || g & Header::PROMOTES == 0 {
             // SAFETY: as in `shade_slow`.
             unsafe { (*MARK_HEAP.get()).remembered.lock().values.push(v.bits()) };
         }
@@ -856,7 +856,7 @@ impl Marker {
                 // it reaches is as well (the first trace may have missed
                 // the flag; whichever marker sets it traces again).
                 let g = o.header.gen.load(Ordering::Relaxed);
-                if g & (Header::OLD | Header::SURVIVOR | Header::TENURE) == 0
+                if g & Header::PROMOTES == 0
                     && o.header.gen.fetch_or(Header::TENURE, Ordering::Relaxed) & Header::TENURE == 0
                 {
                     self.stack.push(o as *const Obj);
@@ -914,9 +914,8 @@ impl Marker {
         // promotes what it reaches (see "Generational mode"): read before
         // its body, so a flag set after this read makes its setter trace
         // the object again.
-        let old = Header::OLD | Header::SURVIVOR | Header::TENURE;
         let g = o.header.gen.load(Ordering::Relaxed);
-        self.tenure = self.aging && g & old != 0;
+        self.tenure = self.aging && g & Header::PROMOTES != 0;
         let size = self.trace_body(o);
         if self.tenure {
             self.promoted += size;

@@ -418,6 +418,8 @@ impl Header {
     /// that no old object points to a young one it was not remembered
     /// for.
     pub const TENURE: u8 = 4;
+    /// Marked with any of these, an object is old when the cycle ends.
+    pub const PROMOTES: u8 = Self::OLD | Self::SURVIVOR | Self::TENURE;
 
     pub fn new(marked: bool, born: u32) -> Header {
         Header { marked: marked.into(), frozen: false.into(), gen: AtomicU8::new(0), born }

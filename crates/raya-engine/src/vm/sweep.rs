@@ -238,8 +238,9 @@ impl Sweep {
         }
     }
 
-    /// Takes every object held here, for the heap's teardown. The caller
-    /// has called [`Sweep::finish`], and the program has ended.
+    /// Takes every object held here: for the heap's teardown (the program
+    /// has ended), or for a generational full cycle, which makes them all
+    /// its own. The caller has called [`Sweep::finish`].
     pub(crate) fn drain_all(&self) -> Vec<Segment> {
         let mut st = self.state.lock();
         let mut all = std::mem::take(&mut st.swept);
@@ -313,7 +314,7 @@ fn sweep_segment(seg: &mut Vec<*mut Obj>, mode: SweepMode, young: &mut Vec<*mut 
                 o.header.marked.store(false, Ordering::Relaxed);
                 return true;
             }
-            let old = o.header.gen.load(Ordering::Relaxed) & (Header::OLD | Header::SURVIVOR | Header::TENURE) != 0;
+            let old = o.header.gen.load(Ordering::Relaxed) & Header::PROMOTES != 0;
             o.header.gen.store(if old { Header::OLD } else { Header::SURVIVOR }, Ordering::Relaxed);
             if mode == SweepMode::AgeAndClear || !old {
                 o.header.marked.store(false, Ordering::Relaxed);
