@@ -890,7 +890,7 @@ impl VmBuilder {
     /// Collector pacing, as Go's `GOGC` (`raya run`'s `RAYA_GC_PERCENT`):
     /// the heap may grow by `percent` of the live heap after a collection
     /// before the next one starts (default 100: collect when the heap has
-    /// doubled; never before it holds 8 MiB). `None` turns collection off
+    /// doubled; never before it holds 4 MiB). `None` turns collection off
     /// except under [`max_heap`](Self::max_heap).
     pub fn gc_percent(mut self, percent: Option<u32>) -> Self {
         self.gc.percent = percent;

@@ -490,6 +490,20 @@ impl PropMap {
         }
     }
 
+    /// Makes this map a copy of `template`, in place (a class's constant
+    /// fields given to a new instance; see `ClassData::field_template`).
+    #[inline]
+    pub fn copy_template(&mut self, template: &PropMap) {
+        self.shape = template.shape.clone();
+        match (&mut self.vals, &template.vals) {
+            (Slots::Inline { len, vals }, Slots::Inline { len: n, vals: v }) => {
+                *len = *n;
+                *vals = *v;
+            }
+            (dst, src) => *dst = src.clone(),
+        }
+    }
+
     /// No property was ever added (a new object's map): not even one
     /// deleted since, which leaves a dictionary behind.
     #[inline]
@@ -844,6 +858,33 @@ mod tests {
 
     fn atoms(prefix: &str, n: usize) -> Vec<Atom> {
         (0..n).map(|i| Atom::intern(&format!("{prefix}{i}"))).collect()
+    }
+
+    /// A template copied in place gives the map the template's keys in
+    /// order, its values and its shape, whether the values sit in the map
+    /// or in a vector of their own; the template is left as it was.
+    #[test]
+    fn a_template_copied_in_place_equals_the_template() {
+        for n in [1, INLINE_SLOTS, INLINE_SLOTS + 2] {
+            let keys = atoms(&format!("tpl{n}_"), n);
+            let mut template = PropMap::new();
+            for (i, &k) in keys.iter().enumerate() {
+                template.set(k, Value::number(i as f64));
+            }
+            template.pin_shape();
+            let mut map = PropMap::new();
+            assert!(map.is_pristine());
+            map.copy_template(&template);
+            assert_eq!(map.shape_id(), template.shape_id());
+            assert_eq!(map.slot_keys(), template.slot_keys());
+            for (i, &k) in keys.iter().enumerate() {
+                assert_eq!(map.get(k), Some(Value::number(i as f64)), "slot {i} of {n}");
+            }
+            // The copy is its own: a change to it leaves the template.
+            map.set(keys[0], Value::TRUE);
+            assert_eq!(template.get(keys[0]), Some(Value::number(0.0)));
+            assert_eq!(template.vals().len(), n);
+        }
     }
 
     /// Copies of a map whose shape is pinned take no count, and the shape
