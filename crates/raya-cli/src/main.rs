@@ -76,9 +76,11 @@ const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// the live data and the collector's goal, and with a second's delay the
 /// process held the top of every swing: `map-set` peaked at 80 MB of RSS
 /// with 17 MiB live. At 10 ms it peaks at 54 MB, and `binary-trees` at
-/// 29 MB instead of 37, for a few percent more time where memory churns
-/// (design/memory.md, "What the allocator keeps").
-const PURGE_DELAY_MS: std::ffi::c_long = 10;
+/// 29 MB instead of 37, for a few percent more time where memory churns.
+/// At 30 ms `binary-trees` spends half the system time faulting pages in
+/// again (11% less time, 2.7 MB more at its peak) and the other programs
+/// hardly change (design/memory.md, "What the allocator keeps").
+const PURGE_DELAY_MS: std::ffi::c_long = 30;
 
 fn configure_allocator() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
@@ -130,7 +132,7 @@ enum Command {
                         (by default most mark and sweep only the objects
                         that have not yet survived two collections)
   MIMALLOC_PURGE_DELAY=MS  how long freed memory stays with the allocator
-                        before it goes back to the system (default 10)
+                        before it goes back to the system (default 30)
 
 --stats prints, on stderr at exit: scheduler counts; a row per worker (run
 time, tasks run, steals, parks); the peak number of tasks alive; GC cycles,
