@@ -10,7 +10,7 @@
 
 use crate::vm::atom::{names, Atom};
 use crate::vm::native::{arg, NativeCtx};
-use crate::vm::object::{Body, Bytes, MapData, Mut, ObjectData, PropMap};
+use crate::vm::object::{Body, Bytes, MapData, Mut, PropMap};
 use crate::vm::ops;
 use crate::vm::realm::{Builder, Realm};
 use crate::vm::value::Value;
@@ -81,7 +81,7 @@ impl Cloner {
                 // becomes a plain one.
                 let class = if ops::error_name(&d).is_some() { error_class(ctx, d.class) } else { Value::UNDEFINED };
                 drop(d);
-                ctx.heap().alloc(Body::Object(Mut::new(ObjectData { class, props: PropMap::new(), frozen: false })))
+                ctx.heap().alloc_object(class)
             }
             Body::Map(_) => ctx.heap().alloc(Body::Map(Mut::new(MapData::default()))),
             Body::Set(_) => ctx.heap().alloc(Body::Set(Mut::new(MapData::default()))),

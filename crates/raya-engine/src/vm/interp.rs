@@ -1197,21 +1197,28 @@ impl<'rt> TaskInterpreter<'rt> {
         if cd.field_init.is_undefined() {
             return Value::UNDEFINED;
         }
-        let fits = matches!((&cd.field_template, &obj), (Some(_), Some(d)) if !d.frozen && d.props.is_pristine());
-        if let (true, Some(template), Some(d)) = (fits, &cd.field_template, obj.as_mut()) {
-            // Copied in place: a `PropMap` built and moved through the
-            // stack went through misaligned partial copies that stalled
-            // the loads after them (a tenth of `binary-trees`).
-            d.props.copy_template(template);
-            let grown = d.props.capacity_bytes();
-            drop(cd);
-            drop(obj);
-            if grown > 0 {
-                heap::count_growth(grown);
+        // Copied in place: a `PropMap` built and moved through the stack
+        // went through misaligned partial copies that stalled the loads
+        // after them (a tenth of `binary-trees`).
+        let grown = match (&cd.field_template, obj.as_mut()) {
+            (Some(template), Some(d)) if !d.frozen && d.props.is_pristine() => {
+                d.props.copy_template(template);
+                Some(d.props.capacity_bytes())
             }
-            return Value::UNDEFINED;
+            _ => None,
+        };
+        let init = cd.field_init;
+        drop(cd);
+        drop(obj);
+        match grown {
+            Some(bytes) => {
+                if bytes > 0 {
+                    heap::count_growth(bytes);
+                }
+                Value::UNDEFINED
+            }
+            None => init,
         }
-        cd.field_init
     }
 
     /// What the field initialiser `init` defines on an object with no
