@@ -281,6 +281,10 @@ impl<'p> Disasm<'p> {
             Jmp { off } | Loop { off } => j(off),
             JmpIfTrue { cond, off } | JmpIfFalse { cond, off } => format!("{}, {}", r(cond), j(off)),
             JmpIfNullish { src, off } | JmpIfNotNullish { src, off } => format!("{}, {}", r(src), j(off)),
+            JmpIfNil { src, off, undef, eq } => {
+                let op = if eq { "===" } else { "!==" };
+                format!("{} {op} {}, {}", r(src), if undef { "undefined" } else { "null" }, j(off))
+            }
             JmpIfNotLt { a, b, off, .. }
             | JmpIfNotLe { a, b, off, .. }
             | JmpIfLt { a, b, off, .. }
@@ -442,6 +446,7 @@ fn mnemonic(i: &Instr) -> &'static str {
         JmpIfFalse { .. } => "JmpIfFalse",
         JmpIfNullish { .. } => "JmpIfNullish",
         JmpIfNotNullish { .. } => "JmpIfNotNullish",
+        JmpIfNil { .. } => "JmpIfNil",
         JmpIfNotLt { .. } => "JmpIfNotLt",
         JmpIfNotLe { .. } => "JmpIfNotLe",
         JmpIfNotLtI { .. } => "JmpIfNotLtI",

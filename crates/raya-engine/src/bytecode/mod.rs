@@ -435,6 +435,17 @@ pub enum Instr {
         src: Reg,
         off: i32,
     },
+    /// Fused `if (R[src] === null)`, `=== undefined` and their `!==`
+    /// forms: jump when R[src] is (`eq`) or is not (`!eq`) the constant,
+    /// `undefined` if `undef`, else `null`. One instruction instead of
+    /// the constant's load, `StrictEq` and a conditional jump. May jump
+    /// backward (the test at the bottom of a loop).
+    JmpIfNil {
+        src: Reg,
+        off: i32,
+        undef: bool,
+        eq: bool,
+    },
     /// Fused `if (R[a] < R[b])`-not-taken jump: jump when NOT (a < b).
     /// `swapped`: the source said `R[b] > R[a]` (`>=` for the `Le` forms);
     /// only a TypeError reads it, to name the operator and operands as
@@ -757,7 +768,9 @@ pub enum Instr {
     },
     /// Calls the current home class's field initialiser function (if it has
     /// one) on `this`; emitted by the compiler at the start of a base-class
-    /// constructor. (Derived constructors get it from `SuperCall`.)
+    /// constructor. (Derived constructors get it from `SuperCall`.) `new`
+    /// does its work itself when the fields are constants copied from the
+    /// class's template, and starts the constructor after it.
     InitFields,
     /// Sets class R[class]'s field-initialiser function to R[func]
     /// (a method-like closure with home class R[class] that assigns the

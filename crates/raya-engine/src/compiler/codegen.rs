@@ -332,6 +332,7 @@ impl<'a> Codegen<'a> {
             | Instr::JmpIfNotLeI { off: o, .. }
             | Instr::JmpIfNotGtI { off: o, .. }
             | Instr::JmpIfNotGeI { off: o, .. }
+            | Instr::JmpIfNil { off: o, .. }
             | Instr::JmpIfLt { off: o, .. }
             | Instr::JmpIfLe { off: o, .. }
             | Instr::StepJmpIfLt { off: o, .. }

@@ -50,6 +50,21 @@ pub(crate) fn addi_imm(op: BinaryOp, k: &Expr) -> Option<i16> {
         .then_some(v as i16)
 }
 
+/// For `x === null` or `null === x` (`undefined` likewise): `x`, and
+/// whether the constant is `undefined` (the operands of `JmpIfNil`).
+fn nil_operand<'e>(a: &'e Expr, b: &'e Expr) -> Option<(&'e Expr, bool)> {
+    let nil = |e: &Expr| match unwrap_erased(e).kind {
+        ExprKind::Null => Some(false),
+        ExprKind::Undefined => Some(true),
+        _ => None,
+    };
+    match (nil(a), nil(b)) {
+        (_, Some(undef)) => Some((a, undef)),
+        (Some(undef), None) => Some((b, undef)),
+        (None, None) => None,
+    }
+}
+
 /// The constant of the compare-with-constant jumps (`JmpIfNotLtI` and
 /// kin) for `x < k`, if `k` is a small integer literal. `-0` compares as
 /// `0`, so it qualifies too.
@@ -401,6 +416,19 @@ impl<'a> Codegen<'a> {
                     self.patch_all_here(ta);
                     fb
                 }
+            }
+            ExprKind::Binary(op @ (BinaryOp::StrictEq | BinaryOp::StrictNotEq), a, b)
+                if nil_operand(a, b).is_some() =>
+            {
+                // `if (x === null)`: the constant is an operand of the jump
+                // (the literal side has no effect to evaluate).
+                let (x, undef) = nil_operand(a, b).unwrap_or((a, false));
+                let eq = (*op == BinaryOp::StrictEq) == jump_if;
+                let m = self.mark();
+                let r = self.expr_reg(x);
+                let j = self.emit(Instr::JmpIfNil { src: r, off: 0, undef, eq }, pos);
+                self.free_to(m);
+                vec![j]
             }
             ExprKind::Binary(op @ (BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq), a, b)
                 if !jump_if && cmp_imm(b).is_some() =>

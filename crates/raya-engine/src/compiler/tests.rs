@@ -43,6 +43,7 @@ fn jump_off(i: &Instr) -> Option<i32> {
         | Instr::JmpIfFalse { off, .. }
         | Instr::JmpIfNullish { off, .. }
         | Instr::JmpIfNotNullish { off, .. }
+        | Instr::JmpIfNil { off, .. }
         | Instr::JmpIfNotLt { off, .. }
         | Instr::JmpIfNotLe { off, .. }
         | Instr::JmpIfLt { off, .. }
@@ -1062,4 +1063,20 @@ fn a_condition_against_a_small_integer_takes_it_as_an_operand() {
     assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: -3 | 32767, .. })), 0, "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::LoadInt { v: 32768, .. })), 1, "{:?}", f.code);
     assert_eq!(count(f, |i| matches!(i, Instr::LoadK { .. })), 1, "{:?}", f.code);
+}
+
+#[test]
+fn a_condition_against_null_or_undefined_is_one_jump() {
+    let p = compile(
+        "function f(x, y) { if (x === null) return 0; if (undefined !== y) return 1; \
+         while (x !== null) x = x.next; return x === null; }",
+    );
+    let f = func(&p, "f");
+    assert!(matches!(f.code[0], Instr::JmpIfNil { src: 1, undef: false, eq: false, .. }), "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNil { src: 2, undef: true, eq: true, .. })), 1, "{:?}", f.code);
+    // The loop's test, at its bottom, jumps back while `x` is not null.
+    assert_eq!(count(f, |i| matches!(i, Instr::JmpIfNil { eq: false, off, .. } if *off < 0)), 1, "{:?}", f.code);
+    // No constant is loaded for a test; the returned value is a comparison.
+    assert_eq!(count(f, |i| matches!(i, Instr::LoadUndef { .. })), 0, "{:?}", f.code);
+    assert_eq!(count(f, |i| matches!(i, Instr::StrictEq { .. })), 1, "{:?}", f.code);
 }

@@ -1135,7 +1135,24 @@ impl<'rt> TaskInterpreter<'rt> {
         }
         match ctor.as_obj().map(|o| &o.body) {
             Some(Body::Function(Function::Closure(c))) => {
+                // A constructor that starts with `InitFields` (a base
+                // class with fields) gets its class's constant fields here,
+                // copied into the new object, and starts after that
+                // instruction: what it would do first, without its dispatch
+                // and look-ups. Fields that need their initialiser run are
+                // left to `InitFields`, which finds them the same way.
+                // (The home cell, a leaf of the lock order, is read and
+                // let go before the object and class are locked.)
+                let fields_done = c.proto.call.inits_fields && {
+                    let home = *c.home.lock();
+                    Self::field_init_for(home, this).is_undefined()
+                };
                 self.push_frame(task, ctor, c, f + 1, argc, f, flags::CONSTRUCT)?;
+                if fields_done {
+                    if let Some(fr) = task.frames.last_mut() {
+                        fr.pc = 1;
+                    }
+                }
                 Ok(Invoked::Pushed)
             }
             Some(Body::Function(Function::Native(n))) => {
@@ -2037,6 +2054,12 @@ impl<'rt> TaskInterpreter<'rt> {
                     Instr::JmpIfNotNullish { src, off } => {
                         if !reg!(src).is_nullish() {
                             jump!(off)
+                        }
+                    }
+                    Instr::JmpIfNil { src, off, undef, eq } => {
+                        let v = reg!(src);
+                        if (if undef { v.is_undefined() } else { v.is_null() }) == eq {
+                            branch!(off);
                         }
                     }
                     Instr::JmpIfNotLt { a, b, off, swapped } => {

@@ -54,6 +54,9 @@ pub struct CallShape {
     /// Neither a class constructor nor async: a call pushes its frame and
     /// runs it on the caller's task.
     pub plain: bool,
+    /// A base-class constructor: its first instruction is `InitFields`
+    /// (which `new` may do itself and skip, see `construct`).
+    pub inits_fields: bool,
 }
 
 /// The address of a prototype's first instruction.
@@ -200,6 +203,7 @@ pub fn link(proto: &Arc<FuncProto>, heap: &mut Heap, linked: &mut Linked) -> Arc
             arity: proto.arity,
             has_rest: proto.has_rest,
             plain: !proto.is_constructor && !proto.is_async,
+            inits_fields: matches!(proto.code.first(), Some(Instr::InitFields)),
         },
         consts: consts.into_boxed_slice(),
         atoms: atoms.into_boxed_slice(),
