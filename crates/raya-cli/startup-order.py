@@ -13,14 +13,18 @@ Usage (after `cargo build --release -p raya-cli`; needs valgrind and nm):
 
     python3 crates/raya-cli/startup-order.py [target/release/raya]
 
-Each start-up below runs under callgrind; every executed address of the
+Each start-up below (and one small program of everyday work) runs under
+callgrind; every executed address of the
 binary is mapped to its function (nm), and the functions are written in
 the order of the first start-up that ran them, then by address. Names
 carry a hash that changes with the compiler version or the dependencies'
 versions, not with code edits: a name that no longer exists is skipped by
 the linker, so a stale file costs memory, never correctness. Regenerate it
 after a toolchain update or when hello world's RSS grows
-(`cargo test -p raya-cli --release --test idle_memory -- --ignored`).
+(`cargo build --release -p raya-cli && cargo test -p raya-cli --test
+idle_memory -- --ignored`; not `cargo test --release`, which rebuilds
+target/release/raya with the test's dependency features, other symbol
+hashes and so none of this order).
 """
 
 import bisect
@@ -33,10 +37,36 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
+# A small program of what most programs do next (calls, a class, arrays,
+# a Map, strings, closures, JSON, a collection), so that the code of a
+# program that does a little more than print also sits with the rest.
+WORK = """\
+function fib(n: number): number { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+class P {
+  x: number;
+  y: number;
+  constructor(x: number, y: number) { this.x = x; this.y = y; }
+  len(): number { return Math.sqrt(this.x * this.x + this.y * this.y); }
+}
+let t = 0;
+const a: number[] = [];
+const m = new Map<string, number>();
+for (let i = 0; i < 30000; i++) {
+  const p = new P(i, i + 1);
+  t += p.len();
+  a.push(i);
+  m.set(`k${i % 100}`, i);
+}
+const s = a.slice(0, 100).join(",").split(",").map((x) => parseInt(x)).filter((x) => x % 2 == 0);
+const add = (k: number) => (v: number) => v + k;
+console.log(fib(18) + Math.floor(t) + s.length + m.size + add(1)(2) + JSON.stringify({ a: [1, 2.5], b: "c" }).length);
+"""
+
 # What every start goes through first; then what other common starts add.
 RUNS = [
     ["run", "examples/hello.raya"],
     ["run", "--workers", "1", "examples/hello.raya"],
+    ["-e", WORK],
     ["-e", "console.log(1 + 1)"],
     ["--version"],
 ]
@@ -103,7 +133,7 @@ def main():
             if syms[i][2] not in placed:
                 placed.add(syms[i][2])
                 order.append(syms[i][2])
-        print(f"{' '.join(args)}: {len(hit)} functions, {sum(syms[i][1] for i in hit) // 1024} KiB", file=sys.stderr)
+        print(f"{' '.join(args)[:40]}: {len(hit)} functions, {sum(syms[i][1] for i in hit) // 1024} KiB", file=sys.stderr)
     with open(os.path.join(HERE, "startup.order"), "w") as f:
         f.write("\n".join(order) + "\n")
     print(f"wrote {len(order)} functions to startup.order", file=sys.stderr)

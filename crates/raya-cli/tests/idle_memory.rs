@@ -57,7 +57,7 @@ fn median_peak_rss_kib(args: &[&str]) -> u64 {
 /// target; 9 MiB before the prelude was compiled ahead of time and the
 /// start-up code laid out together).
 #[test]
-#[ignore = "measures target/release/raya: cargo build --release -p raya-cli first"]
+#[ignore = "measures target/release/raya: cargo build --release -p raya-cli first, then run this test without --release"]
 fn hello_world_runs_in_under_5_mib() {
     let kib = median_peak_rss_kib(&["run", "examples/hello.raya"]);
     assert!(

@@ -6,9 +6,11 @@
 //! pause that ends the mark, hands every object that existed at that moment — each thread's allocation list, and the
 //! survivors of earlier sweeps — to the program's [`Sweep`] as *segments*,
 //! and restarts the world. The segments are swept (unmarked objects freed,
-//! marks of the others cleared) in chunks by the allocating threads — one
-//! chunk each time a thread has allocated another 256 KiB, so the sweep is
-//! paid for by allocation, as Go's proportional sweep is, and frees land
+//! marks of the others cleared) in chunks by the allocating threads — a
+//! few chunks each time a thread has allocated another 256 KiB, as many as
+//! finish the sweep within the first quarter of the next cycle's
+//! allocation (`heap::sweep_pace`), so the sweep is paid for by
+//! allocation, as Go's proportional sweep is, and frees land
 //! mostly on the thread that allocated them, where the allocator frees
 //! fastest — by a background thread shared by every program of the
 //! process, for a program that stopped allocating (it starts
@@ -132,8 +134,14 @@ impl Sweep {
     /// segments (after a full cycle, or before one); without, they are not
     /// touched (a minor sweep, proportional to the young objects). The
     /// young survivors of the last minor sweep count as old here: a minor
-    /// cycle has taken them first ([`Sweep::take_survivors`]).
-    pub(crate) fn start(self: &Arc<Self>, lists: impl Iterator<Item = Vec<*mut Obj>>, old: bool, mode: SweepMode) {
+    /// cycle has taken them first ([`Sweep::take_survivors`]). Returns how
+    /// many objects are to be swept.
+    pub(crate) fn start(
+        self: &Arc<Self>,
+        lists: impl Iterator<Item = Vec<*mut Obj>>,
+        old: bool,
+        mode: SweepMode,
+    ) -> usize {
         let mut st = self.state.lock();
         debug_assert!(st.pending.is_empty() && st.active == 0, "a sweep is still running");
         debug_assert!(mode != SweepMode::Age || st.survivors.is_empty(), "a minor cycle takes the survivors");
@@ -150,6 +158,7 @@ impl Sweep {
         }
         pending.extend(lists.filter(|l| !l.is_empty()).map(Segment));
         st.pending = pending;
+        let objects: usize = st.pending.iter().map(|s| s.0.len()).sum();
         let started = Instant::now();
         st.started = Some(started);
         let work = !st.pending.is_empty();
@@ -157,6 +166,7 @@ impl Sweep {
         if work {
             background(self.clone(), started);
         }
+        objects
     }
 
     /// Sweeps segments on this thread until none is left to take; true if
