@@ -240,13 +240,14 @@ pub fn heap_floor(live: usize) -> usize {
 /// and the process held the last cycle's garbage beside the new one:
 /// `json` peaked at 26.6 MiB instead of 22.7, `binary-trees` at 31.1
 /// instead of 27.0 (design/memory.md, "The sweep's pace"). The work is the
-/// same, only done sooner; a chunk stays small (it is a mutator's pause).
+/// same, only done sooner: a step of several chunks is a longer stretch of
+/// sweeping on the allocating thread, never a pause of the others.
 pub(crate) fn sweep_pace(objects: usize, threshold: usize) -> usize {
     let steps = (threshold / SWEEP_WITHIN / LOCAL_CHUNK).max(1);
     objects.div_ceil(super::sweep::CHUNK).div_ceil(steps).max(1)
 }
 
-/// The sweep of a cycle is done after this fraction (its inverse) of the
+/// The sweep of a cycle is done within the first 1/`SWEEP_WITHIN` of the
 /// next cycle's allocation ([`sweep_pace`]).
 const SWEEP_WITHIN: usize = 4;
 
