@@ -13,7 +13,7 @@ Usage (after `cargo build --release -p raya-cli`; needs valgrind and nm):
 
     python3 crates/raya-cli/startup-order.py [target/release/raya]
 
-Each start-up below (and one small program of everyday work) runs under
+Each start-up below (and small programs of everyday work and of tasks) runs under
 callgrind; every executed address of the
 binary is mapped to its function (nm), and the functions are written in
 the order of the first start-up that ran them, then by address. Names
@@ -37,9 +37,10 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-# A small program of what most programs do next (calls, a class, arrays,
-# a Map, strings, closures, JSON, a collection), so that the code of a
-# program that does a little more than print also sits with the rest.
+# A small program of what most programs do next (calls, a class and a
+# subclass, arrays, a Map, strings, closures, JSON, a collection, loops
+# that break, numbers printed with a fixed precision), so that the code of
+# a program that does a little more than print also sits with the rest.
 WORK = """\
 function fib(n: number): number { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 class P {
@@ -47,19 +48,47 @@ class P {
   y: number;
   constructor(x: number, y: number) { this.x = x; this.y = y; }
   len(): number { return Math.sqrt(this.x * this.x + this.y * this.y); }
+  move(dx: number): void { this.x += dx; this.y -= (dx * 0.5); }
 }
+class Q extends P {
+  constructor(x: number) { super(x, 2 * x); }
+  len(): number { return super.len() + 1; }
+}
+const PI = 3.141592653589793, DAYS = 365.24, SOLAR = 4 * PI * PI;
+const q = new Q(SOLAR / DAYS);
 let t = 0;
 const a: number[] = [];
 const m = new Map<string, number>();
 for (let i = 0; i < 30000; i++) {
   const p = new P(i, i + 1);
+  p.move(0.25);
   t += p.len();
   a.push(i);
   m.set(`k${i % 100}`, i);
+  if (i > 20000 && (i & 1023) === 0) continue;
 }
+let j = 0;
+while (true) { j += (j >> 1) + 1; if (j > 1000) break; }
 const s = a.slice(0, 100).join(",").split(",").map((x) => parseInt(x)).filter((x) => x % 2 == 0);
 const add = (k: number) => (v: number) => v + k;
-console.log(fib(18) + Math.floor(t) + s.length + m.size + add(1)(2) + JSON.stringify({ a: [1, 2.5], b: "c" }).length);
+console.log(fib(18) + Math.floor(t) + s.length + m.size + add(1)(2) + JSON.stringify({ a: [1, 2.5], b: "c" }).length + j + q.len());
+console.log(t.toFixed(9), (t / 7).toString());
+"""
+
+# Tasks: a sleep, a spawned task, a channel, a promise.
+TASKS = """\
+async function produce(c: Channel<number>, n: number): Task<void> {
+  for (let i = 0; i < n; i++) c.send(i);
+  c.close();
+}
+const c = new Channel<number>(4);
+const t = produce(c, 100);
+let sum = 0;
+for (const v of c) sum += v;
+await t;
+await sleep(1);
+const p = new Promise<number>((resolve) => resolve(sum));
+console.log(await p);
 """
 
 # What every start goes through first; then what other common starts add.
@@ -67,6 +96,7 @@ RUNS = [
     ["run", "examples/hello.raya"],
     ["run", "--workers", "1", "examples/hello.raya"],
     ["-e", WORK],
+    ["-e", TASKS],
     ["-e", "console.log(1 + 1)"],
     ["--version"],
 ]
