@@ -1503,6 +1503,13 @@ impl Heap {
         self.alloc(Body::Str(JsStr::from_wtf8(b)))
     }
 
+    /// The string `JsStr::append` made, with the bytes it allocated
+    /// outside the object (which for a string written into a shared buffer
+    /// are fewer than its length).
+    pub fn alloc_appended(&mut self, (js, outside): (JsStr, usize)) -> Value {
+        self.alloc_sized(Body::Str(js), std::mem::size_of::<Obj>() + outside)
+    }
+
     /// The string a buffer built (exactly: lone surrogates kept).
     pub fn alloc_buf(&mut self, b: super::strbuf::StrBuf) -> Value {
         self.alloc(Body::Str(b.into_js()))

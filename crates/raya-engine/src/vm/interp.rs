@@ -3424,8 +3424,8 @@ impl<'rt> TaskInterpreter<'rt> {
                 // Both lengths are known: the limit is checked before
                 // anything is allocated.
                 strbuf::check_len(a.utf16_len as usize + b.utf16_len as usize)?;
-                let js = crate::vm::object::JsStr::concat(a, b)?;
-                return Ok(self.rt.heap.alloc(Body::Str(js)));
+                let appended = crate::vm::object::JsStr::append(a, b)?;
+                return Ok(self.rt.heap.alloc_appended(appended));
             }
             (Some(_), None) | (None, Some(_)) if ops::symbol_atom(x).or(ops::symbol_atom(y)).is_some() => {
                 return Err(symbol_to_string_fault());

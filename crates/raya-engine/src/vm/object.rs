@@ -584,8 +584,121 @@ pub enum StrText {
         buf: [u8; INLINE_STR],
     },
     Heap(Box<str>),
+    /// The first `len` bytes of a buffer that later strings may extend: the
+    /// result of appending to a long string (see [`GrowBuf`]).
+    Grown(Grown),
     /// Ill-formed: holds at least one lone surrogate.
     Wtf8(Box<IllFormed>),
+}
+
+/// A string made by appending: its bytes are the first `len` of `buf`.
+pub struct Grown {
+    buf: Arc<GrowBuf>,
+    len: usize,
+}
+
+impl Grown {
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        self.buf.prefix(self.len)
+    }
+}
+
+/// The buffer of a string built by appending to it (`s += piece` in a
+/// loop), shared by the strings of the chain.
+///
+/// Copying the whole string at every step made such a loop quadratic: a
+/// string of 200,000 characters built one at a time copied 20 GB, and every
+/// step's copy was a block of a new size for the allocator (and for the
+/// collector to free). Instead `s + piece`, where `s` is the longest string
+/// over its buffer and the buffer has room, writes `piece` after `s`'s bytes
+/// in place and makes a string of the longer prefix; without room, the
+/// result gets a new buffer half as large again as itself. The strings of
+/// a chain share one buffer, so building a string of n bytes copies each
+/// byte about three times, as a `Vec` does.
+///
+/// Invariants, which make the sharing safe across threads:
+/// - `claimed` only grows, and bytes below it are never written again: a
+///   string over the buffer has `len <= claimed`, and reads only
+///   `..len`, which were all written before that string existed.
+/// - Only the thread whose compare-and-swap moved `claimed` from `len` to
+///   `len + n` writes bytes `len..len + n`, once; no string reads them
+///   until that thread has made the string of the longer prefix and
+///   handed it on (the usual publication of a new object).
+/// - Every prefix a string covers is UTF-8: each append writes a whole
+///   `str`.
+pub struct GrowBuf {
+    claimed: std::sync::atomic::AtomicUsize,
+    bytes: Box<[UnsafeCell<std::mem::MaybeUninit<u8>>]>,
+}
+
+// SAFETY: see the invariants above: writes go only to bytes no string
+// reads yet, by the one thread that claimed them.
+unsafe impl Sync for GrowBuf {}
+unsafe impl Send for GrowBuf {}
+
+impl GrowBuf {
+    /// A buffer of `cap` bytes holding `x` then `y`, or `None` if the
+    /// allocator refuses it.
+    fn new(x: &[u8], y: &[u8], cap: usize) -> Option<GrowBuf> {
+        let n = x.len() + y.len();
+        debug_assert!(cap >= n);
+        let mut v: Vec<UnsafeCell<std::mem::MaybeUninit<u8>>> = Vec::new();
+        v.try_reserve_exact(cap).ok()?;
+        // SAFETY: the elements are `MaybeUninit`, which need no
+        // initialisation; `cap` were reserved.
+        unsafe { v.set_len(cap) };
+        let buf = GrowBuf { claimed: std::sync::atomic::AtomicUsize::new(n), bytes: v.into_boxed_slice() };
+        // SAFETY: nothing else can see the buffer yet; both ranges are in it.
+        unsafe {
+            buf.write(0, x);
+            buf.write(x.len(), y);
+        }
+        Some(buf)
+    }
+
+    /// Writes `src` at `at`.
+    ///
+    /// # Safety
+    /// `at + src.len()` is within the buffer and this thread owns those
+    /// bytes: it made the buffer, or claimed them in [`GrowBuf::append`].
+    #[inline]
+    unsafe fn write(&self, at: usize, src: &[u8]) {
+        debug_assert!(at + src.len() <= self.bytes.len());
+        // SAFETY: the caller's promise; `UnsafeCell` makes the bytes
+        // writable through a shared reference.
+        unsafe {
+            let dst = UnsafeCell::raw_get(self.bytes.as_ptr().add(at)).cast::<u8>();
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len());
+        }
+    }
+
+    /// Writes `src` after the string of the first `len` bytes, if that
+    /// string is the longest over the buffer and `src` fits; whether it did.
+    #[inline]
+    fn append(&self, len: usize, src: &[u8]) -> bool {
+        if self.bytes.len() - len < src.len() {
+            return false;
+        }
+        // Relaxed: the swap only decides which thread owns the bytes; what
+        // they hold reaches readers with the string made after the write.
+        if self.claimed.compare_exchange(len, len + src.len(), Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            return false;
+        }
+        // SAFETY: the swap gave this thread `len..len + src.len()`, which
+        // the check above put within the buffer.
+        unsafe { self.write(len, src) };
+        true
+    }
+
+    /// The first `len` bytes, all written (`len` is a string's length).
+    #[inline]
+    fn prefix(&self, len: usize) -> &[u8] {
+        debug_assert!(len <= self.claimed.load(Ordering::Relaxed));
+        // SAFETY: bytes below a string's length were written before the
+        // string was made and are never written again (the invariants).
+        unsafe { std::slice::from_raw_parts(self.bytes.as_ptr().cast::<u8>(), len) }
+    }
 }
 
 /// An ill-formed string: its WTF-8 bytes and, of the same length and with
@@ -653,15 +766,20 @@ impl StrText {
         match self {
             StrText::Inline { len, buf } => &buf[..*len as usize],
             StrText::Heap(b) => b.as_bytes(),
+            StrText::Grown(g) => g.bytes(),
             StrText::Wtf8(w) => &w.bytes,
         }
     }
 
-    /// Bytes held outside the object (for the collector's accounting).
+    /// Bytes held outside the object (for the collector's accounting). A
+    /// string of a shared buffer counts its own length: the strings of a
+    /// chain that stay reachable are usually its last, whose buffer is at
+    /// most half as large again.
     pub fn heap_bytes(&self) -> usize {
         match self {
             StrText::Inline { .. } => 0,
             StrText::Heap(b) => b.len(),
+            StrText::Grown(g) => g.len,
             StrText::Wtf8(w) => 2 * w.bytes.len() + std::mem::size_of::<IllFormed>(),
         }
     }
@@ -675,6 +793,8 @@ impl std::ops::Deref for StrText {
             // SAFETY: `buf[..len]` was copied from a `str` whole.
             StrText::Inline { len, buf } => unsafe { std::str::from_utf8_unchecked(&buf[..*len as usize]) },
             StrText::Heap(b) => b,
+            // SAFETY: every prefix a string covers is UTF-8 (`GrowBuf`).
+            StrText::Grown(g) => unsafe { std::str::from_utf8_unchecked(g.bytes()) },
             StrText::Wtf8(w) => &w.lossy,
         }
     }
@@ -685,7 +805,7 @@ impl From<StrText> for Box<str> {
         match t {
             StrText::Heap(b) => b,
             StrText::Wtf8(w) => w.lossy,
-            StrText::Inline { .. } => (*t).into(),
+            StrText::Inline { .. } | StrText::Grown(_) => (*t).into(),
         }
     }
 }
@@ -796,29 +916,48 @@ impl JsStr {
 
     /// `a + b` (the caller checked the length limit). Both lengths are
     /// known, so nothing is scanned; a short result is built in place, a
-    /// long one in one buffer of the exact size.
+    /// long one after `a` in `a`'s buffer or in a new one ([`GrowBuf`]).
     pub fn concat(a: &JsStr, b: &JsStr) -> super::ops::OpResult<JsStr> {
+        Ok(JsStr::append(a, b)?.0)
+    }
+
+    /// [`JsStr::concat`], and the bytes it allocated outside the new
+    /// string's object (for the collector's count): `b`'s bytes when they
+    /// were written in place after `a`'s, the whole buffer when it is new.
+    pub fn append(a: &JsStr, b: &JsStr) -> super::ops::OpResult<(JsStr, usize)> {
         if !a.is_well_formed() || !b.is_well_formed() {
             let mut v = a.wtf8().to_vec();
             crate::wtf8::push(&mut v, b.wtf8());
-            return Ok(JsStr::from_wtf8(v));
+            let js = JsStr::from_wtf8(v);
+            let bytes = js.s.heap_bytes();
+            return Ok((js, bytes));
         }
         let (x, y) = (a.s.as_bytes(), b.s.as_bytes());
         let n = x.len() + y.len();
-        let s = if n <= INLINE_STR {
+        let utf16_len = a.utf16_len + b.utf16_len;
+        if n <= INLINE_STR {
             let mut buf = [0; INLINE_STR];
             buf[..x.len()].copy_from_slice(x);
             buf[x.len()..n].copy_from_slice(y);
-            StrText::Inline { len: n as u8, buf }
+            return Ok((JsStr { s: StrText::Inline { len: n as u8, buf }, utf16_len }, 0));
+        }
+        if let StrText::Grown(g) = &a.s {
+            if g.buf.append(g.len, y) {
+                let s = StrText::Grown(Grown { buf: g.buf.clone(), len: n });
+                return Ok((JsStr { s, utf16_len }, y.len()));
+            }
+        }
+        let cap = if matches!(a.s, StrText::Inline { .. }) {
+            // A long string from a short one (`"key: " + text`): most are
+            // never appended to, so no room is left.
+            n
         } else {
-            super::heap::check_growth(n)?;
-            let mut v = String::new();
-            v.try_reserve_exact(n).map_err(|_| super::strbuf::too_long())?;
-            v.push_str(&a.s);
-            v.push_str(&b.s);
-            StrText::Heap(v.into_boxed_str())
+            // Appending to a long string: likely the next step of a loop.
+            n.saturating_add(n / 2)
         };
-        Ok(JsStr { s, utf16_len: a.utf16_len + b.utf16_len })
+        super::heap::check_growth(cap)?;
+        let buf = GrowBuf::new(x, y, cap).ok_or_else(super::strbuf::too_long)?;
+        Ok((JsStr { s: StrText::Grown(Grown { buf: Arc::new(buf), len: n }), utf16_len }, cap))
     }
 
     /// The string of UTF-16 code units `u`.
@@ -1676,6 +1815,93 @@ mod tests {
         }
     }
 
+    fn grown(js: &JsStr) -> &Grown {
+        match &js.s {
+            StrText::Grown(g) => g,
+            _ => panic!("not a string of a shared buffer"),
+        }
+    }
+
+    #[test]
+    fn appending_to_the_longest_string_of_a_buffer_writes_in_place() {
+        let long = JsStr::new("x".repeat(INLINE_STR + 10).into());
+        let piece = JsStr::new("é!".into());
+        // From a boxed string: a new buffer with room, all of it counted.
+        let (a, counted) = JsStr::append(&long, &piece).unwrap();
+        let cap = grown(&a).buf.bytes.len();
+        assert_eq!(counted, cap);
+        assert!(cap > a.s.len());
+        // The next step writes after it: the same buffer, only the piece counted.
+        let (b, counted) = JsStr::append(&a, &piece).unwrap();
+        assert!(Arc::ptr_eq(&grown(&a).buf, &grown(&b).buf));
+        assert_eq!(counted, piece.s.len());
+        assert_eq!(&*b.s, format!("{}é!é!", "x".repeat(INLINE_STR + 10)));
+        assert_eq!(b.utf16_len as usize, INLINE_STR + 14);
+        // `a` is no longer the longest: appending to it copies, and both
+        // strings keep their text.
+        let (c, _) = JsStr::append(&a, &JsStr::new("?".into())).unwrap();
+        assert!(!Arc::ptr_eq(&grown(&a).buf, &grown(&c).buf));
+        assert_eq!(&*a.s, format!("{}é!", "x".repeat(INLINE_STR + 10)));
+        assert_eq!(&*b.s, format!("{}é!é!", "x".repeat(INLINE_STR + 10)));
+        assert_eq!(&*c.s, format!("{}é!?", "x".repeat(INLINE_STR + 10)));
+        // The accounting sees each string's own length.
+        assert_eq!(b.s.heap_bytes(), b.s.len());
+        let boxed: Box<str> = b.s.into();
+        assert_eq!(&*boxed, format!("{}é!é!", "x".repeat(INLINE_STR + 10)));
+    }
+
+    #[test]
+    fn a_string_built_by_appending_grows_its_buffer_geometrically() {
+        let mut s = JsStr::new("".into());
+        let (mut buffers, mut copied) = (0, 0);
+        let c = JsStr::new("ab".into());
+        for _ in 0..20_000 {
+            let (next, counted) = JsStr::append(&s, &c).unwrap();
+            if let StrText::Grown(g) = &next.s {
+                if counted == g.buf.bytes.len() {
+                    buffers += 1;
+                    copied += s.s.len();
+                }
+            }
+            s = next;
+        }
+        assert_eq!(s.s.len(), 40_000);
+        assert!(s.s.bytes().all(|b| b == b'a' || b == b'b'));
+        // Half as large again each time: a few dozen buffers, and the bytes
+        // copied from old buffers a small multiple of the result.
+        assert!(buffers < 30, "{buffers} buffers");
+        assert!(copied < 3 * 40_000, "{copied} bytes copied");
+    }
+
+    #[test]
+    fn threads_appending_to_one_string_each_get_their_own_result() {
+        for _ in 0..20 {
+            let base = JsStr::new("b".repeat(100).into());
+            let (base, _) = JsStr::append(&base, &JsStr::new("-".into())).unwrap();
+            let base = Arc::new(base);
+            let results: Vec<(usize, JsStr)> = std::thread::scope(|scope| {
+                let hs: Vec<_> = (0..8)
+                    .map(|t| {
+                        let base = base.clone();
+                        scope.spawn(move || {
+                            let piece = JsStr::new(format!("{t}").repeat(t + 1).into());
+                            (t, JsStr::append(&base, &piece).unwrap().0)
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            let mut in_place = 0;
+            for (t, r) in &results {
+                assert_eq!(&*r.s, format!("{}-{}", "b".repeat(100), format!("{t}").repeat(t + 1)));
+                in_place += Arc::ptr_eq(&grown(&base).buf, &grown(r).buf) as usize;
+            }
+            assert_eq!(&*base.s, format!("{}-", "b".repeat(100)));
+            // At most one thread wrote after the shared string.
+            assert!(in_place <= 1, "{in_place} appended in place");
+        }
+    }
+
     #[test]
     fn short_strings_live_in_their_object_long_ones_in_a_box() {
         let exact = "a".repeat(INLINE_STR);
@@ -1696,10 +1922,11 @@ mod tests {
             assert_eq!(&*t, s);
             assert_eq!(t.heap_bytes(), s.len());
         }
-        // A concatenation past the limit is built in a box of its own.
+        // A concatenation past the limit from a short string is built in
+        // a buffer of its own, of the exact size.
         let (a, b) = (JsStr::new("naïve ".into()), JsStr::new("x".repeat(INLINE_STR).into()));
         let ab = JsStr::concat(&a, &b).unwrap();
-        assert!(matches!(ab.s, StrText::Heap(_)));
+        assert!(matches!(&ab.s, StrText::Grown(g) if g.buf.bytes.len() == ab.s.len()));
         assert_eq!((&*ab.s, ab.utf16_len as usize), (&*format!("naïve {}", "x".repeat(INLINE_STR)), 6 + INLINE_STR));
         let short = JsStr::concat(&a, &a).unwrap();
         assert!(matches!(short.s, StrText::Inline { .. }) && &*short.s == "naïve naïve ");
