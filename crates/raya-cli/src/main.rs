@@ -1,4 +1,7 @@
 //! `raya`: run, check and disassemble Raya programs.
+// The process starts at the C `main` below, not through Rust's runtime
+// start (see there).
+#![cfg_attr(not(test), no_main)]
 
 use clap::{Parser, Subcommand};
 use raya_engine::compiler::{compile_file, compile_source, CompileError};
@@ -239,7 +242,47 @@ fn misspelt_subcommand(word: &str) -> Option<&'static str> {
     SUBCOMMANDS.iter().copied().find(|sub| raya_engine::syntax::diagnostic::edit_distance(word, sub) <= 2)
 }
 
-fn main() -> ExitCode {
+/// Where the process starts: what Rust's runtime start (`lang_start`) does
+/// that `raya` needs, then [`run`].
+///
+/// Rust's start also looks up the main thread's stack guard for its
+/// stack-overflow message, and glibc answers by reading and `sscanf`-ing
+/// all of `/proc/self/maps`: about 105,000 instructions, 4% of a hello
+/// world, and five 64 KiB windows of libc's code paged in for it alone
+/// (design/memory.md, "Idle memory"). The interpreter never recurses on
+/// the native stack for a script's calls, and the compiler's recursion is
+/// bounded by the parser's nesting limit (`compile_main`), so that message
+/// is all `raya` gives up: a native stack overflow, a bug, is a plain
+/// `SIGSEGV`.
+#[cfg_attr(not(test), no_mangle)]
+extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
+    // What Rust's start does and `raya` relies on. A write to a closed
+    // pipe or socket is an `EPIPE` error the program sees, not a kill.
+    // SAFETY: changes one signal's disposition before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+    // A closed standard descriptor is opened on /dev/null, so that a file
+    // a script opens never becomes standard output.
+    for fd in 0..=2 {
+        // SAFETY: `fcntl` and `open` on plain integers and a C string.
+        unsafe {
+            if libc::fcntl(fd, libc::F_GETFD) == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF) {
+                let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+                if null != fd && null >= 0 {
+                    libc::close(null);
+                }
+            }
+        }
+    }
+    // A panic (an engine bug) ends with the code Rust's start gives it;
+    // the panic hook has printed the message.
+    let code = std::panic::catch_unwind(run).unwrap_or(ExitCode::from(101));
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    // `ExitCode` shows its value only by comparison.
+    (0..=u8::MAX).find(|&n| ExitCode::from(n) == code).map_or(1, std::ffi::c_int::from)
+}
+
+fn run() -> ExitCode {
     configure_allocator();
     let mut argv: Vec<String> = std::env::args().collect();
     // `raya` alone on a terminal is the REPL; elsewhere (a pipe, a
