@@ -265,7 +265,9 @@ extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char
     for fd in 0..=2 {
         // SAFETY: `fcntl` and `open` on plain integers and a C string.
         unsafe {
-            if libc::fcntl(fd, libc::F_GETFD) == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF) {
+            if libc::fcntl(fd, libc::F_GETFD) == -1
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF)
+            {
                 let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
                 if null != fd && null >= 0 {
                     libc::close(null);

@@ -914,16 +914,12 @@ impl JsStr {
         }
     }
 
-    /// `a + b` (the caller checked the length limit). Both lengths are
-    /// known, so nothing is scanned; a short result is built in place, a
-    /// long one after `a` in `a`'s buffer or in a new one ([`GrowBuf`]).
-    pub fn concat(a: &JsStr, b: &JsStr) -> super::ops::OpResult<JsStr> {
-        Ok(JsStr::append(a, b)?.0)
-    }
-
-    /// [`JsStr::concat`], and the bytes it allocated outside the new
-    /// string's object (for the collector's count): `b`'s bytes when they
-    /// were written in place after `a`'s, the whole buffer when it is new.
+    /// `a + b` (the caller checked the length limit), and the bytes it
+    /// allocated outside the new string's object (for the collector's
+    /// count). Both lengths are known, so nothing is scanned; a short
+    /// result is built in place, a long one after `a` in `a`'s buffer
+    /// (counting `b`'s bytes) or in a new one (counting all of it; see
+    /// [`GrowBuf`]).
     pub fn append(a: &JsStr, b: &JsStr) -> super::ops::OpResult<(JsStr, usize)> {
         if !a.is_well_formed() || !b.is_well_formed() {
             let mut v = a.wtf8().to_vec();
@@ -1926,10 +1922,10 @@ mod tests {
         // A concatenation past the limit from a short string is built in
         // a buffer of its own, of the exact size.
         let (a, b) = (JsStr::new("naïve ".into()), JsStr::new("x".repeat(INLINE_STR).into()));
-        let ab = JsStr::concat(&a, &b).unwrap();
+        let ab = JsStr::append(&a, &b).unwrap().0;
         assert!(matches!(&ab.s, StrText::Grown(g) if g.buf.bytes.len() == ab.s.len()));
         assert_eq!((&*ab.s, ab.utf16_len as usize), (&*format!("naïve {}", "x".repeat(INLINE_STR)), 6 + INLINE_STR));
-        let short = JsStr::concat(&a, &a).unwrap();
+        let short = JsStr::append(&a, &a).unwrap().0;
         assert!(matches!(short.s, StrText::Inline { .. }) && &*short.s == "naïve naïve ");
         let js = JsStr::new("naïve".into());
         assert_eq!((js.utf16_len, js.is_ascii(), js.code_unit(2)), (5, false, Some('ï' as u16)));
