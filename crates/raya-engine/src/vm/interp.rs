@@ -2321,13 +2321,14 @@ impl<'rt> TaskInterpreter<'rt> {
                         // is no safepoint: a native runs no script code of
                         // its own, so loops and calls of closures still
                         // bound the time between safepoints.
-                        // (Objects and instances have no native methods of
-                        // their kind: they skip the table.)
-                        if let Some(n) = recv
-                            .as_obj()
-                            .filter(|o| !matches!(o.body, Body::Object(_)))
-                            .and_then(|o| self.rt.realm.methods.native_method(&o.body, key, ic64!()))
-                        {
+                        // Or a native held as an own property of a plain
+                        // object (`Math.sqrt(x)`, `JSON.stringify(v)`).
+                        let native = match recv.as_obj().map(|o| &o.body) {
+                            Some(Body::Object(d)) => super::realm::Methods::own_native_method(d, key, ic64!()),
+                            Some(body) => self.rt.realm.methods.native_method(body, key, ic64!()),
+                            None => None,
+                        };
+                        if let Some(n) = native {
                             // SAFETY: the arguments are registers of this
                             // frame (see `rp`); a native cannot touch the
                             // registers.

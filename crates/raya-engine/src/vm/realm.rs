@@ -140,6 +140,62 @@ impl Methods {
         self.find_native_method(tag, key, site)
     }
 
+    /// The native that the own property `key` of an object `d` holds
+    /// (`Math.sqrt`, `JSON.stringify`, `console.log`: the namespaces, whose
+    /// functions are own properties), found through the call site's inline
+    /// cache `site`; None when the property is anything else or not own,
+    /// and the call takes the general path.
+    ///
+    /// `site`'s low half holds `slot << 8 | OWN_NATIVE` after a hit, or
+    /// `NOT_OWN_NATIVE` when the site found no such native (an instance's
+    /// method, a closure): the site stops looking, at the cost of one
+    /// compare. Neither marker is a `tag + 1` of [`native_method`]
+    /// (`Body::TAGS` < 0xfe), so a site that also sees built-in receivers
+    /// just switches. A hit reads the slot's key and value from the object
+    /// itself, under its lock: the cache names only where to look, so a
+    /// property reassigned or deleted since, or another object at the same
+    /// site, is seen as it is now. A native made at run time (one with
+    /// `data`, such as a promise's `resolve`) takes the general path,
+    /// which passes its data as `this`.
+    ///
+    /// [`native_method`]: Self::native_method
+    #[inline(always)]
+    pub fn own_native_method(d: &Mut<ObjectData>, key: Atom, site: &AtomicU64) -> Option<NativeFn> {
+        let cached = site.load(Ordering::Relaxed) as u32;
+        match cached & 0xff {
+            NOT_OWN_NATIVE => None,
+            OWN_NATIVE => {
+                let g = d.lock();
+                let slot = (cached >> 8) as usize;
+                match g.props.key_at(slot) {
+                    Some(k) if k == key => plain_native(g.props.vals()[slot]),
+                    _ => {
+                        drop(g);
+                        Self::find_own_native(d, key, site)
+                    }
+                }
+            }
+            _ => Self::find_own_native(d, key, site),
+        }
+    }
+
+    #[cold]
+    fn find_own_native(d: &Mut<ObjectData>, key: Atom, site: &AtomicU64) -> Option<NativeFn> {
+        let g = d.lock();
+        let found = match g.props.find(key) {
+            Some(slot) => plain_native(g.props.vals()[slot]).map(|f| (slot, f)),
+            None => None,
+        };
+        let low = match found {
+            Some((slot, _)) if slot < 1 << 24 => (slot as u64) << 8 | OWN_NATIVE as u64,
+            _ => NOT_OWN_NATIVE as u64,
+        };
+        // The low half only, as in `find_native_method`.
+        let high = site.load(Ordering::Relaxed) & !0xffff_ffff;
+        site.store(high | low, Ordering::Relaxed);
+        found.map(|(_, f)| f)
+    }
+
     #[cold]
     fn find_native_method(&self, tag: u8, key: Atom, site: &AtomicU64) -> Option<NativeFn> {
         let slot = self.of_builtin(tag)?.find(key)?;
@@ -149,6 +205,20 @@ impl Methods {
         let high = site.load(Ordering::Relaxed) & !0xffff_ffff;
         site.store(high | ((slot as u64) << 8 | (tag as u64 + 1)), Ordering::Relaxed);
         Some(f)
+    }
+}
+
+/// Markers of [`Methods::own_native_method`]'s cache, in a site's low byte.
+const OWN_NATIVE: u32 = 0xff;
+const NOT_OWN_NATIVE: u32 = 0xfe;
+const _: () = assert!(Body::TAGS < NOT_OWN_NATIVE as usize);
+
+/// The function a property holds, if it is a native that needs no data.
+#[inline(always)]
+fn plain_native(v: Value) -> Option<NativeFn> {
+    match v.as_obj().map(|o| &o.body) {
+        Some(Body::Function(Function::Native(n))) if n.data.is_undefined() => Some(n.f),
+        _ => None,
     }
 }
 
@@ -348,6 +418,63 @@ mod tests {
         ms_again(&realm, body(s), index_of, &shared);
         assert_eq!(shared.load(Ordering::Relaxed) >> 32, 7);
         assert_eq!(shared.load(Ordering::Relaxed) as u32 & 0xff, Body::STR_TAG as u32 + 1);
+    }
+
+    fn one(_: &mut crate::vm::native::NativeCtx, _: Value, _: &[Value]) -> Result<Value, Value> {
+        Ok(Value::number(1.0))
+    }
+
+    fn two(_: &mut crate::vm::native::NativeCtx, _: Value, _: &[Value]) -> Result<Value, Value> {
+        Ok(Value::number(2.0))
+    }
+
+    fn data(v: Value) -> &'static Mut<ObjectData> {
+        match body(v) {
+            Body::Object(d) => d,
+            _ => panic!("not an object"),
+        }
+    }
+
+    #[test]
+    fn own_native_site_cache_reads_the_object_as_it_is_now() {
+        let mut heap = Heap::new();
+        let mut b = Builder { heap: &mut heap };
+        let (f1, f2) = (b.native("one", one), b.native("two", two));
+        let (o, p) = (b.heap.alloc_object(Value::UNDEFINED), b.heap.alloc_object(Value::UNDEFINED));
+        let (k, other) = (Atom::intern("f"), Atom::intern("g"));
+        data(o).lock().props.set(k, f1);
+        // In `p`, `f` sits in another slot than in `o`.
+        data(p).lock().props.set(other, Value::NULL);
+        data(p).lock().props.set(k, f2);
+        let site = AtomicU64::new(9 << 32);
+        let call = |obj: Value, site: &AtomicU64| Methods::own_native_method(data(obj), k, site).map(|f| f as usize);
+        assert_eq!(call(o, &site), Some(one as NativeFn as usize));
+        assert_eq!(site.load(Ordering::Relaxed) as u32 & 0xff, OWN_NATIVE);
+        // Another object at the same site, then the first again.
+        assert_eq!(call(p, &site), Some(two as NativeFn as usize));
+        assert_eq!(call(o, &site), Some(one as NativeFn as usize));
+        // The property reassigned: the cache names a slot, not a function.
+        data(o).lock().props.set(k, f2);
+        assert_eq!(call(o, &site), Some(two as NativeFn as usize));
+        // No longer a native: the general path takes the call (the site
+        // still serves other objects).
+        data(o).lock().props.set(k, Value::number(3.0));
+        assert_eq!(call(o, &site), None);
+        assert_eq!(call(p, &site), Some(two as NativeFn as usize));
+        // A site that found no native (an object without the property)
+        // stops looking, even at an object that has one.
+        let empty = b.heap.alloc_object(Value::UNDEFINED);
+        let quiet = AtomicU64::new(0);
+        assert_eq!(call(empty, &quiet), None);
+        assert_eq!(quiet.load(Ordering::Relaxed) as u32 & 0xff, NOT_OWN_NATIVE);
+        assert_eq!(call(p, &quiet), None);
+        // A native with data (made at run time) is left to the general
+        // path, which passes the data as `this`.
+        let with_data = b.heap.alloc(Body::Function(Function::Native(Native { name: "r", f: one, data: Value::TRUE })));
+        data(p).lock().props.set(k, with_data);
+        assert_eq!(call(p, &AtomicU64::new(0)), None);
+        // The high half (the site's method cache index) is kept.
+        assert_eq!(site.load(Ordering::Relaxed) >> 32, 9);
     }
 
     fn ms_again(realm: &Realm, b: &Body, key: Atom, site: &AtomicU64) {
