@@ -142,6 +142,20 @@ fn js_rem(x: f64, y: f64) -> f64 {
 /// NaN, negatives, huge numbers) to the general property path. Cheaper
 /// than the saturating `n as usize`.
 #[inline(always)]
+#[cfg(target_arch = "x86_64")]
+fn array_index(n: f64) -> Option<usize> {
+    use std::arch::x86_64::{_mm_cvttsd_si64, _mm_set_sd};
+    // One truncating conversion, whose result for NaN and for anything out
+    // of i64's range is i64::MIN, and one conversion back: a whole number
+    // comes back equal, and its range is one unsigned compare (negatives
+    // wrap above it). SAFETY: SSE2 is part of x86_64.
+    let i = unsafe { _mm_cvttsd_si64(_mm_set_sd(n)) };
+    (i as f64 == n && (i as u64) < 4294967295).then_some(i as usize)
+}
+
+/// As above, without the x86_64 conversion's defined out-of-range result.
+#[inline(always)]
+#[cfg(not(target_arch = "x86_64"))]
 fn array_index(n: f64) -> Option<usize> {
     if (0.0..4294967295.0).contains(&n) {
         // SAFETY: in range of u32 (NaN fails the comparisons).
