@@ -2335,10 +2335,13 @@ impl<'rt> TaskInterpreter<'rt> {
                         // is no safepoint: a native runs no script code of
                         // its own, so loops and calls of closures still
                         // bound the time between safepoints.
-                        // Or a native held as an own property of a plain
-                        // object (`Math.sqrt(x)`, `JSON.stringify(v)`).
+                        // Or a native held as an own property of an object
+                        // (`Math.sqrt(x)`, `JSON.stringify(v)`) or as a
+                        // class's own static (`String.fromCharCode(c)`).
+                        use super::realm::Methods;
                         let native = match recv.as_obj().map(|o| &o.body) {
-                            Some(Body::Object(d)) => super::realm::Methods::own_native_method(d, key, ic64!()),
+                            Some(Body::Object(d)) => Methods::own_native_method(d, |d| &d.props, key, ic64!()),
+                            Some(Body::Class(c)) => Methods::own_native_method(c, |c| &c.statics, key, ic64!()),
                             Some(body) => self.rt.realm.methods.native_method(body, key, ic64!()),
                             None => None,
                         };

@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::atom::Atom;
 use super::heap::{Heap, Marker};
-use super::object::{Body, BuiltinKind, ClassData, Function, Mut, MutRef, Native, NativeFn, ObjectData, PropMap};
+use super::object::{
+    Body, BuiltinKind, ClassData, Function, LockLevel, Mut, MutRef, Native, NativeFn, ObjectData, PropMap,
+};
 use super::value::Value;
 
 /// The built-in classes the runtime itself needs to name (for `instanceof`
@@ -140,52 +142,66 @@ impl Methods {
         self.find_native_method(tag, key, site)
     }
 
-    /// The native that the own property `key` of an object `d` holds
+    /// The native that the own property `key` of an object holds
     /// (`Math.sqrt`, `JSON.stringify`, `console.log`: the namespaces, whose
-    /// functions are own properties), found through the call site's inline
-    /// cache `site`; None when the property is anything else or not own,
-    /// and the call takes the general path.
+    /// functions are own properties), or the own static `key` of a class
+    /// (`String.fromCharCode`, `Array.isArray`, `Object.keys`), found
+    /// through the call site's inline cache `site`; None when the property
+    /// is anything else or not own, and the call takes the general path.
+    /// `props` is the table looked in, under `m`'s lock.
     ///
     /// `site`'s low half holds `slot << 8 | OWN_NATIVE` after a hit, or
     /// `NOT_OWN_NATIVE` when the site found no such native (an instance's
     /// method, a closure): the site stops looking, at the cost of one
     /// compare. Neither marker is a `tag + 1` of [`native_method`]
     /// (`Body::TAGS` < 0xfe), so a site that also sees built-in receivers
-    /// just switches. A hit reads the slot's key and value from the object
-    /// itself, under its lock: the cache names only where to look, so a
-    /// property reassigned or deleted since, or another object at the same
-    /// site, is seen as it is now. A native made at run time (one with
-    /// `data`, such as a promise's `resolve`) takes the general path,
-    /// which passes its data as `this`.
+    /// just switches. (Classes and objects have no table of
+    /// [`native_method`]'s, so a site of theirs never switches back and
+    /// forth.) A hit reads the slot's key and value from the table itself,
+    /// under the lock: the cache names only where to look, so a property
+    /// reassigned or deleted since, or another object at the same site, is
+    /// seen as it is now. An own property shadows whatever the prototype
+    /// chain (a parent class's statics) has, so it is the one a lookup
+    /// would find. A native made at run time (one with `data`, such as a
+    /// promise's `resolve`) takes the general path, which passes its data
+    /// as `this`.
     ///
     /// [`native_method`]: Self::native_method
     #[inline(always)]
-    pub fn own_native_method(d: &Mut<ObjectData>, key: Atom, site: &AtomicU64) -> Option<NativeFn> {
+    pub fn own_native_method<T: LockLevel>(
+        m: &Mut<T>,
+        props: fn(&T) -> &PropMap,
+        key: Atom,
+        site: &AtomicU64,
+    ) -> Option<NativeFn> {
         let cached = site.load(Ordering::Relaxed) as u32;
         match cached & 0xff {
             NOT_OWN_NATIVE => None,
             OWN_NATIVE => {
-                let g = d.lock();
-                let slot = (cached >> 8) as usize;
-                match g.props.key_at(slot) {
-                    Some(k) if k == key => plain_native(g.props.vals()[slot]),
+                let g = m.lock();
+                let (table, slot) = (props(&g), (cached >> 8) as usize);
+                match table.key_at(slot) {
+                    Some(k) if k == key => plain_native(table.vals()[slot]),
                     _ => {
                         drop(g);
-                        Self::find_own_native(d, key, site)
+                        Self::find_own_native(m, props, key, site)
                     }
                 }
             }
-            _ => Self::find_own_native(d, key, site),
+            _ => Self::find_own_native(m, props, key, site),
         }
     }
 
     #[cold]
-    fn find_own_native(d: &Mut<ObjectData>, key: Atom, site: &AtomicU64) -> Option<NativeFn> {
-        let g = d.lock();
-        let found = match g.props.find(key) {
-            Some(slot) => plain_native(g.props.vals()[slot]).map(|f| (slot, f)),
-            None => None,
-        };
+    fn find_own_native<T: LockLevel>(
+        m: &Mut<T>,
+        props: fn(&T) -> &PropMap,
+        key: Atom,
+        site: &AtomicU64,
+    ) -> Option<NativeFn> {
+        let g = m.lock();
+        let table = props(&g);
+        let found = table.find(key).and_then(|slot| plain_native(table.vals()[slot]).map(|f| (slot, f)));
         let low = match found {
             Some((slot, _)) if slot < 1 << 24 => (slot as u64) << 8 | OWN_NATIVE as u64,
             _ => NOT_OWN_NATIVE as u64,
@@ -447,7 +463,9 @@ mod tests {
         data(p).lock().props.set(other, Value::NULL);
         data(p).lock().props.set(k, f2);
         let site = AtomicU64::new(9 << 32);
-        let call = |obj: Value, site: &AtomicU64| Methods::own_native_method(data(obj), k, site).map(|f| f as usize);
+        let call = |obj: Value, site: &AtomicU64| {
+            Methods::own_native_method(data(obj), |d| &d.props, k, site).map(|f| f as usize)
+        };
         assert_eq!(call(o, &site), Some(one as NativeFn as usize));
         assert_eq!(site.load(Ordering::Relaxed) as u32 & 0xff, OWN_NATIVE);
         // Another object at the same site, then the first again.
