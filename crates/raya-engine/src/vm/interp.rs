@@ -2341,7 +2341,7 @@ impl<'rt> TaskInterpreter<'rt> {
                         use super::realm::Methods;
                         let native = match recv.as_obj().map(|o| &o.body) {
                             Some(Body::Object(d)) => Methods::own_native_method(d, |d| &d.props, key, ic64!()),
-                            Some(Body::Class(c)) => Methods::own_native_method(c, |c| &c.statics, key, ic64!()),
+                            Some(Body::Class(c)) => Methods::own_static_native(c, key, ic64!()),
                             Some(body) => self.rt.realm.methods.native_method(body, key, ic64!()),
                             None => None,
                         };
