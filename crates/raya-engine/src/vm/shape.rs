@@ -72,6 +72,11 @@ pub fn shape_bytes(keys: usize) -> usize {
 
 static NEXT_SHAPE_ID: AtomicU64 = AtomicU64::new(1);
 
+/// The shape id of a dictionary's inline-cache words ([`PropMap::ic_word`]):
+/// the largest the word can hold, which the counter, one id per shape made,
+/// never reaches.
+const NO_SHAPE: u64 = u64::MAX >> IC_SLOT_BITS;
+
 /// The keys of the objects that share it, in slot (insertion) order.
 pub struct Shape {
     /// Unique for the life of the process, never 0.
@@ -526,11 +531,15 @@ impl PropMap {
 
     /// The inline-cache word naming this map's shape and `slot`: a later
     /// [`cached`](Self::cached) with it hits exactly on maps of the same
-    /// shape. 0 (never a hit) in dictionary mode.
+    /// shape. In dictionary mode, the slot under [`NO_SHAPE`], which no
+    /// shape has: [`lookup_ic`](Self::lookup_ic) then finds the key by one
+    /// compare at that slot (`Math.PI`, a big literal's `o.key`) instead
+    /// of a hash look-up. 0 (never a hit) for a slot the word cannot hold.
     #[inline]
     pub fn ic_word(&self, slot: usize) -> u64 {
         match &self.shape {
             Some(s) if slot < s.keys.len() => s.id << IC_SLOT_BITS | slot as u64,
+            None if slot < self.slot_keys().len() && slot < 1 << IC_SLOT_BITS => NO_SHAPE << IC_SLOT_BITS | slot as u64,
             _ => 0,
         }
     }
@@ -1081,6 +1090,43 @@ mod tests {
     }
 
     #[test]
+    fn inline_caches_find_a_dictionary_key_by_its_slot() {
+        let ks = atoms("dict_ic_", MAX_SHAPE_KEYS + 3);
+        let dict = |keys: &[Atom]| {
+            let mut m = map_of(keys);
+            for &k in &ks[MAX_SHAPE_KEYS..] {
+                m.set(k, Value::TRUE);
+            }
+            assert!(m.is_dictionary());
+            m
+        };
+        let a = dict(&ks[..MAX_SHAPE_KEYS]);
+        let ic = AtomicU64::new(0);
+        // A miss remembers the slot; the next look-up is one compare there.
+        assert_eq!(a.find_cached(ks[5], &ic), Some(5));
+        let word = ic.load(Ordering::Relaxed);
+        assert_ne!(word, 0);
+        assert_eq!(a.lookup_ic(ks[5], word), Some(5));
+        assert_eq!(a.cached(word), None, "no shape matches a dictionary's word");
+        // Another dictionary with the key elsewhere: found and remembered;
+        // a key deleted since is not found at its old slot.
+        // (A deletion makes a dictionary of any object.)
+        let mut b = map_of(&[ks[1], ks[5], ks[0], ks[2]]);
+        assert!(b.remove(ks[2]) && b.is_dictionary());
+        assert_eq!(b.lookup_ic(ks[5], word), None);
+        assert_eq!(b.find_cached(ks[5], &ic), Some(1));
+        let word = ic.load(Ordering::Relaxed);
+        assert!(b.remove(ks[5]));
+        assert_eq!(b.lookup_ic(ks[5], word), None);
+        assert_eq!(b.find_cached(ks[5], &ic), None);
+        // An object with a shape and the key at that slot is found too,
+        // and a dictionary's word never names a shape.
+        let shaped = map_of(&[ks[9], ks[5]]);
+        assert_eq!(shaped.lookup_ic(ks[5], word), Some(1));
+        assert_eq!(shaped.cached(word), None);
+    }
+
+    #[test]
     fn inline_caches_hit_on_the_same_shape_only() {
         let ks = atoms("ic_", 3);
         let ic = AtomicU64::new(0);
@@ -1109,13 +1155,16 @@ mod tests {
         // A key missing from another shape leaves the cache alone.
         assert_eq!(map_of(&ks[..2]).find_cached(ks[2], &ic), None);
         assert_eq!(a.cached(ic.load(Ordering::Relaxed)), Some(2));
-        // Dictionaries never hit, and never fill the cache.
+        // A dictionary never hits by shape; its look-up points the cache
+        // at its slot, under no shape (see the next test).
         let mut d = map_of(&ks);
         d.remove(ks[0]);
         assert_eq!(d.cached(ic.load(Ordering::Relaxed)), None);
         assert_eq!(d.find_cached(ks[2], &ic), Some(1));
+        assert_eq!(a.cached(ic.load(Ordering::Relaxed)), None);
+        assert_eq!(a.find_cached(ks[2], &ic), Some(2));
         assert_eq!(a.cached(ic.load(Ordering::Relaxed)), Some(2));
-        assert_eq!(d.ic_word(0), 0);
+        assert_eq!(d.ic_word(5), 0, "no slot 5");
         // A cache word for a shape that grew: the child is another shape.
         let mut grown = map_of(&ks);
         grown.set(Atom::intern("ic_more"), Value::NULL);
