@@ -1165,6 +1165,7 @@ unsafe fn write_inline_ascii(slot: *mut Body, b: &[u8]) {
         slot.write(Body::Str(JsStr {
             s: StrText::Inline { len: b.len() as u8, buf: [0; INLINE_STR] },
             utf16_len: b.len() as u32,
+            key: super::object::KeyCache::new(),
         }));
         if let Body::Str(JsStr { s: StrText::Inline { buf, .. }, .. }) = &mut *slot {
             super::object::copy_short(buf, b);
@@ -1542,7 +1543,7 @@ impl Heap {
             // SAFETY: the body is written whole.
             let p = unsafe {
                 self.alloc_with(std::mem::size_of::<Obj>() + n, |slot| {
-                    slot.write(Body::Str(JsStr { s: text, utf16_len: n as u32 }))
+                    slot.write(Body::Str(JsStr { s: text, utf16_len: n as u32, key: super::object::KeyCache::new() }))
                 })
             };
             return Value::object(p);

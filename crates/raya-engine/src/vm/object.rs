@@ -871,33 +871,75 @@ pub struct JsStr {
     pub s: StrText,
     /// Length in UTF-16 code units.
     pub utf16_len: u32,
+    /// The property key the string names, once looked up.
+    pub key: KeyCache,
+}
+
+/// The property key a string names (`ops::key_of`), kept in the string
+/// after the first look-up so that `counts[word]` with the same string
+/// interns it once, not at every access (a hash of its text and a read
+/// lock each time). Sits in what was padding: a string is no larger for
+/// it.
+///
+/// Shared by every thread that reads the string, without a lock: the
+/// value is the atom's number plus one (0: not looked up yet), and is a
+/// function of the string's text, which never changes, and of the
+/// interner, which never forgets a name. So every thread that stores it
+/// stores the same number, and a thread that reads 0 just looks the key up.
+pub struct KeyCache(AtomicU32);
+
+impl KeyCache {
+    pub const fn new() -> KeyCache {
+        KeyCache(AtomicU32::new(0))
+    }
+
+    #[inline(always)]
+    pub fn get(&self) -> Option<super::atom::Atom> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            n => Some(super::atom::Atom(n - 1)),
+        }
+    }
+
+    #[inline]
+    pub fn set(&self, key: super::atom::Atom) {
+        if let Some(n) = key.0.checked_add(1) {
+            self.0.store(n, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Default for KeyCache {
+    fn default() -> KeyCache {
+        KeyCache::new()
+    }
 }
 
 impl JsStr {
     pub fn new(s: Box<str>) -> JsStr {
         let utf16_len = if s.is_ascii() { s.len() } else { s.encode_utf16().count() } as u32;
-        JsStr { s: StrText::from_box(s), utf16_len }
+        JsStr { s: StrText::from_box(s), utf16_len, key: KeyCache::new() }
     }
 
     /// The string `s`, copied: a short one into the object, so that no
     /// buffer is allocated (and freed) on the way.
     pub fn copy_of(s: &str) -> JsStr {
         let utf16_len = if s.is_ascii() { s.len() } else { s.encode_utf16().count() } as u32;
-        JsStr { s: StrText::copy_of(s), utf16_len }
+        JsStr { s: StrText::copy_of(s), utf16_len, key: KeyCache::new() }
     }
 
     /// A string the caller knows to be ASCII (a piece of an ASCII string,
     /// bytes checked by the caller): skips the scan `new` makes.
     pub fn ascii(s: Box<str>) -> JsStr {
         debug_assert!(s.is_ascii());
-        JsStr { utf16_len: s.len() as u32, s: StrText::from_box(s) }
+        JsStr { utf16_len: s.len() as u32, s: StrText::from_box(s), key: KeyCache::new() }
     }
 
     /// [`JsStr::ascii`] of a borrowed piece: a short one is copied into
     /// the object, with no buffer allocated at all.
     pub fn ascii_from(s: &str) -> JsStr {
         debug_assert!(s.is_ascii());
-        JsStr { utf16_len: s.len() as u32, s: StrText::copy_of(s) }
+        JsStr { utf16_len: s.len() as u32, s: StrText::copy_of(s), key: KeyCache::new() }
     }
 
     /// The string of WTF-8 bytes `b` (which the caller made with
@@ -909,7 +951,11 @@ impl JsStr {
                 let bytes = e.into_bytes();
                 let utf16_len = crate::wtf8::utf16_len(&bytes) as u32;
                 let lossy = crate::wtf8::lossy(&bytes).into_boxed_str();
-                JsStr { s: StrText::Wtf8(Box::new(IllFormed { bytes: bytes.into_boxed_slice(), lossy })), utf16_len }
+                JsStr {
+                    s: StrText::Wtf8(Box::new(IllFormed { bytes: bytes.into_boxed_slice(), lossy })),
+                    utf16_len,
+                    key: KeyCache::new(),
+                }
             }
         }
     }
@@ -935,12 +981,12 @@ impl JsStr {
             let mut buf = [0; INLINE_STR];
             buf[..x.len()].copy_from_slice(x);
             buf[x.len()..n].copy_from_slice(y);
-            return Ok((JsStr { s: StrText::Inline { len: n as u8, buf }, utf16_len }, 0));
+            return Ok((JsStr { s: StrText::Inline { len: n as u8, buf }, utf16_len, key: KeyCache::new() }, 0));
         }
         if let StrText::Grown(g) = &a.s {
             if g.buf.append(g.len, y) {
                 let s = StrText::Grown(Grown { buf: g.buf.clone(), len: n });
-                return Ok((JsStr { s, utf16_len }, y.len()));
+                return Ok((JsStr { s, utf16_len, key: KeyCache::new() }, y.len()));
             }
         }
         let cap = if matches!(a.s, StrText::Inline { .. }) {
@@ -953,7 +999,7 @@ impl JsStr {
         };
         super::heap::check_growth(cap)?;
         let buf = GrowBuf::new(x, y, cap).ok_or_else(super::strbuf::too_long)?;
-        Ok((JsStr { s: StrText::Grown(Grown { buf: Arc::new(buf), len: n }), utf16_len }, cap))
+        Ok((JsStr { s: StrText::Grown(Grown { buf: Arc::new(buf), len: n }), utf16_len, key: KeyCache::new() }, cap))
     }
 
     /// The string of UTF-16 code units `u`.
@@ -1799,6 +1845,34 @@ const _: () = assert!(std::mem::size_of::<JsStr>() <= 64);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_string_keeps_the_key_it_names() {
+        use crate::vm::atom::Atom;
+        let fresh = |t: &str| JsStr::copy_of(t);
+        let s = fresh("key_cache_word");
+        assert!(s.key.get().is_none(), "not looked up yet");
+        let k = crate::vm::ops::key_of(&s);
+        assert_eq!(k, Atom::intern("key_cache_word"));
+        assert_eq!(s.key.get(), Some(k));
+        // The cache is what a look-up would give: same text, same key.
+        assert_eq!(crate::vm::ops::key_of(&s), k);
+        assert_eq!(crate::vm::ops::key_of(&fresh("key_cache_word")), k);
+        // Index keys and a lone surrogate's marked key are kept as well.
+        let idx = fresh("42");
+        assert_eq!(crate::vm::ops::key_of(&idx), Atom::index(42));
+        assert_eq!(idx.key.get(), Some(Atom::index(42)));
+        let lone = JsStr::from_units(&[0x78, 0xD800]);
+        let lk = crate::vm::ops::key_of(&lone);
+        assert_eq!(lone.key.get(), Some(lk));
+        assert_ne!(lk, Atom::intern("x\u{FFFD}"));
+        // The one number that cannot be stored is left uncached.
+        let c = KeyCache::new();
+        c.set(Atom(u32::MAX));
+        assert!(c.get().is_none());
+        c.set(Atom(0));
+        assert_eq!(c.get(), Some(Atom(0)));
+    }
 
     #[test]
     fn short_copies_write_exactly_their_bytes() {

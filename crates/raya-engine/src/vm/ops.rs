@@ -225,11 +225,12 @@ pub fn to_key(v: Value) -> Atom {
 /// of its own; [`key_value`] turns it back into the string.
 #[inline]
 pub fn key_of(js: &JsStr) -> Atom {
-    if js.is_ascii() {
-        Atom::intern(&js.s)
-    } else {
-        Atom::intern(&crate::wtf8::key_text(js.wtf8()))
+    if let Some(k) = js.key.get() {
+        return k;
     }
+    let k = if js.is_ascii() { Atom::intern(&js.s) } else { Atom::intern(&crate::wtf8::key_text(js.wtf8())) };
+    js.key.set(k);
+    k
 }
 
 /// The character (code point) at byte `b` of string `s`, as a string, and
