@@ -13,8 +13,9 @@
 //!   the same shape finds the same child.
 //! - Objects with many keys, or any deletion, switch to *dictionary mode*
 //!   (as in V8): keys, values and a hash index of their own, with
-//!   tombstones so that `delete` stays O(1). Such an object has no shape,
-//!   and inline caches never hit on it.
+//!   tombstones so that `delete` stays O(1). Such an object has no shape:
+//!   an inline cache names only a slot of it, checked by one key compare
+//!   (`PropMap::ic_word`).
 //!
 //! # Lifetime and concurrency
 //!
@@ -583,8 +584,8 @@ impl PropMap {
         Some(i)
     }
 
-    /// Points the inline cache `ic` at `slot` of this map's shape (nothing
-    /// in dictionary mode).
+    /// Points the inline cache `ic` at `slot` of this map's shape, or at
+    /// the bare slot in dictionary mode ([`ic_word`](Self::ic_word)).
     #[inline]
     pub fn remember(&self, slot: usize, ic: &AtomicU64) {
         let w = self.ic_word(slot);
@@ -1156,7 +1157,8 @@ mod tests {
         assert_eq!(map_of(&ks[..2]).find_cached(ks[2], &ic), None);
         assert_eq!(a.cached(ic.load(Ordering::Relaxed)), Some(2));
         // A dictionary never hits by shape; its look-up points the cache
-        // at its slot, under no shape (see the next test).
+        // at its slot, under no shape
+        // (`inline_caches_find_a_dictionary_key_by_its_slot`).
         let mut d = map_of(&ks);
         d.remove(ks[0]);
         assert_eq!(d.cached(ic.load(Ordering::Relaxed)), None);
