@@ -214,9 +214,7 @@ impl Methods {
             Some((slot, _)) if slot < 1 << 24 => (slot as u64) << 8 | OWN_NATIVE as u64,
             _ => NOT_OWN_NATIVE as u64,
         };
-        // The low half only, as in `find_native_method`.
-        let high = site.load(Ordering::Relaxed) & !0xffff_ffff;
-        site.store(high | low, Ordering::Relaxed);
+        set_low_half(site, low);
         found.map(|(_, f)| f)
     }
 
@@ -224,12 +222,18 @@ impl Methods {
     fn find_native_method(&self, tag: u8, key: Atom, site: &AtomicU64) -> Option<NativeFn> {
         let slot = self.of_builtin(tag)?.find(key)?;
         let f = (*self.natives[tag as usize].get(slot)?)?;
-        // The low half only: the high half is the site's method cache
-        // index (`RtProto::method_entry`), fixed when linked.
-        let high = site.load(Ordering::Relaxed) & !0xffff_ffff;
-        site.store(high | ((slot as u64) << 8 | (tag as u64 + 1)), Ordering::Relaxed);
+        set_low_half(site, (slot as u64) << 8 | (tag as u64 + 1));
         Some(f)
     }
+}
+
+/// Writes the low half of a `CallMethod` site's word, which the native
+/// caches own; the high half is the site's method cache index
+/// (`RtProto::method_entry`), fixed when linked, and is kept.
+fn set_low_half(site: &AtomicU64, low: u64) {
+    debug_assert!(low >> 32 == 0);
+    let high = site.load(Ordering::Relaxed) & !0xffff_ffff;
+    site.store(high | low, Ordering::Relaxed);
 }
 
 /// Markers of [`Methods::own_native_method`]'s cache, in a site's low byte.
