@@ -115,6 +115,7 @@ pub fn host_class(rt: &mut Runtime, desc: &'static HostClass) -> Value {
         ctor: Value::UNDEFINED,
         field_init: Value::UNDEFINED,
         field_template: None,
+        ctor_plan: None,
         proto_props: proto,
         statics: PropMap::new(),
         // Not constructible from scripts.

@@ -26,9 +26,9 @@ use super::heap;
 use super::link::RtProto;
 use super::native::NativeCtx;
 use super::object::{
-    Accessor, Body, BuiltinKind, ClassData, Closure, Function, GenMode, GenResume, GenRun, GenState, IterState, MapPos,
-    Mut, MutRef, ObjectData, PropMap, Upvals, USER_DONE, USER_GOT_ITER, USER_GOT_METHOD, USER_GOT_NEXT, USER_PENDING,
-    USER_READY, USER_START,
+    Accessor, Body, BuiltinKind, ClassData, Closure, CtorPlan, Function, GenMode, GenResume, GenRun, GenState,
+    IterState, MapPos, Mut, MutRef, ObjectData, PropMap, Upvals, USER_DONE, USER_GOT_ITER, USER_GOT_METHOD,
+    USER_GOT_NEXT, USER_PENDING, USER_READY, USER_START,
 };
 use super::ops::{self, Fault, Got, Put};
 use super::runtime::{make_closure_with, Runtime};
@@ -1060,10 +1060,10 @@ impl<'rt> TaskInterpreter<'rt> {
 
     /// `new callee(args)` with the arguments at `regs[f + 2..]`.
     fn construct(&mut self, task: &mut Task, callee: Value, f: usize, argc: usize) -> Result<Invoked, Fault> {
-        let (kind, class_name, first_ctor) = match callee.as_obj().map(|o| &o.body) {
+        let (kind, class_name, first_ctor, plan) = match callee.as_obj().map(|o| &o.body) {
             Some(Body::Class(cd)) => {
                 let cd = cd.lock();
-                (cd.kind, cd.name, cd.ctor)
+                (cd.kind, cd.name, cd.ctor, cd.ctor_plan)
             }
             Some(Body::Function(Function::Closure(c))) if !c.proto.proto.is_arrow && !c.proto.proto.is_generator => {
                 // `new f()` on a plain function: `this` is a fresh object.
@@ -1134,6 +1134,12 @@ impl<'rt> TaskInterpreter<'rt> {
             return self.construct_builtin(task, ctor, f, argc);
         }
         let this = self.new_instance(callee);
+        if let Some(plan) = plan {
+            if Self::construct_planned(callee, this, &plan, &task.regs[f + 2..f + 2 + argc]) {
+                task.regs[f] = this;
+                return Ok(Invoked::Done);
+            }
+        }
         task.regs[f + 1] = this;
         // The nearest constructor up the chain.
         let mut class = callee;
@@ -1291,6 +1297,69 @@ impl<'rt> TaskInterpreter<'rt> {
             loaded.push((dst, v));
         }
         None
+    }
+
+    /// What the constructor `ctor` does to a new instance that took the
+    /// field template `template`, if all it does is store parameters in
+    /// fields the template has (`this.left = left`): the code the compiler
+    /// gives `constructor(a, b) { this.a = a; this.b = b; }` in a base
+    /// class with those fields declared, `InitFields`, a `SetProp` on
+    /// `this` from a parameter's register for each, then `ReturnUndef`.
+    /// Each store then writes an own writable data property, which no
+    /// setter or frozen object can intercept, so `new` may make them
+    /// itself ([`Self::construct_planned`]). Anything else (a store of
+    /// something other than a parameter, into a field not declared, a
+    /// call, a default, a rest parameter) gives None, and the constructor
+    /// runs as a call.
+    fn ctor_plan_of(ctor: &RtProto, template: &PropMap) -> Option<CtorPlan> {
+        let p = &ctor.proto;
+        if p.is_async || p.is_generator || p.has_rest {
+            return None;
+        }
+        let mut code = p.code.iter();
+        if !matches!(code.next(), Some(Instr::InitFields)) {
+            return None;
+        }
+        let mut plan = CtorPlan::default();
+        for ins in code {
+            match *ins {
+                Instr::SetProp { obj: 0, name, src } if src >= 1 && src as usize <= p.arity as usize => {
+                    let slot = template.find(*ctor.atoms.get(name as usize)?)?;
+                    plan.push(slot, src as usize - 1)?;
+                }
+                Instr::ReturnUndef => return Some(plan),
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// `new` of a class with a constructor plan ([`Self::ctor_plan_of`]):
+    /// gives the fresh instance `this` its class's field template and
+    /// stores the arguments as the plan says, a missing one as undefined,
+    /// exactly what the constructor's frame would have done. False (and
+    /// `this` untouched) if the class no longer has its template.
+    fn construct_planned(class: Value, this: Value, plan: &CtorPlan, args: &[Value]) -> bool {
+        // The object is locked before its class (see `field_init_for`).
+        let mut obj = ops::object_data(this);
+        let Some(cd) = ops::class_data(class) else { return false };
+        let (Some(template), Some(d)) = (&cd.field_template, obj.as_mut()) else { return false };
+        debug_assert!(d.props.is_pristine() && !d.frozen);
+        d.props.copy_template(template);
+        let grown = d.props.capacity_bytes();
+        let vals = d.props.vals_mut();
+        for &(slot, param) in plan.stores() {
+            let v = args.get(param as usize).copied().unwrap_or(Value::UNDEFINED);
+            if let Some(place) = vals.get_mut(slot as usize) {
+                *place = v;
+            }
+        }
+        drop(cd);
+        drop(obj);
+        if grown > 0 {
+            heap::count_growth(grown);
+        }
+        true
     }
 
     fn new_instance(&mut self, class: Value) -> Value {
@@ -2686,6 +2755,7 @@ impl<'rt> TaskInterpreter<'rt> {
                             ctor: ctor_v,
                             field_init: Value::UNDEFINED,
                             field_template: None,
+                            ctor_plan: None,
                             proto_props: PropMap::new(),
                             statics: PropMap::new(),
                             kind: BuiltinKind::Ordinary,
@@ -2726,6 +2796,12 @@ impl<'rt> TaskInterpreter<'rt> {
                         set_home(fv, c);
                         let template = closure_of(fv).and_then(|f| Self::field_template_of(&f.proto));
                         let mut cd = tri!(Self::the_class(c));
+                        cd.ctor_plan = match (&template, closure_of(cd.ctor)) {
+                            (Some(t), Some(ctor)) if cd.parent.is_undefined() && cd.kind == BuiltinKind::Ordinary => {
+                                Self::ctor_plan_of(&ctor.proto, t)
+                            }
+                            _ => None,
+                        };
                         cd.field_init = fv;
                         cd.field_template = template;
                     }
@@ -3672,6 +3748,47 @@ mod tests {
         };
         assert_eq!(shape_and_a("k1"), (k.shape_id(), Some(9.0)), "the instance has the template's shape");
         assert_eq!(shape_and_a("k2"), (k.shape_id(), Some(1.0)), "a copy, not shared");
+    }
+
+    /// A base class whose constructor only stores parameters in declared
+    /// fields gets a plan of those stores (slot, parameter), in the
+    /// constructor's order (none for the constructor the compiler writes
+    /// for a class with fields and no constructor); any other constructor gets none, and `new`
+    /// then runs it as a call. Instances made by a plan have the shape
+    /// and the values the constructor would have given them.
+    #[test]
+    fn storing_constructors_get_a_plan() {
+        let (mut rt, mut task, global) = start(
+            "class P { a: number; b: number; c = 0; constructor(a: number, b: number) { this.b = b; this.a = a; } }
+             class Q { a: number; constructor(x: number, y: number) { this.a = y; } }
+             class NoFields { constructor(a: number) { (this as any).a = a; } }
+             class Undeclared { a: number; constructor(a: number, b: number) { this.a = a; (this as any).b = b; } }
+             class Computed { a: number; constructor(a: number) { this.a = a + 1; } }
+             class Defaulted { a: number; constructor(a: number = 1) { this.a = a; } }
+             class Rest { a: number; constructor(...a: number[]) { this.a = a[0]; } }
+             class Derived extends P { d: number; constructor(d: number) { super(1, 2); this.d = d; } }
+             class Implicit { a = 1; }
+             const p = new P(1, 2); const p1 = new P(3);",
+        );
+        let mut budget = 1_000_000;
+        let o = TaskInterpreter::new(&mut rt).run(&mut task, &mut budget);
+        assert!(matches!(o, RunOutcome::Completed(_)));
+        let plan = |name: &str| ops::class_data(global(&rt, name)).unwrap().ctor_plan;
+        assert_eq!(plan("P").expect("P stores parameters").stores(), [(1, 1), (0, 0)]);
+        assert_eq!(plan("Q").expect("Q stores a parameter").stores(), [(0, 1)]);
+        assert_eq!(plan("Implicit").expect("the constructor the compiler gives").stores(), []);
+        for name in ["NoFields", "Undeclared", "Computed", "Defaulted", "Rest", "Derived"] {
+            assert!(plan(name).is_none(), "{name} has no plan");
+        }
+        let shape = ops::class_data(global(&rt, "P")).unwrap().field_template.as_ref().unwrap().shape_id();
+        let fields = |name: &str| {
+            let d = ops::object_data(global(&rt, name)).unwrap();
+            let vals: Vec<Value> = d.props.iter().map(|(_, v)| v).collect();
+            (d.props.shape_id(), vals)
+        };
+        let n = Value::number;
+        assert_eq!(fields("p"), (shape, vec![n(1.0), n(2.0), n(0.0)]));
+        assert_eq!(fields("p1"), (shape, vec![n(3.0), Value::UNDEFINED, n(0.0)]), "a missing argument");
     }
 
     /// Runs `task` a safepoint at a time until `done` holds (a budget of 1

@@ -1212,6 +1212,11 @@ pub struct ClassData {
     /// value (numbers, booleans, null, undefined), so the collector has
     /// nothing to trace in it.
     pub field_template: Option<PropMap>,
+    /// What the constructor does, when all it does is give the new
+    /// instance its constant fields and store parameters in some of them
+    /// (`this.left = left`): then `new` fills the instance in place and
+    /// pushes no frame (`TaskInterpreter::ctor_plan_of`).
+    pub ctor_plan: Option<CtorPlan>,
     /// Methods, accessors and shared data properties (the prototype).
     pub proto_props: PropMap,
     /// Static members.
@@ -1220,6 +1225,33 @@ pub struct ClassData {
     /// For built-ins callable without `new` (`String(x)`, `Number(x)`,
     /// `Error("m")`): the native called then.
     pub call: Value,
+}
+
+/// The stores a constructor makes on its new instance (see
+/// [`ClassData::ctor_plan`]): `(slot, parameter)` pairs, in the
+/// constructor's order, the slot indexing the class's field template and
+/// the parameter counted from 0.
+#[derive(Clone, Copy, Default, Debug, PartialEq)]
+pub struct CtorPlan {
+    len: u8,
+    stores: [(u8, u8); CtorPlan::MAX],
+}
+
+impl CtorPlan {
+    /// Constructors that store more parameters than this keep their frame.
+    pub const MAX: usize = 8;
+
+    /// Adds a store; None when the plan is full or an index does not fit.
+    pub fn push(&mut self, slot: usize, param: usize) -> Option<()> {
+        let (s, p) = (u8::try_from(slot).ok()?, u8::try_from(param).ok()?);
+        *self.stores.get_mut(self.len as usize)? = (s, p);
+        self.len += 1;
+        Some(())
+    }
+
+    pub fn stores(&self) -> &[(u8, u8)] {
+        &self.stores[..self.len as usize]
+    }
 }
 
 #[derive(Clone, Copy)]

@@ -371,6 +371,7 @@ impl Builder<'_> {
             ctor,
             field_init: Value::UNDEFINED,
             field_template: None,
+            ctor_plan: None,
             proto_props: PropMap::new(),
             statics: PropMap::new(),
             kind,
