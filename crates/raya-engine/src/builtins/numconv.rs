@@ -3,8 +3,9 @@
 //! implementation, exactly as V8 / Node.js behaves).
 //!
 //! Everything in this module is pure Rust with no dependency on the rest of
-//! the engine; the only external crate used is `ryu-js` for the shortest
-//! round-trip decimal formatting of `Number::toString`.
+//! the engine; the only external crates used are `ryu-js` for the shortest
+//! round-trip decimal formatting of `Number::toString`, and `itoa` for the
+//! integers among those numbers.
 //!
 //! Provided conversions:
 //! - [`number_to_string`] — `Number.prototype.toString()` / `String(x)`
@@ -25,14 +26,47 @@
 /// as ECMAScript specifies (fixed notation for `1e-7 < |x| < 1e21`,
 /// exponential notation `de±n` otherwise). Both zeros print as `"0"`.
 pub fn number_to_string(x: f64) -> String {
+    format_number(x, &mut NumberText::new()).to_string()
+}
+
+/// Room for the text of one number, so that [`format_number`] needs no
+/// allocation of its own (a template literal writes it straight into the
+/// string it builds).
+pub struct NumberText {
+    digits: ryu_js::Buffer,
+    int: itoa::Buffer,
+}
+
+impl NumberText {
+    #[inline]
+    pub fn new() -> NumberText {
+        NumberText { digits: ryu_js::Buffer::new(), int: itoa::Buffer::new() }
+    }
+}
+
+impl Default for NumberText {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// [`number_to_string`] into `buf`. An integer of magnitude below 2^53 is
+/// exactly its digits, which is also the shortest text that reads back as
+/// it; `itoa` writes them without Ryū's search for the shortest digits.
+/// (Above 2^53 the two differ: `2**60` is `1152921504606847000`.)
+#[inline]
+pub fn format_number(x: f64, buf: &mut NumberText) -> &str {
+    const SAFE: f64 = 9_007_199_254_740_992.0; // 2^53
     if x.is_nan() {
-        return "NaN".to_string();
+        return "NaN";
     }
     if x == 0.0 {
-        return "0".to_string();
+        return "0";
     }
-    let mut buf = ryu_js::Buffer::new();
-    buf.format(x).to_string()
+    if x.abs() < SAFE && x.trunc() == x {
+        return buf.int.format(x as i64);
+    }
+    buf.digits.format(x)
 }
 
 const RADIX_CHARS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
@@ -1014,6 +1048,39 @@ mod tests {
         assert_eq!(number_to_string(0.000001), "0.000001");
         assert_eq!(number_to_string(9.5367431640625e-7), "9.5367431640625e-7");
         assert_eq!(number_to_string(1e+301), "1e+301");
+    }
+
+    /// The integer path writes what the shortest-digits path writes, at
+    /// every power of ten and on both sides of each, on both sides of
+    /// 2^53 (where it stops) and on a spread of values between.
+    #[test]
+    fn integers_are_formatted_as_ryu_would() {
+        let ryu = |x: f64| ryu_js::Buffer::new().format(x).to_string();
+        let mut checked = 0;
+        let mut check = |x: f64| {
+            for v in [x, -x] {
+                assert_eq!(format_number(v, &mut NumberText::new()), ryu(v), "{v}");
+                checked += 1;
+            }
+        };
+        let mut p = 1.0f64;
+        for _ in 0..17 {
+            for d in [-1.0, 0.0, 1.0] {
+                check(p + d);
+            }
+            p *= 10.0;
+        }
+        let top = 9_007_199_254_740_992.0f64;
+        for x in [top - 2.0, top - 1.0, top, top + 2.0, top * 2.0, top * 1024.0] {
+            check(x);
+        }
+        // Values spread over every magnitude below 2^53.
+        let mut x = 1u64;
+        for i in 0..1000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            check(((x >> 11) >> (i % 53)) as f64);
+        }
+        assert!(checked > 100);
     }
 
     #[test]

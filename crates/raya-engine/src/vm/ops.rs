@@ -205,7 +205,7 @@ pub fn number_key(n: f64) -> Atom {
     if (0.0..2147483648.0).contains(&n) && n.fract() == 0.0 {
         Atom::index(n as u32)
     } else {
-        Atom::intern(&numconv::number_to_string(n))
+        Atom::intern(numconv::format_number(n, &mut numconv::NumberText::new()))
     }
 }
 
@@ -283,7 +283,7 @@ pub fn try_to_display(v: Value) -> OpResult<String> {
 /// Appends `String(v)` to `out`.
 pub fn write_display(v: Value, out: &mut StrBuf, depth: usize) -> OpResult<()> {
     if v.is_number() {
-        return out.push_str(&numconv::number_to_string(v.as_number()));
+        return out.push_str(numconv::format_number(v.as_number(), &mut numconv::NumberText::new()));
     }
     match v {
         Value::UNDEFINED => out.push_str("undefined"),
