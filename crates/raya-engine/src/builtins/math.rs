@@ -76,10 +76,9 @@ pub fn install(b: &mut Builder, realm: &mut Realm) {
 }
 
 /// Argument `i` as a number: missing or undefined is NaN (as in JS); any
-/// other non-number is a TypeError.
-/// Argument `i` as a number. Inlined into each function, with the rest
-/// out of line: `Math.sqrt` in `nbody`'s inner loop spent as long in a
-/// call of this as in the square root.
+/// other non-number is a TypeError. The number's case is inlined into
+/// each function and the rest is out of line: `Math.sqrt` in `nbody`'s
+/// inner loop spent as long in a call of this as in the square root.
 #[inline(always)]
 fn num(ctx: &mut NativeCtx, args: &[Value], i: usize, name: &str) -> Result<f64, Value> {
     match args.get(i) {
@@ -88,12 +87,12 @@ fn num(ctx: &mut NativeCtx, args: &[Value], i: usize, name: &str) -> Result<f64,
     }
 }
 
+/// [`num`] of an argument that is not a number.
 #[cold]
 #[inline(never)]
 fn not_a_number(ctx: &mut NativeCtx, args: &[Value], i: usize, name: &str) -> Result<f64, Value> {
     match args.get(i) {
         None => Ok(f64::NAN),
-        Some(v) if v.is_number() => Ok(v.as_number()),
         Some(v) if v.is_undefined() => Ok(f64::NAN),
         Some(&v) => Err(ctx.type_error(format!("Math.{name}: expected a number argument, got {}", ops::type_of(v)))),
     }

@@ -3752,10 +3752,11 @@ mod tests {
 
     /// A base class whose constructor only stores parameters in declared
     /// fields gets a plan of those stores (slot, parameter), in the
-    /// constructor's order (none for the constructor the compiler writes
-    /// for a class with fields and no constructor); any other constructor gets none, and `new`
-    /// then runs it as a call. Instances made by a plan have the shape
-    /// and the values the constructor would have given them.
+    /// constructor's order; the constructor the compiler writes for a
+    /// class with fields and no constructor gets an empty one. Any other
+    /// constructor gets none, and `new` then runs it as a call. Instances
+    /// made by a plan have the shape and the values the constructor would
+    /// have given them.
     #[test]
     fn storing_constructors_get_a_plan() {
         let (mut rt, mut task, global) = start(
